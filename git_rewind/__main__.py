@@ -1,0 +1,5 @@
+"""`python -m git_rewind` runs the command line."""
+
+from .main import main
+
+main()

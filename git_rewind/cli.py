@@ -1,0 +1,249 @@
+"""The `git rewind` commands: parse, call the library, print. Nothing else lives here."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any, Callable
+
+import click
+
+from . import __version__, checkpoints, config, output, snapcmd
+from .errors import RewindError
+from .repo import Repo
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@click.group(context_settings=CONTEXT)
+@click.version_option(__version__, prog_name="git-rewind")
+def cli() -> None:
+    """Checkpoints of your working tree, on git, that any coding agent can rewind to.
+
+    A checkpoint is a commit on refs/rewind/<session> with its metadata in a JSON note
+    (refs/notes/rewind); your index, HEAD, branches and stash are never touched.
+    Ids: a sequence number (42), @ or latest, @~N, or a commit id. See `man git-rewind`.
+    """
+
+
+def _snap_command() -> Callable[..., None]:
+    def snap(**options: Any) -> None:
+        """Checkpoint the whole working tree (tracked + untracked, not ignored)."""
+        sys.exit(snapcmd.run(options))
+
+    command: Callable[..., None] = snap
+    for option in reversed(snapcmd.OPTIONS):
+        if option.takes_value:
+            command = click.option(*option.flags, option.dest, multiple=option.multiple,
+                                   metavar="P" if option.multiple else "TEXT", help=option.help)(command)
+        else:
+            command = click.option(*option.flags, option.dest, is_flag=True, help=option.help)(command)
+    return command
+
+
+cli.command("snap", context_settings=CONTEXT)(_snap_command())
+
+
+def _settings(repo: Repo) -> dict[str, Any]:
+    return config.values(repo.root)
+
+
+@cli.command("list", context_settings=CONTEXT)
+@click.option("--session", help="Only this session (default: $GIT_REWIND_SESSION if set, else all).")
+@click.option("--all", "all_sessions", is_flag=True, help="Every session.")
+@click.option("-n", "limit", type=click.IntRange(min=0), default=20, show_default=True,
+              help="How many, newest first (0: all).")
+@click.option("--json", "as_json", is_flag=True, help="A JSON array of notes, each with its commit.")
+def list_command(session: str | None, all_sessions: bool, limit: int, as_json: bool) -> None:
+    """List checkpoints, newest first."""
+    if session and all_sessions:
+        raise click.UsageError("--session and --all exclude each other")
+    repo = Repo.discover()
+    items = checkpoints.load_all(repo)
+    scope = None if all_sessions else (session or os.environ.get("GIT_REWIND_SESSION"))
+    if scope:
+        items = [c for c in items if c.session == scope]
+    items.reverse()
+    more = len(items) - limit if limit and len(items) > limit else 0
+    if limit:
+        items = items[:limit]
+    if as_json:
+        click.echo(json.dumps([c.as_json() for c in items], indent=2))
+        return
+    if not items:
+        click.echo("no checkpoints" + (f" in session {scope}" if scope else ""))
+        return
+    for item in items:
+        click.echo(output.line(item))
+    if more:
+        click.echo(f"({more} older; -n 0 shows all)")
+
+
+@cli.command("show", context_settings=CONTEXT)
+@click.argument("ident", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="The note as JSON, with its commit.")
+def show_command(ident: str, as_json: bool) -> None:
+    """Show a checkpoint's metadata and what changed since the previous one of its session."""
+    repo = Repo.discover()
+    item = checkpoints.lookup(repo, ident)
+    parent = _parent(repo, item.commit)
+    stat = repo.git(["diff", "--stat", "--summary", parent, item.commit]).decode("utf-8", "replace")
+    if as_json:
+        click.echo(json.dumps({**item.as_json(), "parent": parent, "stat": stat}, indent=2))
+        return
+    for row in output.details(item):
+        click.echo(row)
+    click.echo("")
+    click.echo(stat.rstrip("\n") or "no change since the previous checkpoint")
+
+
+def _parent(repo: Repo, commit: str) -> str:
+    from .snapshot import EMPTY_TREE
+
+    out = repo.git(["rev-parse", "--verify", "-q", commit + "^"], check=False).decode().strip()
+    return out or EMPTY_TREE
+
+
+@cli.command("diff", context_settings=CONTEXT)
+@click.argument("ident", metavar="ID")
+@click.argument("ident2", metavar="[ID2]", required=False)
+@click.option("--stat", "stat", is_flag=True, help="Only a diffstat.")
+@click.option("--name-status", "name_status", is_flag=True, help="Only names and status.")
+def diff_command(ident: str, ident2: str | None, stat: bool, name_status: bool) -> None:
+    """Diff a checkpoint against the working tree, or two checkpoints (git's own diff)."""
+    from . import snapshot
+
+    repo = Repo.discover()
+    items = checkpoints.load_all(repo)
+    old = checkpoints.lookup(repo, ident, items).commit
+    if ident2:
+        new = checkpoints.lookup(repo, ident2, items).commit
+    else:
+        with repo.worktree_lock():
+            new = snapshot.scan(repo, _settings(repo)["max_file_size"]).tree
+    args = ["git", "diff"] + (["--stat"] if stat else []) + (["--name-status"] if name_status else [])
+    sys.exit(subprocess.call(args + [old, new, "--"], cwd=repo.root))
+
+
+@cli.command("files", context_settings=CONTEXT)
+@click.argument("ident", metavar="ID")
+@click.option("--all", "all_files", is_flag=True, help="Every file in the checkpoint.")
+def files_command(ident: str, all_files: bool) -> None:
+    """The paths a checkpoint recorded as changed (with --all: every file in it)."""
+    repo = Repo.discover()
+    item = checkpoints.lookup(repo, ident)
+    if all_files:
+        out = repo.git(["ls-tree", "-r", "-z", "--name-only", "--full-tree", item.commit])
+        names = [os.fsdecode(p) for p in out.split(b"\0") if p]
+    else:
+        names = list(item.note.get("paths") or [])
+    for name in names:
+        click.echo(name)
+
+
+def _print_plan(plan: Any) -> None:
+    for change in plan.writes:
+        click.echo(f"write   {change.path}")
+    for change in plan.removals:
+        click.echo(f"remove  {change.path}")
+    for path in plan.left_alone:
+        click.echo(f"leave   {path} (not captured now: ignored, too large or a nested repository)")
+
+
+def _rewind(repo: Repo, target: checkpoints.Checkpoint, only: list[str], dry_run: bool, yes: bool,
+            trigger: str) -> None:
+    from . import restore
+
+    max_size = _settings(repo)["max_file_size"]
+    if dry_run or (sys.stdin.isatty() and not yes):
+        plan = restore.preview(repo, target, only, max_size)
+        if plan.empty:
+            click.echo(f"the working tree already matches #{target.seq}")
+            return
+        _print_plan(plan)
+        click.echo(f"{len(plan.writes)} to write, {len(plan.removals)} to remove")
+        if dry_run:
+            return
+        if not click.confirm(f"Rewind the working tree to #{target.seq}?", default=False):
+            click.echo("nothing changed")
+            sys.exit(1)
+    outcome = restore.rewind(repo, target, only, max_size, trigger=trigger)
+    if outcome.safety is None:
+        click.echo(f"the working tree already matches #{target.seq}")
+        return
+    click.echo(f"safety checkpoint #{outcome.safety.seq} {outcome.safety.commit[:7]} "
+               f"(git rewind redo goes back)")
+    click.echo(f"restored #{target.seq}: {len(outcome.written)} written, {len(outcome.removed)} removed")
+    for path in outcome.plan.left_alone:
+        click.echo(f"left alone: {path}", err=True)
+    for path in outcome.conflicts:
+        click.echo(f"not restored (a directory with uncaptured files is in the way): {path}", err=True)
+
+
+@cli.command("undo", context_settings=CONTEXT)
+@click.argument("ident", metavar="[ID]", required=False, default="@")
+@click.option("--dry-run", is_flag=True, help="List what would be written and removed; change nothing.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--only", "only", multiple=True, metavar="PATH", help="Restore only these paths.")
+def undo_command(ident: str, dry_run: bool, yes: bool, only: tuple[str, ...]) -> None:
+    """Restore the working tree to a checkpoint (default: the newest), after a safety checkpoint."""
+    repo = Repo.discover()
+    target = checkpoints.lookup(repo, ident)
+    paths = [repo.relpath(p) for p in only]
+    _rewind(repo, target, paths, dry_run, yes, "pre-rewind")
+
+
+@cli.command("redo", context_settings=CONTEXT)
+@click.option("--dry-run", is_flag=True, help="List what would be written and removed; change nothing.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+def redo_command(dry_run: bool, yes: bool) -> None:
+    """Reverse the most recent undo: restore the safety checkpoint it took."""
+    from . import restore
+
+    repo = Repo.discover()
+    target = restore.safety_for_redo(repo)
+    only = list((target.note.get("rewind") or {}).get("only") or [])
+    _rewind(repo, target, only, dry_run, yes, "pre-redo")
+
+
+@cli.command("gc", context_settings=CONTEXT)
+@click.option("--keep", type=click.IntRange(min=0), help="Keep the newest N checkpoints [config gc_keep: 1000].")
+@click.option("--older-than", "older_than", type=click.IntRange(min=0),
+              help="Drop checkpoints older than DAYS [config gc_older_than_days: 30].")
+@click.option("--dry-run", is_flag=True, help="Say what would be dropped; drop nothing.")
+def gc_command(keep: int | None, older_than: int | None, dry_run: bool) -> None:
+    """Drop old checkpoints and their notes so that `git gc` can prune them."""
+    from . import gc
+
+    repo = Repo.discover()
+    settings = _settings(repo)
+    keep = settings["gc_keep"] if keep is None else keep
+    days = settings["gc_older_than_days"] if older_than is None else older_than
+    result = gc.collect(repo, keep, days, dry_run=dry_run)
+    verb = "would drop" if dry_run else "dropped"
+    if not result.dropped:
+        click.echo(f"nothing to drop ({len(result.kept)} checkpoints kept)")
+        return
+    seqs = [c.seq for c in result.dropped]
+    click.echo(f"{verb} {len(seqs)} checkpoints (#{min(seqs)}..#{max(seqs)}), kept {len(result.kept)}")
+    for session in result.sessions_removed:
+        click.echo(f"{verb} session {session}")
+    if not dry_run:
+        click.echo("their objects go at your next `git gc` (now: git gc --prune=now)")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run a command; a RewindError becomes one line on stderr and its exit code."""
+    try:
+        cli.main(args=argv, prog_name="git rewind", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except RewindError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)

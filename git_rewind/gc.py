@@ -1,0 +1,112 @@
+"""Dropping old checkpoints so that `git gc` can prune them.
+
+A session is a chain of commits, so dropping its oldest checkpoints means rewriting the
+kept ones on a shorter chain (same trees, messages, times and notes; new commit ids) and
+writing the notes ref afresh, without history, so the old notes trees become unreachable too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+from . import checkpoints, store
+from .checkpoints import Checkpoint
+from .gitcmd import FastImport
+from .repo import NOTES_REF, REF_PREFIX, Repo
+
+
+@dataclass
+class Collection:
+    """What gc dropped and kept."""
+
+    dropped: list[Checkpoint] = field(default_factory=list)
+    kept: list[Checkpoint] = field(default_factory=list)
+    sessions_removed: list[str] = field(default_factory=list)
+
+
+def select(items: list[Checkpoint], keep: int, older_than_days: int, now: datetime | None = None) -> Collection:
+    """Keep the newest KEEP checkpoints that are also younger than OLDER_THAN_DAYS."""
+    now = now or datetime.now(timezone.utc)
+    cutoff = now - timedelta(days=older_than_days)
+    result = Collection()
+    newest_first = sorted(items, key=lambda c: c.seq, reverse=True)
+    for rank, item in enumerate(newest_first):
+        if rank >= keep or item.created < cutoff:
+            result.dropped.append(item)
+        else:
+            result.kept.append(item)
+    result.dropped.reverse()
+    result.kept.reverse()
+    return result
+
+
+def collect(repo: Repo, keep: int, older_than_days: int, dry_run: bool = False) -> Collection:
+    """Drop what `select` picks; with DRY_RUN only say what that would be."""
+    with repo.worktree_lock(), repo.store_lock():
+        items = checkpoints.load_all(repo)
+        result = select(items, keep, older_than_days)
+        sessions = repo.session_refs()
+        kept_by_session: dict[str, list[Checkpoint]] = {}
+        for item in result.kept:
+            kept_by_session.setdefault(item.session, []).append(item)
+        touched = {item.session for item in result.dropped}
+        result.sessions_removed = sorted(s for s in touched if s in sessions and s not in kept_by_session)
+        if dry_run or not result.dropped:
+            return result
+        if result.kept:
+            _rewrite(repo, result, kept_by_session, touched)
+        else:
+            repo.git(["update-ref", "--stdin"], input=f"delete {NOTES_REF}\n".encode())
+        for session in touched:
+            store.forget_tip(repo, session)
+        if result.sessions_removed:
+            script = "".join(f"delete {REF_PREFIX}{s}\n" for s in result.sessions_removed)
+            repo.git(["update-ref", "--stdin"], input=script.encode())
+        return result
+
+
+def _rewrite(
+    repo: Repo,
+    result: Collection,
+    kept_by_session: dict[str, list[Checkpoint]],
+    touched: set[str],
+) -> None:
+    pyrepo = repo.pygit
+    fi = FastImport(repo.root, force=True)
+    try:
+        mark = 0
+        note_targets: list[tuple[str, str]] = []  # (commit dataref, note blob id)
+        for session, kept in kept_by_session.items():
+            if session not in touched:
+                for item in kept:
+                    note_targets.append((item.commit, _note_blob(pyrepo, item.commit)))
+                continue
+            fi.write(f"reset {REF_PREFIX}{session}\n".encode())
+            for index, item in enumerate(kept):
+                mark += 1
+                commit = pyrepo[item.commit]
+                stamp = commit.committer
+                fi.write(f"commit {REF_PREFIX}{session}\nmark :{mark}\n".encode())
+                fi.write(b"committer " + store.COMMITTER + b" %d +0000\n" % stamp.time)
+                fi.data(commit.raw_message)
+                if index:
+                    fi.write(f"from :{mark - 1}\n".encode())
+                fi.write(f'M 040000 {commit.tree_id} ""\n\n'.encode())
+                note_targets.append((f":{mark}", _note_blob(pyrepo, item.commit)))
+        fi.write(f"reset {NOTES_REF}\n".encode())
+        fi.write(f"commit {NOTES_REF}\n".encode())
+        fi.write(b"committer " + store.COMMITTER + b" %d +0000\n" % int(datetime.now().timestamp()))
+        fi.data(f"gc: kept {len(result.kept)}, dropped {len(result.dropped)}\n".encode())
+        for dataref, blob in note_targets:
+            fi.write(f"N {blob} {dataref}\n".encode())
+        fi.write(b"\n")
+        fi.finish()
+    except BaseException:
+        fi.abort()
+        raise
+
+
+def _note_blob(pyrepo: object, commit: str) -> str:
+    note = pyrepo.lookup_note(commit, NOTES_REF)  # type: ignore[attr-defined]
+    return str(note.id)

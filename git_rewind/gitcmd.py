@@ -1,0 +1,143 @@
+"""Running git's own CLI: one-shot commands and a long-lived fast-import stream.
+
+git's CLI is the fastest correct tool for scanning a working tree and the only one that
+writes commits, notes and refs in one process without pygit2's ~100 ms import, so the
+hot path (snap) goes through here.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from typing import IO, Mapping, Sequence
+
+from .errors import RewindError
+
+# Settings that keep our writes private and byte-exact, whatever the user's config says.
+_QUIET = ("-c", "advice.addEmbeddedRepo=false", "-c", "core.splitIndex=false")
+
+
+class GitError(RewindError):
+    """A git command failed; carries its stderr so callers can react to known messages."""
+
+    def __init__(self, args: Sequence[str], returncode: int, stderr: str) -> None:
+        first = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit {returncode}"
+        super().__init__(f"git {args[0] if args else ''} failed: {first}")
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+def run(
+    args: Sequence[str],
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    input: bytes | None = None,
+    check: bool = True,
+) -> bytes:
+    """Run `git ARGS` and return its stdout; raise GitError on failure when `check`."""
+    full_env = None
+    if env:
+        full_env = dict(os.environ)
+        full_env.update(env)
+    proc = subprocess.run(
+        ["git", *_QUIET, *args],
+        cwd=cwd,
+        env=full_env,
+        input=input,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    if check and proc.returncode != 0:
+        raise GitError(args, proc.returncode, proc.stderr.decode("utf-8", "replace"))
+    return proc.stdout
+
+
+def quote_path(path: bytes) -> bytes:
+    """C-quote a path the way fast-import reads it, so any byte (LF, quotes, non-UTF-8) survives."""
+    out = bytearray(b'"')
+    for byte in path:
+        if byte == 0x22:
+            out += b'\\"'
+        elif byte == 0x5C:
+            out += b"\\\\"
+        elif byte < 0x20 or byte >= 0x7F:
+            out += b"\\%03o" % byte
+        else:
+            out.append(byte)
+    out += b'"'
+    return bytes(out)
+
+
+class FastImport:
+    """A `git fast-import` process: builds commits and notes and moves refs atomically at the end.
+
+    Refs are only updated when the stream finishes cleanly, so a kill at any moment leaves
+    every ref as it was and the repository fsck-clean.
+    """
+
+    def __init__(self, cwd: str, force: bool = False) -> None:
+        args = ["git", "-c", "core.logAllRefUpdates=false", "fast-import", "--quiet", "--done",
+                "--date-format=raw"]
+        if force:
+            args.append("--force")
+        self._proc = subprocess.Popen(
+            args, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._in: IO[bytes] = self._proc.stdin
+        self._out: IO[bytes] = self._proc.stdout
+
+    def write(self, data: bytes) -> None:
+        """Send raw stream text."""
+        self._in.write(data)
+
+    def data(self, payload: bytes) -> None:
+        """Send a `data` block."""
+        self._in.write(b"data %d\n" % len(payload))
+        self._in.write(payload)
+        self._in.write(b"\n")
+
+    def ls(self, dataref: str, path: bytes) -> tuple[int, str] | None:
+        """Mode and object id of PATH inside commit or tree DATAREF, or None if absent."""
+        self._in.write(b"ls " + dataref.encode() + b" " + quote_path(path) + b"\n")
+        self._in.flush()
+        line = self._out.readline()
+        if not line:
+            raise self._failure()
+        if line.startswith(b"missing "):
+            return None
+        mode, _kind, rest = line.split(b" ", 2)
+        oid = rest.split(b"\t", 1)[0]
+        return int(mode, 8), oid.decode()
+
+    def get_mark(self, mark: int) -> str:
+        """The object id a mark was given."""
+        self._in.write(b"get-mark :%d\n" % mark)
+        self._in.flush()
+        line = self._out.readline()
+        if not line:
+            raise self._failure()
+        return line.strip().decode()
+
+    def finish(self) -> None:
+        """End the stream; refs move now, or not at all."""
+        self._in.write(b"done\n")
+        self._in.close()
+        self._out.read()
+        err = self._proc.stderr.read() if self._proc.stderr else b""
+        if self._proc.wait() != 0:
+            raise GitError(["fast-import"], self._proc.returncode, err.decode("utf-8", "replace"))
+
+    def abort(self) -> None:
+        """Stop without touching any ref."""
+        self._proc.kill()  # before closing stdin: an early EOF would make it dump a crash report
+        self._proc.wait()
+        try:
+            self._in.close()
+        except OSError:
+            pass
+
+    def _failure(self) -> GitError:
+        err = self._proc.stderr.read() if self._proc.stderr else b""
+        self._proc.wait()
+        return GitError(["fast-import"], self._proc.returncode, err.decode("utf-8", "replace"))

@@ -1,0 +1,100 @@
+"""Ignore rules of a checkpoint, as one excludes file git can read beside the current ones.
+
+Restoring across a .gitignore change must respect both rule sets: a path ignored by the
+target's rules or by the current ones is neither captured by the safety checkpoint nor
+deleted. git reads the current rules from the work tree; this module turns the target's
+.gitignore files into root-anchored patterns for `core.excludesFile`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import gitcmd
+from .repo import Repo
+from .snapshot import blob_oid
+
+
+def _translate(directory: str, line: str) -> str | None:
+    """One .gitignore line from DIRECTORY as an equivalent pattern anchored at the root."""
+    line = line.rstrip("\n").rstrip("\r")
+    stripped = line.rstrip(" ")
+    if stripped.endswith("\\") and len(stripped) < len(line):
+        stripped += " "
+    line = stripped
+    if not line or line.startswith("#"):
+        return None
+    negate = line.startswith("!")
+    if negate:
+        line = line[1:]
+    dir_only = line.endswith("/")
+    body = line.rstrip("/")
+    if not body:
+        return None
+    anchored = "/" in body
+    body = body.lstrip("/")
+    if directory:
+        body = f"{directory}/{body}" if anchored else f"{directory}/**/{body}"
+        anchored = True
+    return ("!" if negate else "") + ("/" if anchored else "") + body + ("/" if dir_only else "")
+
+
+def _global_excludes(repo: Repo) -> bytes:
+    """The user's own core.excludesFile, which ours replaces and so must include."""
+    path = repo.git(["config", "--path", "core.excludesFile"], check=False).decode().strip()
+    if not path:
+        base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+        path = os.path.join(base, "git", "ignore")
+    try:
+        with open(os.path.expanduser(path), "rb") as fh:
+            return fh.read() + b"\n"
+    except OSError:
+        return b""
+
+
+def target_excludes(repo: Repo, tree: str, path: str) -> str | None:
+    """Write an excludes file holding TREE's .gitignore rules when they differ from the disk's.
+
+    Returns its path, or None when every .gitignore of TREE is on disk unchanged (then the
+    current rules already are the target's, and git needs no help).
+    """
+    out = repo.git(["ls-tree", "-r", "-z", "--full-tree", tree])
+    files = []
+    for entry in out.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, name = entry.partition(b"\t")
+        if name == b".gitignore" or name.endswith(b"/.gitignore"):
+            files.append((os.fsdecode(name), meta.split()[2].decode()))
+    if not files:
+        return None
+    differs = False
+    for name, oid in files:
+        try:
+            with open(os.path.join(repo.root, name), "rb") as fh:
+                if blob_oid(fh.read()) != oid:
+                    differs = True
+        except OSError:
+            differs = True
+    if not differs:
+        return None
+    request = b"".join(oid.encode() + b"\n" for _name, oid in files)
+    raw = gitcmd.run(["cat-file", "--batch"], cwd=repo.root, input=request)
+    contents = []
+    pos = 0
+    for _ in files:
+        header_end = raw.index(b"\n", pos)
+        size = int(raw[pos:header_end].split()[2])
+        contents.append(raw[header_end + 1 : header_end + 1 + size])
+        pos = header_end + 1 + size + 1
+    lines = [_global_excludes(repo)]
+    ordered = sorted(zip(files, contents), key=lambda fc: fc[0][0].count("/"))
+    for (name, _oid), content in ordered:
+        directory = name[: -len(".gitignore")].rstrip("/")
+        for raw_line in os.fsdecode(content).splitlines():
+            pattern = _translate(directory, raw_line)
+            if pattern is not None:
+                lines.append(os.fsencode(pattern) + b"\n")
+    with open(path, "wb") as fh:
+        fh.write(b"".join(lines))
+    return path

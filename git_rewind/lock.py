@@ -1,0 +1,47 @@
+"""An advisory file lock that the kernel releases if its holder dies (kill -9 included)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from types import TracebackType
+
+from .errors import RewindError
+
+
+class Lock:
+    """`with Lock(path):` serialises every git-rewind writer on one file."""
+
+    def __init__(self, path: str, timeout: float = 60.0) -> None:
+        self.path = path
+        self.timeout = timeout
+        self._fd: int | None = None
+
+    def __enter__(self) -> "Lock":
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        deadline = time.monotonic() + self.timeout
+        delay = 0.002
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    os.close(fd)
+                    raise RewindError(f"another git-rewind has held {self.path} for {self.timeout:.0f}s")
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+        self._fd = fd
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None

@@ -1,0 +1,173 @@
+"""Finding the repository and its work tree, our private directories, locks and refs.
+
+Refs are read straight from the files git keeps (loose refs, packed-refs), which costs
+microseconds instead of a process; repositories using the reftable backend fall back to git.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from . import gitcmd
+from .errors import NotARepository, RewindError
+from .lock import Lock
+
+if TYPE_CHECKING:
+    import pygit2
+
+REF_PREFIX = "refs/rewind/"
+NOTES_REF = "refs/notes/rewind"
+
+
+class Repo:
+    """One work tree of a repository, as git-rewind sees it."""
+
+    def __init__(self, root: str, gitdir: str, commondir: str) -> None:
+        self.root = root
+        self.gitdir = gitdir
+        self.commondir = commondir
+        # Per work tree: the private index (our stat cache), its lock, the log.
+        self.rewind_dir = os.path.join(gitdir, "rewind")
+        # Per repository: sequence counter, session state, the store lock.
+        self.store_dir = os.path.join(commondir, "rewind")
+        self._pygit2: Any = None
+
+    @classmethod
+    def discover(cls, path: str | None = None) -> "Repo":
+        """The repository holding PATH (default: the current directory)."""
+        cwd = path or os.getcwd()
+        if not os.path.isdir(cwd):
+            raise NotARepository(f"not a directory: {cwd}")
+        try:
+            out = gitcmd.run(
+                ["rev-parse", "--is-bare-repository", "--is-inside-work-tree",
+                 "--path-format=absolute", "--git-dir", "--git-common-dir", "--show-toplevel"],
+                cwd=cwd,
+            )
+        except gitcmd.GitError as exc:
+            if "not a git repository" in exc.stderr:
+                raise NotARepository(f"not a git repository: {cwd}") from None
+            if "must be run in a work tree" in exc.stderr:
+                raise NotARepository("this is a bare repository or a .git directory; git rewind needs a work tree") from None
+            raise NotARepository(str(exc)) from None
+        lines = os.fsdecode(out).splitlines()
+        if lines[0] == "true" or lines[1] != "true" or len(lines) < 5:
+            raise NotARepository("this is a bare repository or a .git directory; git rewind needs a work tree")
+        return cls(root=lines[4], gitdir=lines[2], commondir=lines[3])
+
+    def ensure_dirs(self) -> None:
+        """Create .git/rewind/ (per work tree) and the shared store directory."""
+        os.makedirs(self.rewind_dir, exist_ok=True)
+        os.makedirs(self.store_dir, exist_ok=True)
+
+    def worktree_lock(self, timeout: float = 60.0) -> Lock:
+        """Serialises scans of this work tree through its private index."""
+        self.ensure_dirs()
+        return Lock(os.path.join(self.rewind_dir, "lock"), timeout)
+
+    def store_lock(self, timeout: float = 60.0) -> Lock:
+        """Serialises sequence ids, notes and refs across all work trees."""
+        self.ensure_dirs()
+        return Lock(os.path.join(self.store_dir, "store.lock"), timeout)
+
+    @property
+    def private_index(self) -> str:
+        return os.path.join(self.rewind_dir, "index")
+
+    def git(self, args: list[str], **kwargs: Any) -> bytes:
+        """Run git at the work tree's root."""
+        return gitcmd.run(args, cwd=self.root, **kwargs)
+
+    # refs -------------------------------------------------------------------
+
+    def read_ref(self, name: str) -> str | None:
+        """The object id REF points to, or None."""
+        if os.path.isdir(os.path.join(self.commondir, "reftable")):
+            out = self.git(["rev-parse", "--verify", "-q", name + "^{}"], check=False)
+            return out.decode().strip() or None
+        base = self.gitdir if name == "HEAD" else self.commondir
+        try:
+            with open(os.path.join(base, name), "rb") as fh:
+                value = fh.read().strip().decode()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return self._packed_refs().get(name)
+        if value.startswith("ref: "):
+            return self.read_ref(value[5:])
+        return value or None
+
+    def _packed_refs(self) -> dict[str, str]:
+        refs: dict[str, str] = {}
+        try:
+            with open(os.path.join(self.commondir, "packed-refs"), "rb") as fh:
+                for raw in fh:
+                    if raw.startswith((b"#", b"^")):
+                        continue
+                    oid, _, ref = raw.strip().partition(b" ")
+                    refs[ref.decode()] = oid.decode()
+        except FileNotFoundError:
+            pass
+        return refs
+
+    def session_refs(self) -> dict[str, str]:
+        """Every session name with the commit its ref points to."""
+        out = self.git(["for-each-ref", "--format=%(refname) %(objectname)", REF_PREFIX])
+        result = {}
+        for line in out.decode().splitlines():
+            ref, oid = line.rsplit(" ", 1)
+            result[ref[len(REF_PREFIX):]] = oid
+        return result
+
+    def head(self) -> tuple[str | None, str | None]:
+        """(HEAD commit or None when unborn, branch name or None when detached)."""
+        try:
+            with open(os.path.join(self.gitdir, "HEAD"), "rb") as fh:
+                value = fh.read().strip().decode()
+        except FileNotFoundError:
+            return None, None
+        if value.startswith("ref: "):
+            ref = value[5:]
+            branch = ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else ref
+            return self.read_ref(ref), branch
+        return value, None
+
+    # paths ------------------------------------------------------------------
+
+    def relpath(self, path: str, base: str | None = None) -> str:
+        """PATH (absolute, or relative to BASE/cwd) as a '/'-separated path inside the work tree.
+
+        Refuses anything outside the work tree, inside .git, or reached through a symlink.
+        """
+        base = base or os.getcwd()
+        absolute = os.path.normpath(os.path.join(base, path))
+        root = self.root
+        # Compare through the real path of the deepest existing parent, so /tmp vs /private/tmp
+        # style aliases of the root resolve, but a symlinked parent inside the tree does not.
+        if absolute != root and not absolute.startswith(root.rstrip("/") + "/"):
+            real_root = os.path.realpath(root)
+            if not absolute.startswith(real_root.rstrip("/") + "/") and absolute != real_root:
+                raise RewindError(f"path outside the working tree: {path}")
+            root = real_root
+        rel = os.path.relpath(absolute, root).replace(os.sep, "/")
+        if rel == ".":
+            return ""
+        parts = rel.split("/")
+        if parts[0] == ".git" or ".." in parts:
+            raise RewindError(f"path outside the working tree: {path}")
+        current = root
+        for part in parts[:-1]:
+            current = os.path.join(current, part)
+            if os.path.islink(current):
+                raise RewindError(f"path is behind a symbolic link: {path}")
+        return rel
+
+    # pygit2, only for commands that read a lot -------------------------------
+
+    @property
+    def pygit(self) -> "pygit2.Repository":
+        """The pygit2 view of the repository, imported on first use (~100 ms)."""
+        if self._pygit2 is None:
+            import pygit2
+
+            self._pygit2 = pygit2.Repository(self.gitdir)
+        return self._pygit2

@@ -1,0 +1,284 @@
+"""Rewinding the working tree to a checkpoint, never losing what is there now.
+
+Order of work: scan the current tree (respecting the target's ignore rules as well as the
+current ones) → compare with the target → safety checkpoint of the current state → write
+.gitignore files first, remove what the target lacks, write what differs. Each file is
+written to a temporary name and renamed into place, and the temporary names are journalled,
+so a kill leaves either the old file or the new one and the next command sweeps up.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from dataclasses import dataclass, field
+
+from . import checkpoints, ignore, journal, snapshot, store
+from .checkpoints import Checkpoint
+from .errors import RewindError
+from .repo import Repo
+
+@dataclass
+class Change:
+    """One path to bring to the target: mode/oid None means remove it."""
+
+    path: str
+    mode: int | None
+    oid: str | None
+    old_mode: int | None
+
+
+@dataclass
+class Plan:
+    """What a rewind to TARGET would do, computed from a fresh scan of the working tree."""
+
+    target: Checkpoint
+    current_tree: str
+    writes: list[Change] = field(default_factory=list)
+    removals: list[Change] = field(default_factory=list)
+    left_alone: list[str] = field(default_factory=list)
+    skipped_scan: list[dict[str, object]] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.writes and not self.removals
+
+
+@dataclass
+class Outcome:
+    """What a rewind did."""
+
+    plan: Plan
+    safety: store.Result | None
+    written: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+
+
+def _within(path: str, only: list[str]) -> bool:
+    return not only or any(path == o or path.startswith(o.rstrip("/") + "/") or o == "" for o in only)
+
+
+def _diff(repo: Repo, old_tree: str, new_tree: str) -> list[Change]:
+    out = repo.git(["diff-tree", "-r", "-z", "--no-renames", old_tree, new_tree])
+    parts = out.split(b"\0")
+    changes = []
+    for i in range(0, len(parts) - 1, 2):
+        old_mode, new_mode, _old_oid, new_oid, status = parts[i][1:].decode().split(" ")
+        path = os.fsdecode(parts[i + 1])
+        if status == "D":
+            changes.append(Change(path, None, None, int(old_mode, 8)))
+        else:
+            changes.append(Change(path, int(new_mode, 8), new_oid,
+                                  int(old_mode, 8) if status != "A" else None))
+    return changes
+
+
+def _plan_locked(
+    repo: Repo, target: Checkpoint, only: list[str], max_size: int
+) -> tuple[Plan, snapshot.Scan, str | None]:
+    excludes = os.path.join(repo.rewind_dir, "target-excludes")
+    target_tree = repo.git(["rev-parse", target.commit + "^{tree}"]).decode().strip()
+    used = ignore.target_excludes(repo, target_tree, excludes)
+    scan = snapshot.scan(repo, max_size, used)
+    plan = Plan(target=target, current_tree=scan.tree, skipped_scan=scan.skipped)
+    for change in _diff(repo, scan.tree, target_tree):
+        if not _within(change.path, only):
+            continue
+        if change.mode == snapshot.MODE_GITLINK or change.old_mode == snapshot.MODE_GITLINK:
+            plan.left_alone.append(change.path)  # nested repositories are never touched
+            continue
+        if change.mode is None:
+            plan.removals.append(change)
+        elif change.old_mode is None and os.path.lexists(os.path.join(repo.root, change.path)):
+            # On disk but not captured: ignored, too large or nested. Never touched.
+            plan.left_alone.append(change.path)
+        else:
+            plan.writes.append(change)
+    # .gitignore files first, so the rules on disk are the target's as early as possible.
+    plan.writes.sort(key=lambda c: (not c.path.endswith(".gitignore"), c.path))
+    return plan, scan, used
+
+
+def preview(repo: Repo, target: Checkpoint, only: list[str], max_size: int) -> Plan:
+    """The plan of a rewind, changing nothing in the working tree."""
+    with repo.worktree_lock():
+        return _plan_locked(repo, target, only, max_size)[0]
+
+
+def rewind(
+    repo: Repo,
+    target: Checkpoint,
+    only: list[str],
+    max_size: int,
+    trigger: str = "pre-rewind",
+) -> Outcome:
+    """Checkpoint the current state, then bring the working tree to TARGET."""
+    with repo.worktree_lock():
+        plan, scan, excludes = _plan_locked(repo, target, only, max_size)
+        if plan.empty:
+            return Outcome(plan=plan, safety=None)
+        request = store.Request(
+            session=target.session or "manual",
+            trigger=trigger,
+            message=f"{trigger} to #{target.seq}",
+            allow_empty=True,
+            max_file_size=max_size,
+            excludes_file=excludes,
+            extra={"rewind": {"to": target.seq, "to_commit": target.commit, "only": only}},
+        )
+        safety = store.save_locked(repo, request, scan)
+        outcome = Outcome(plan=plan, safety=safety)
+        _apply(repo, plan, outcome)
+        return outcome
+
+
+def _apply(repo: Repo, plan: Plan, outcome: Outcome) -> None:
+    root = repo.root
+    journal.begin(repo, [c.path for c in plan.writes])
+    try:
+        for change in plan.removals:
+            full = os.path.join(root, change.path)
+            if os.path.islink(full) or os.path.isfile(full):
+                os.unlink(full)
+            outcome.removed.append(change.path)
+        _remove_empty_dirs(root, [c.path for c in plan.removals])
+        with _BlobReader(repo) as blobs:
+            for change in plan.writes:
+                if _write(root, change, blobs):
+                    outcome.written.append(change.path)
+                else:
+                    outcome.conflicts.append(change.path)
+    finally:
+        journal.end(repo)
+
+
+def _remove_empty_dirs(root: str, removed: list[str]) -> None:
+    dirs = {p.rsplit("/", 1)[0] for p in removed if "/" in p}
+    candidates = set()
+    for d in dirs:
+        while d:
+            candidates.add(d)
+            d = d.rsplit("/", 1)[0] if "/" in d else ""
+    for d in sorted(candidates, key=lambda x: x.count("/"), reverse=True):
+        try:
+            os.rmdir(os.path.join(root, d))
+        except OSError:
+            pass  # not empty (ignored files, other content) or already gone
+
+
+def _ensure_parent(root: str, rel: str) -> bool:
+    """Create the directories above REL; False if a file or link stands in the way."""
+    current = root
+    for part in rel.split("/")[:-1]:
+        current = os.path.join(current, part)
+        try:
+            st = os.lstat(current)
+        except FileNotFoundError:
+            os.mkdir(current)
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            return False
+    return True
+
+
+def _write(root: str, change: Change, blobs: "_BlobReader") -> bool:
+    full = os.path.join(root, change.path)
+    if not _ensure_parent(root, change.path):
+        return False
+    if os.path.isdir(full) and not os.path.islink(full):
+        return False  # a directory with content we must not remove stands here
+    assert change.oid is not None and change.mode is not None
+    tmp = os.path.join(root, journal.temp_name(change.path))
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    if change.mode == snapshot.MODE_LINK:
+        os.symlink(blobs.read(change.oid, None), tmp)
+    elif (
+        change.old_mode is not None
+        and change.old_mode != change.mode
+        and blobs.same_content(change, full)
+    ):
+        os.chmod(full, _file_mode(change.mode))
+        return True
+    else:
+        data = blobs.read(change.oid, change.path)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _file_mode(change.mode))
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+    os.replace(tmp, full)
+    return True
+
+
+def _file_mode(mode: int) -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return (0o777 if mode == snapshot.MODE_EXEC else 0o666) & ~umask
+
+
+class _BlobReader:
+    """Blob contents through one `git cat-file --batch` process (smudged like a checkout when
+    the repository has attributes, raw otherwise)."""
+
+    def __init__(self, repo: Repo) -> None:
+        self._repo = repo
+        self._filters = snapshot.has_attributes(repo)
+        args = ["git", "-c", "core.autocrlf=false", "cat-file", "--batch"]
+        if self._filters:
+            args.append("--filters")
+        self._proc = subprocess.Popen(args, cwd=repo.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self._raw: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> "_BlobReader":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for proc in (self._proc, self._raw):
+            if proc is not None and proc.stdin is not None:
+                proc.stdin.close()
+                proc.wait()
+
+    def read(self, oid: str, path: str | None) -> bytes:
+        proc = self._proc
+        request = oid.encode()
+        if self._filters:
+            if path is None:
+                if self._raw is None:
+                    self._raw = subprocess.Popen(
+                        ["git", "cat-file", "--batch"], cwd=self._repo.root,
+                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    )
+                proc = self._raw
+            else:
+                request += b" " + os.fsencode(path)
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(request + b"\n")
+        proc.stdin.flush()
+        header = proc.stdout.readline().split()
+        if len(header) != 3:
+            raise RewindError(f"object {oid} is missing from the repository")
+        size = int(header[2])
+        data = proc.stdout.read(size)
+        proc.stdout.read(1)
+        return data
+
+    def same_content(self, change: Change, full: str) -> bool:
+        try:
+            with open(full, "rb") as fh:
+                return snapshot.blob_oid(fh.read()) == change.oid
+        except OSError:
+            return False
+
+
+def safety_for_redo(repo: Repo) -> Checkpoint:
+    """The newest safety checkpoint an undo left: redo restores it."""
+    items = checkpoints.load_all(repo)
+    for item in reversed(items):
+        if item.note.get("trigger") == "pre-rewind":
+            return item
+    raise RewindError("nothing to redo: no rewind has been made in this repository")

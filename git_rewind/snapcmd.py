@@ -1,0 +1,122 @@
+"""`git rewind snap`: the command hooks call before every tool use, so it avoids click.
+
+Importing click costs ~40 ms, more than the rest of a known-path snapshot. The options are
+declared once here; cli.py builds the click command (help, errors) from the same table, and
+`parse` reads the common, well-formed invocations without importing click at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Option:
+    """One `snap` option: its spellings, destination, and whether it takes a value or repeats."""
+
+    flags: tuple[str, ...]
+    dest: str
+    help: str
+    takes_value: bool = True
+    multiple: bool = False
+
+
+OPTIONS = (
+    Option(("-m", "--message"), "message", "One-line description of the checkpoint."),
+    Option(("--session",), "session", "Session id (default: $GIT_REWIND_SESSION, else 'manual')."),
+    Option(("--agent",), "agent", "The agent taking the checkpoint, e.g. claude-code."),
+    Option(("--trigger",), "trigger", "What caused it, e.g. PreToolUse or UserPromptSubmit."),
+    Option(("--tool",), "tool", "The tool about to run, e.g. Edit."),
+    Option(("--path",), "paths", "Only read these paths; carry the rest from the session's last checkpoint.",
+           multiple=True),
+    Option(("--tag",), "tags", "A tag to record (repeatable).", multiple=True),
+    Option(("--summary",), "summary", "A summary to store in the note; '-' reads it from stdin."),
+    Option(("--allow-empty",), "allow_empty", "Checkpoint even if nothing changed.", takes_value=False),
+    Option(("--json",), "as_json", "Print the note as JSON.", takes_value=False),
+)
+
+
+def defaults() -> dict[str, Any]:
+    return {o.dest: ([] if o.multiple else (False if not o.takes_value else None)) for o in OPTIONS}
+
+
+def parse(argv: list[str]) -> dict[str, Any] | None:
+    """Options from ARGV (after 'snap'), or None to let click handle it (help, errors)."""
+    by_flag = {flag: option for option in OPTIONS for flag in option.flags}
+    values = defaults()
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        value: str | None = None
+        if arg.startswith("--") and "=" in arg:
+            arg, value = arg.split("=", 1)
+        elif len(arg) > 2 and arg.startswith("-") and not arg.startswith("--"):
+            arg, value = arg[:2], arg[2:]
+        option = by_flag.get(arg)
+        if option is None:
+            return None
+        if option.takes_value:
+            if value is None:
+                i += 1
+                if i >= len(argv):
+                    return None
+                value = argv[i]
+            if option.multiple:
+                values[option.dest].append(value)
+            else:
+                values[option.dest] = value
+        elif value is not None:
+            return None
+        else:
+            values[option.dest] = True
+        i += 1
+    return values
+
+
+def run(options: dict[str, Any]) -> int:
+    """Take the checkpoint and print the contract output; returns the exit code."""
+    from . import config, store
+    from .repo import Repo
+
+    repo = Repo.discover()
+    settings = config.values(repo.root)
+    summary = options.get("summary")
+    if summary == "-":
+        summary = sys.stdin.read()
+    if isinstance(summary, str):
+        try:
+            parsed = json.loads(summary)
+            if isinstance(parsed, dict):
+                summary = parsed
+        except ValueError:
+            summary = summary.strip()
+    base = os.getcwd()
+    request = store.Request(
+        session=options.get("session") or os.environ.get("GIT_REWIND_SESSION") or "manual",
+        message=options.get("message"),
+        agent=options.get("agent"),
+        trigger=options.get("trigger"),
+        tool=options.get("tool"),
+        paths=[repo.relpath(p, base) for p in options.get("paths") or []],
+        tags=list(options.get("tags") or []),
+        summary=summary,
+        allow_empty=bool(options.get("allow_empty")),
+        max_file_size=settings["max_file_size"],
+    )
+    result = store.save(repo, request)
+    for entry in result.note.get("skipped") or []:
+        print(f"git-rewind: left out {entry['path']} ({entry['reason']})", file=sys.stderr)
+    if options.get("as_json"):
+        if result.created:
+            print(json.dumps({**result.note, "commit": result.commit}, indent=2))
+        else:
+            print(json.dumps({"unchanged": True, "seq": result.seq, "commit": result.commit}, indent=2))
+    elif result.created:
+        print(f"#{result.seq} {result.commit[:7]} {result.note['message']}")
+    else:
+        print(f"unchanged since #{result.seq}")
+    return 0

@@ -1,0 +1,252 @@
+"""Building checkpoint trees from the working tree.
+
+Two ways, both producing exactly the tree `git add -A` would:
+- `scan`: the whole tree through a private index under .git/rewind/ (git's own CLI: it is
+  the fastest scanner, refreshes stat data, and handles every ignore rule); the private index
+  is seeded from the user's index on first use so the first scan hashes only what changed.
+- `read_paths`: only the named files, hashed here, for hooks that know what is about to change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import gitcmd, journal
+from .repo import Repo
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+MODE_FILE = 0o100644
+MODE_EXEC = 0o100755
+MODE_LINK = 0o120000
+MODE_GITLINK = 0o160000
+MODE_TREE = 0o040000
+
+_NO_COMMIT = re.compile(r"error: '(.+?)/?' does not have a commit checked out")
+
+
+@dataclass
+class Scan:
+    """A whole-tree scan: the tree id and what was left out of it."""
+
+    tree: str
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class PathState:
+    """One named path as it is on disk now: None content means it is absent (or left out)."""
+
+    path: str
+    mode: int = 0
+    content: bytes | None = None
+    oid: str | None = None
+    skipped: dict[str, Any] | None = None
+
+
+def blob_oid(content: bytes) -> str:
+    """The id git gives a blob with this content (SHA-1 repositories)."""
+    return hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()
+
+
+def has_attributes(repo: Repo) -> bool:
+    """Whether git may convert file content (.gitattributes filters, eol): then only git hashes."""
+    return os.path.exists(os.path.join(repo.root, ".gitattributes")) or os.path.exists(
+        os.path.join(repo.commondir, "info", "attributes")
+    )
+
+
+# whole-tree scan ---------------------------------------------------------------
+
+
+def _skip_file(repo: Repo) -> str:
+    return os.path.join(repo.rewind_dir, "skipped.json")
+
+
+def load_skipped(repo: Repo) -> list[dict[str, Any]]:
+    """Paths left out of earlier scans (too large, or repositories with no commit)."""
+    try:
+        with open(_skip_file(repo), encoding="utf-8", errors="surrogateescape") as fh:
+            data = json.load(fh)
+        return [entry for entry in data if isinstance(entry, dict) and "path" in entry]
+    except (FileNotFoundError, ValueError):
+        return []
+
+
+def _save_skipped(repo: Repo, entries: list[dict[str, Any]]) -> None:
+    path = _skip_file(repo)
+    if not entries:
+        if os.path.exists(path):
+            os.unlink(path)
+        return
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
+        json.dump(entries, fh)
+    os.replace(tmp, path)
+
+
+def _still_skipped(repo: Repo, entry: dict[str, Any], limit: int) -> bool:
+    full = os.path.join(repo.root, entry["path"])
+    if entry.get("reason") == "nested repository with no commit":
+        return os.path.isdir(os.path.join(full, ".git")) and not _has_commit(full)
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size > limit
+
+
+def _has_commit(nested: str) -> bool:
+    try:
+        return bool(gitcmd.run(["rev-parse", "-q", "--verify", "HEAD"], cwd=nested, check=False).strip())
+    except OSError:
+        return False
+
+
+def _seed_private_index(repo: Repo) -> None:
+    """Start the private index as a copy of the user's: its stat data spares hashing every file."""
+    target = repo.private_index
+    if os.path.exists(target):
+        return
+    source = os.path.join(repo.gitdir, "index")
+    try:
+        with open(source, "rb") as src:
+            data = src.read()
+    except FileNotFoundError:
+        return
+    tmp = target + ".seed"
+    with open(tmp, "wb") as dst:
+        dst.write(data)
+    os.replace(tmp, target)
+
+
+def _index_env(repo: Repo) -> dict[str, str]:
+    return {"GIT_INDEX_FILE": repo.private_index}
+
+
+def _remove_from_index(repo: Repo, paths: list[str]) -> None:
+    if paths:
+        spec = b"\0".join(os.fsencode(p) for p in paths)
+        repo.git(["rm", "--cached", "-r", "-q", "--ignore-unmatch", "--pathspec-from-file=-",
+                  "--pathspec-file-nul"], env=_index_env(repo), input=spec)
+
+
+def _add_all(repo: Repo, skipped: list[dict[str, Any]], excludes_file: str | None) -> None:
+    args = ["-c", "core.untrackedCache=true"]
+    if excludes_file:
+        args += ["-c", f"core.excludesFile={excludes_file}"]
+    args += ["add", "-A"]
+    spec: bytes | None = None
+    if skipped:
+        specs = [b"."] + [b":(exclude,literal,top)" + os.fsencode(e["path"]) for e in skipped]
+        spec = b"\0".join(specs)
+        args += ["--pathspec-from-file=-", "--pathspec-file-nul"]
+    repo.git(args, env=_index_env(repo), input=spec)
+
+
+def scan(repo: Repo, limit: int, excludes_file: str | None = None) -> Scan:
+    """Write the whole working tree (tracked + untracked, not ignored) as a tree. Hold the work-tree lock."""
+    repo.ensure_dirs()
+    journal.sweep(repo)
+    _seed_private_index(repo)
+    stale = repo.private_index + ".lock"
+    if os.path.exists(stale):  # left by a killed git; we hold the lock, so nobody owns it
+        os.unlink(stale)
+    previous = load_skipped(repo)
+    skipped = [e for e in previous if _still_skipped(repo, e, limit)]
+    if skipped:
+        _remove_from_index(repo, [e["path"] for e in skipped])
+    for _attempt in range(20):
+        try:
+            _add_all(repo, skipped, excludes_file)
+            break
+        except gitcmd.GitError as exc:
+            empty = [m.rstrip("/") for m in _NO_COMMIT.findall(exc.stderr)]
+            empty = [p for p in empty if p not in {e["path"] for e in skipped}]
+            if not empty:
+                raise
+            skipped += [{"path": p, "reason": "nested repository with no commit"} for p in empty]
+            _remove_from_index(repo, empty)
+    else:
+        raise gitcmd.GitError(["add"], 1, "too many nested repositories with no commit")
+    if skipped != previous:
+        _save_skipped(repo, skipped)
+    tree = repo.git(["write-tree"], env=_index_env(repo)).decode().strip()
+    return Scan(tree=tree, skipped=skipped)
+
+
+def leave_out_large(repo: Repo, scan_result: Scan, candidates: list[str], limit: int) -> bool:
+    """Drop CANDIDATES larger than LIMIT from the private index; True when the tree must be rewritten."""
+    large = []
+    for path in candidates:
+        try:
+            st = os.lstat(os.path.join(repo.root, path))
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_size > limit:
+            large.append({"path": path, "reason": "larger than max_file_size", "size": st.st_size})
+    if not large:
+        return False
+    _remove_from_index(repo, [e["path"] for e in large])
+    scan_result.skipped += large
+    _save_skipped(repo, scan_result.skipped)
+    scan_result.tree = repo.git(["write-tree"], env=_index_env(repo)).decode().strip()
+    return True
+
+
+# known paths -------------------------------------------------------------------
+
+
+def read_paths(repo: Repo, paths: list[str], limit: int) -> list[PathState]:
+    """Read each named path as git would store it; absent, ignored-later or too large ones have no content."""
+    states = []
+    for rel in paths:
+        full = os.path.join(repo.root, rel)
+        state = PathState(path=rel)
+        try:
+            st = os.lstat(full)
+        except FileNotFoundError:
+            states.append(state)
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            state.mode = MODE_LINK
+            state.content = os.fsencode(os.readlink(full))
+        elif stat.S_ISREG(st.st_mode):
+            if st.st_size > limit:
+                state.skipped = {"path": rel, "reason": "larger than max_file_size", "size": st.st_size}
+                states.append(state)
+                continue
+            state.mode = MODE_EXEC if st.st_mode & 0o100 else MODE_FILE
+            with open(full, "rb") as fh:
+                state.content = fh.read()
+        else:
+            states.append(state)
+            continue
+        state.oid = blob_oid(state.content)
+        states.append(state)
+    return states
+
+
+def inside_nested_repo(repo: Repo, rel: str) -> bool:
+    """True when REL lies inside a nested repository or submodule (its own .git)."""
+    parts = rel.split("/")
+    current = repo.root
+    for part in parts[:-1]:
+        current = os.path.join(current, part)
+        if os.path.lexists(os.path.join(current, ".git")):
+            return True
+    return False
+
+
+def ignored(repo: Repo, paths: list[str]) -> set[str]:
+    """Which of PATHS git ignores (tracked paths never are)."""
+    if not paths:
+        return set()
+    spec = b"\0".join(os.fsencode(p) for p in paths) + b"\0"
+    out = repo.git(["check-ignore", "-z", "--stdin"], input=spec, check=False)
+    return {os.fsdecode(p) for p in out.split(b"\0") if p}

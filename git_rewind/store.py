@@ -1,0 +1,260 @@
+"""Taking a checkpoint: snapshot → commit on refs/rewind/<session> → JSON note, under the locks.
+
+Commit, note and both refs are written by one `git fast-import`, which moves the refs only
+when everything else is written: a kill at any point leaves no half checkpoint.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import checkpoints, snapshot
+from .checkpoints import dump_note, new_note
+from .errors import RewindError
+from .gitcmd import FastImport, quote_path
+from .repo import NOTES_REF, REF_PREFIX, Repo
+
+COMMITTER = b"git-rewind <git-rewind@localhost>"
+MAX_NOTE_PATHS = 1000
+
+
+@dataclass
+class Request:
+    """What a caller wants checkpointed, and the metadata to record."""
+
+    session: str = "manual"
+    message: str | None = None
+    agent: str | None = None
+    trigger: str | None = None
+    tool: str | None = None
+    paths: list[str] = field(default_factory=list)  # work-tree-relative; empty = whole tree
+    tags: list[str] = field(default_factory=list)
+    prompt: str | None = None
+    summary: Any = None
+    conversation: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    allow_empty: bool = False
+    max_file_size: int = 50 * 1024 * 1024
+    excludes_file: str | None = None  # extra ignore rules (restore passes the target's)
+
+
+@dataclass
+class Result:
+    """A checkpoint taken (`created`) or the one the tree still equals."""
+
+    created: bool
+    seq: int
+    commit: str
+    tree: str
+    note: dict[str, Any]
+
+
+@dataclass
+class Tip:
+    """The newest checkpoint of a session, cached so the hot path reads no object."""
+
+    commit: str
+    tree: str
+    seq: int
+
+
+def _tip_file(repo: Repo, session: str) -> str:
+    return os.path.join(repo.store_dir, "sessions", session)
+
+
+def session_tip(repo: Repo, session: str) -> Tip | None:
+    """The session's newest checkpoint, from the cache when it still matches the ref."""
+    commit = repo.read_ref(REF_PREFIX + session)
+    if commit is None:
+        return None
+    try:
+        with open(_tip_file(repo, session)) as fh:
+            cached_commit, tree, seq = fh.read().split()
+        if cached_commit == commit:
+            return Tip(commit, tree, int(seq))
+    except (FileNotFoundError, ValueError):
+        pass
+    tree = repo.git(["rev-parse", commit + "^{tree}"]).decode().strip()
+    note = checkpoints.read_note(repo, commit) or {}
+    tip = Tip(commit, tree, int(note.get("seq") or 0))
+    _write_tip(repo, session, tip)
+    return tip
+
+
+def _write_tip(repo: Repo, session: str, tip: Tip) -> None:
+    path = _tip_file(repo, session)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as fh:
+        fh.write(f"{tip.commit} {tip.tree} {tip.seq}\n")
+    os.replace(tmp, path)
+
+
+def forget_tip(repo: Repo, session: str) -> None:
+    """Drop the cached tip (after gc rewrites or deletes a session)."""
+    try:
+        os.unlink(_tip_file(repo, session))
+    except FileNotFoundError:
+        pass
+
+
+def _changed_paths(repo: Repo, old_tree: str, new_tree: str) -> list[tuple[str, str]]:
+    """(status, path) for every file that differs between two trees."""
+    out = repo.git(["diff-tree", "-r", "-z", "--no-renames", "--name-status", old_tree, new_tree])
+    parts = out.split(b"\0")
+    return [(parts[i].decode(), os.fsdecode(parts[i + 1])) for i in range(0, len(parts) - 1, 2)]
+
+
+def _default_message(req: Request, paths: list[str]) -> str:
+    what = " ".join(p for p in (req.trigger, req.tool) if p) or "snapshot"
+    if req.tool and req.trigger and req.trigger.startswith("Pre"):
+        what = f"before {req.tool}"
+    elif req.tool and req.trigger and req.trigger.startswith("Post"):
+        what = f"after {req.tool}"
+    if paths:
+        shown = " ".join(paths[:3]) + (f" (+{len(paths) - 3})" if len(paths) > 3 else "")
+        what = f"{what} {shown}"
+    return what
+
+
+def save(repo: Repo, req: Request) -> Result:
+    """Take a checkpoint (or report the tree unchanged). Takes both locks itself."""
+    checkpoints.check_session(req.session)
+    with repo.worktree_lock():
+        return save_locked(repo, req)
+
+
+def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> Result:
+    """`save` for a caller that already holds the work-tree lock and may have scanned already."""
+    tip = session_tip(repo, req.session)
+    if scan is None and req.paths and tip is not None and _fast_path_fits(repo, req.paths):
+        return _save_paths(repo, req, tip)
+    if scan is None:
+        scan = snapshot.scan(repo, req.max_file_size, req.excludes_file)
+    if tip is not None and scan.tree == tip.tree and not req.allow_empty:
+        return Result(False, tip.seq, tip.commit, tip.tree, {})
+    base = tip.tree if tip is not None else _head_tree(repo)
+    changes = _changed_paths(repo, base, scan.tree) if base != scan.tree else []
+    added = [p for status, p in changes if status in ("A", "M", "T")]
+    if snapshot.leave_out_large(repo, scan, added, req.max_file_size):
+        if tip is not None and scan.tree == tip.tree and not req.allow_empty:
+            return Result(False, tip.seq, tip.commit, tip.tree, {})
+        changes = _changed_paths(repo, base, scan.tree) if base != scan.tree else []
+    paths = req.paths or [p for _status, p in changes]
+    with repo.store_lock():
+        return _commit(repo, req, tip, paths, scan.skipped, tree=scan.tree)
+
+
+def _fast_path_fits(repo: Repo, paths: list[str]) -> bool:
+    """Named files can be hashed here unless git would filter them or a path is a directory."""
+    if snapshot.has_attributes(repo):
+        return False
+    return not any(os.path.isdir(os.path.join(repo.root, p)) and not os.path.islink(os.path.join(repo.root, p))
+                   for p in paths)
+
+
+def _head_tree(repo: Repo) -> str:
+    head, _branch = repo.head()
+    if head is None:
+        return snapshot.EMPTY_TREE
+    return repo.git(["rev-parse", head + "^{tree}"]).decode().strip()
+
+
+def _save_paths(repo: Repo, req: Request, tip: Tip) -> Result:
+    """The fast path: read only the named files; carry the rest of the tree from the tip."""
+    wanted = [p for p in dict.fromkeys(req.paths) if not snapshot.inside_nested_repo(repo, p)]
+    states = snapshot.read_paths(repo, wanted, req.max_file_size)
+    skipped = [s.skipped for s in states if s.skipped]
+    with repo.store_lock():
+        fi = FastImport(repo.root)
+        try:
+            current = {s.path: fi.ls(tip.commit, os.fsencode(s.path)) for s in states}
+            # A path the tip does not have yet must not be an ignored one.
+            new = [s.path for s in states if current[s.path] is None and s.content is not None]
+            ignored = snapshot.ignored(repo, new)
+            lines = []
+            for s in states:
+                before = current[s.path]
+                if s.content is None or s.path in ignored:
+                    if before is not None and before[0] != snapshot.MODE_TREE:
+                        lines.append(b"D " + quote_path(os.fsencode(s.path)) + b"\n")
+                    continue
+                if before == (s.mode, s.oid):
+                    continue
+                lines.append((s.mode, s.path, s.content))
+            if not lines and not req.allow_empty:
+                fi.abort()
+                return Result(False, tip.seq, tip.commit, tip.tree, {})
+            return _commit(repo, req, tip, wanted, skipped, fi=fi, changes=lines)
+        except BaseException:
+            fi.abort()
+            raise
+
+
+def _commit(
+    repo: Repo,
+    req: Request,
+    tip: Tip | None,
+    paths: list[str],
+    skipped: list[dict[str, Any]],
+    tree: str | None = None,
+    fi: FastImport | None = None,
+    changes: list[Any] | None = None,
+) -> Result:
+    """Write commit + note and move both refs. Hold the store lock."""
+    if repo.read_ref(REF_PREFIX + req.session) != (tip.commit if tip else None):
+        # Another work tree (or gc) moved the session since we looked: chain onto its tip.
+        tip = session_tip(repo, req.session)
+    seq = checkpoints.next_seq(repo)
+    head, branch = repo.head()
+    message = req.message or _default_message(req, paths)
+    note_paths = paths[:MAX_NOTE_PATHS]
+    note = new_note(
+        seq=seq, session=req.session, agent=req.agent, trigger=req.trigger, tool=req.tool,
+        paths=note_paths, message=message, prompt=req.prompt, summary=req.summary,
+        tags=list(req.tags), head=head, branch=branch, conversation=req.conversation,
+        skipped=skipped,
+    )
+    if len(paths) > MAX_NOTE_PATHS:
+        note["paths_omitted"] = len(paths) - MAX_NOTE_PATHS
+    note.update(req.extra)
+    now = int(time.time())
+    stamp = b"committer " + COMMITTER + b" %d +0000\n" % now
+    own = fi is None
+    fi = fi or FastImport(repo.root)
+    try:
+        fi.write(b"commit " + (REF_PREFIX + req.session).encode() + b"\nmark :1\n" + stamp)
+        fi.data(f"#{seq} {message}\n".encode("utf-8", "surrogateescape"))
+        if tip is not None:
+            fi.write(b"from " + tip.commit.encode() + b"\n")
+        if tree is not None:
+            fi.write(b'M 040000 ' + tree.encode() + b' ""\n')
+        for change in changes or []:
+            if isinstance(change, bytes):
+                fi.write(change)
+            else:
+                mode, path, content = change
+                fi.write(b"M %o inline " % mode + quote_path(os.fsencode(path)) + b"\n")
+                fi.data(content)
+        fi.write(b"\n")
+        notes_tip = repo.read_ref(NOTES_REF)
+        fi.write(b"commit " + NOTES_REF.encode() + b"\n" + stamp)
+        fi.data(f"checkpoint #{seq}\n".encode())
+        if notes_tip:
+            fi.write(b"from " + notes_tip.encode() + b"\n")
+        fi.write(b"N inline :1\n")
+        fi.data(dump_note(note))
+        fi.write(b"\n")
+        commit = fi.get_mark(1)
+        new_tree = tree if tree is not None else (fi.ls(commit, b"") or (0, ""))[1]
+        fi.finish()
+    except BaseException:
+        fi.abort()
+        raise
+    if not own and not new_tree:
+        raise RewindError("fast-import did not report the checkpoint tree")
+    _write_tip(repo, req.session, Tip(commit, new_tree, seq))
+    return Result(True, seq, commit, new_tree, note)
