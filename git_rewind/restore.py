@@ -91,7 +91,7 @@ def _plan_locked(
             continue
         if change.mode is None:
             plan.removals.append(change)
-        elif change.old_mode is None and os.path.lexists(os.path.join(repo.root, change.path)):
+        elif change.old_mode is None and _uncaptured_file(os.path.join(repo.root, change.path)):
             # On disk but not captured: ignored, too large or nested. Never touched.
             plan.left_alone.append(change.path)
         else:
@@ -99,6 +99,11 @@ def _plan_locked(
     # .gitignore files first, so the rules on disk are the target's as early as possible.
     plan.writes.sort(key=lambda c: (not c.path.endswith(".gitignore"), c.path))
     return plan, scan, used
+
+
+def _uncaptured_file(full: str) -> bool:
+    """A file or link the scan did not capture (a directory may empty out during the restore)."""
+    return os.path.islink(full) or (os.path.lexists(full) and not os.path.isdir(full))
 
 
 def preview(repo: Repo, target: Checkpoint, only: list[str], max_size: int) -> Plan:

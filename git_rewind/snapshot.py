@@ -177,7 +177,78 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None) -> Scan:
     if skipped != previous:
         _save_skipped(repo, skipped)
     tree = repo.git(["write-tree"], env=_index_env(repo)).decode().strip()
+    last_tree, last_rules = _read_scan_state(repo)
+    rules = _rules_signature(repo)
+    if (excludes_file or rules != last_rules or last_tree is None
+            or (tree != last_tree and _gitignore_changed(repo, last_tree, tree))):
+        if _drop_newly_ignored(repo, excludes_file):
+            tree = repo.git(["write-tree"], env=_index_env(repo)).decode().strip()
+    _write_scan_state(repo, tree, rules)
     return Scan(tree=tree, skipped=skipped)
+
+
+# ignore rules that change after a file was captured --------------------------------
+# `git add -A` never drops an index entry because it became ignored. The user's own
+# tracked files stay (git keeps tracking them too); files only our private index knew are
+# dropped as soon as a rule ignores them, so a checkpoint equals `git add -A` on a copy of
+# the user's index.
+
+
+def _scan_state_file(repo: Repo) -> str:
+    return os.path.join(repo.rewind_dir, "scan-state")
+
+
+def _read_scan_state(repo: Repo) -> tuple[str | None, str | None]:
+    try:
+        with open(_scan_state_file(repo)) as fh:
+            tree, rules = fh.read().split("\n")[:2]
+        return tree, rules
+    except (FileNotFoundError, ValueError):
+        return None, None
+
+
+def _write_scan_state(repo: Repo, tree: str, rules: str) -> None:
+    tmp = _scan_state_file(repo) + ".tmp"
+    with open(tmp, "w") as fh:
+        fh.write(f"{tree}\n{rules}\n")
+    os.replace(tmp, _scan_state_file(repo))
+
+
+def _rules_signature(repo: Repo) -> str:
+    """Stat data of the ignore files outside the tree (.gitignore changes show in the tree)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    parts = []
+    for path in (os.path.join(repo.commondir, "info", "exclude"), os.path.join(base, "git", "ignore")):
+        try:
+            st = os.stat(path)
+            parts.append(f"{st.st_mtime_ns}:{st.st_size}")
+        except OSError:
+            parts.append("-")
+    return " ".join(parts)
+
+
+def _gitignore_changed(repo: Repo, old: str, new: str) -> bool:
+    out = repo.git(["diff-tree", "-r", "-z", "--name-only", old, new])
+    return any(p == b".gitignore" or p.endswith(b"/.gitignore") for p in out.split(b"\0"))
+
+
+def _ignored_in_index(repo: Repo, env: dict[str, str] | None, excludes_file: str | None) -> set[bytes]:
+    args = ["-c", f"core.excludesFile={excludes_file}"] if excludes_file else []
+    out = repo.git(args + ["ls-files", "-z", "-c", "-i", "--exclude-standard"], env=env)
+    return {p for p in out.split(b"\0") if p}
+
+
+def _drop_newly_ignored(repo: Repo, excludes_file: str | None) -> bool:
+    """Remove entries that are ignored now and not tracked by the user; True if any was."""
+    ours = _ignored_in_index(repo, _index_env(repo), excludes_file)
+    if not ours:
+        return False
+    theirs = _ignored_in_index(repo, None, excludes_file)
+    drop = sorted(ours - theirs)
+    if not drop:
+        return False
+    _remove_from_index(repo, [os.fsdecode(p) for p in drop])
+    return True
 
 
 def leave_out_large(repo: Repo, scan_result: Scan, candidates: list[str], limit: int) -> bool:

@@ -1,0 +1,142 @@
+"""Building checkpoint trees: exactly what `git add -A` would record, with nothing lost."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+from conftest import Workdir
+
+
+def _note(w: Workdir, ref: str = "refs/rewind/manual") -> dict:
+    return json.loads(w.git("notes", "--ref=rewind", "show", ref))
+
+
+def test_first_snapshot_is_seeded_from_user_index_and_equals_add_all(project: Workdir) -> None:
+    assert not (project.path / ".git" / "rewind" / "index").exists()
+    project.ok("snap")
+    assert (project.path / ".git" / "rewind" / "index").exists()
+    assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
+
+
+def test_staged_but_modified_file_records_the_working_copy(project: Workdir) -> None:
+    project.write("src/app.py", "staged\n")
+    project.git("add", "src/app.py")
+    project.write("src/app.py", "working copy\n")
+    before = project.user_state()
+    project.ok("snap")
+    assert project.git("show", "refs/rewind/manual:src/app.py") == "working copy\n"
+    assert project.user_state() == before
+    assert project.git("diff", "--cached", "--name-only").split() == ["src/app.py"]
+
+
+def test_binary_empty_exec_symlink_and_non_utf8_names_round_trip(project: Workdir) -> None:
+    project.write("empty", b"")
+    project.write("blob.bin", bytes(range(256)) * 10)
+    project.write("tool.sh", "#!/bin/sh\n", mode=0o755)
+    os.symlink("src/app.py", project.path / "link")
+    os.symlink("does/not/exist", project.path / "dangling")
+    weird = os.fsencode(project.path) + b"/caf\xe9 \n name"
+    with open(weird, "wb") as fh:
+        fh.write(b"latin-1 name\n")
+    project.ok("snap")
+    assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
+    listing = project.git("ls-tree", "-r", "-z", "refs/rewind/manual").split("\0")
+    modes = {entry.split("\t", 1)[1]: entry.split()[0] for entry in listing if entry}
+    assert modes["tool.sh"] == "100755" and modes["link"] == "120000" and modes["dangling"] == "120000"
+    assert os.fsdecode(b"caf\xe9 \n name") in modes
+    state = project.state()
+    project.write("blob.bin", b"changed")
+    os.unlink(project.path / "link")
+    os.unlink(weird)
+    (project.path / "tool.sh").chmod(0o644)
+    project.ok("undo", "1", "--yes")
+    assert project.state() == state
+
+
+def test_large_files_are_left_out_and_listed(project: Workdir) -> None:
+    project.write(".git-rewind.toml", 'max_file_size = "1K"\n')
+    project.write("big.bin", b"x" * 5000)
+    project.write("small.txt", "small\n")
+    run = project.rewind("snap")
+    assert run.returncode == 0
+    assert "left out big.bin" in run.stderr
+    files = project.git("ls-tree", "-r", "--name-only", "refs/rewind/manual").split()
+    assert "big.bin" not in files and "small.txt" in files
+    skipped = _note(project)["skipped"]
+    assert skipped == [{"path": "big.bin", "reason": "larger than max_file_size", "size": 5000}]
+    # later snapshots keep leaving it out without failing
+    project.write("small.txt", "changed\n")
+    project.ok("snap")
+    assert "big.bin" not in project.git("ls-tree", "-r", "--name-only", "refs/rewind/manual").split()
+    # a restore never deletes the file it could not capture
+    project.ok("undo", "1", "--yes")
+    assert (project.path / "big.bin").read_bytes() == b"x" * 5000
+    # once it is small again it is captured
+    project.write("big.bin", "tiny\n")
+    project.ok("snap")
+    assert project.git("show", "refs/rewind/manual:big.bin") == "tiny\n"
+
+
+def test_large_file_on_the_path_fast_path(project: Workdir) -> None:
+    project.ok("snap")
+    project.write(".git-rewind.toml", 'max_file_size = 100\n')
+    project.write("notes.txt", "y" * 500)
+    run = project.rewind("snap", "--path", "notes.txt")
+    assert run.returncode == 0 and "left out notes.txt" in run.stderr
+    assert "notes.txt" not in project.git("ls-tree", "--name-only", "refs/rewind/manual").split()
+
+
+def _nested(w: Workdir, rel: str, commit: bool) -> None:
+    path = w.path / rel
+    path.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(path)], env=w.env, check=True)
+    (path / "inner.txt").write_text("inner\n")
+    if commit:
+        subprocess.run(["git", "add", "-A"], cwd=path, env=w.env, check=True)
+        subprocess.run(["git", "commit", "-qm", "inner"], cwd=path, env=w.env, check=True)
+
+
+def test_nested_repositories_are_gitlinks_and_never_touched(project: Workdir) -> None:
+    _nested(project, "vendor/withcommit", commit=True)
+    _nested(project, "scratch/empty", commit=False)
+    inner_git = {p: sorted(os.listdir(project.path / p / ".git")) for p in ("vendor/withcommit", "scratch/empty")}
+    run = project.rewind("snap")
+    assert run.returncode == 0, run.stderr
+    listing = project.git("ls-tree", "-r", "refs/rewind/manual")
+    assert "160000 commit" in listing and "vendor/withcommit" in listing
+    assert "scratch/empty" not in listing
+    assert {"path": "scratch/empty", "reason": "nested repository with no commit"} in _note(project)["skipped"]
+    # the next snapshot still works and still leaves it out
+    project.write("notes.txt", "v2\n")
+    assert project.rewind("snap").returncode == 0
+    # a restore to before they existed leaves both repositories alone
+    project.ok("undo", "1", "--yes")
+    for p, names in inner_git.items():
+        assert sorted(os.listdir(project.path / p / ".git")) == names
+        assert (project.path / p / "inner.txt").read_text() == "inner\n"
+
+
+def test_nested_repository_gains_a_commit(project: Workdir) -> None:
+    _nested(project, "sub", commit=False)
+    project.ok("snap")
+    subprocess.run(["git", "add", "-A"], cwd=project.path / "sub", env=project.env, check=True)
+    subprocess.run(["git", "commit", "-qm", "c"], cwd=project.path / "sub", env=project.env, check=True)
+    project.ok("snap")
+    assert "160000 commit" in project.git("ls-tree", "refs/rewind/manual", "sub")
+    assert _note(project)["skipped"] == []
+
+
+def test_touched_but_unchanged_files_do_not_change_the_tree(project: Workdir) -> None:
+    project.ok("snap")
+    for path in (project.path / "src" / "app.py", project.path / "README.md"):
+        os.utime(path, (1, 1))
+    assert project.ok("snap").strip() == "unchanged since #1"
+
+
+def test_killed_git_index_lock_is_cleared(project: Workdir) -> None:
+    project.ok("snap")
+    (project.path / ".git" / "rewind" / "index.lock").write_text("")
+    project.write("notes.txt", "after a crash\n")
+    assert project.ok("snap").startswith("#2 ")

@@ -1,0 +1,163 @@
+"""`git rewind snap`: checkpoints as commits on refs/rewind/<session> with JSON notes."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from conftest import Workdir
+
+
+def test_snap_captures_tracked_and_untracked_but_not_ignored(project: Workdir) -> None:
+    before = project.user_state()
+    out = project.ok("snap", "-m", "first")
+    assert out.startswith("#1 ") and out.rstrip().endswith("first")
+    tree = project.tree_of("refs/rewind/manual")
+    assert tree == project.add_all_tree()
+    files = project.git("ls-tree", "-r", "--name-only", "refs/rewind/manual").split()
+    assert "notes.txt" in files and "src/app.py" in files
+    assert not any(f.startswith("node_modules") or f in ("debug.log", ".env") for f in files)
+    assert project.user_state() == before
+    project.fsck()
+
+
+def test_note_is_json_readable_by_git_notes(project: Workdir) -> None:
+    project.ok("snap", "-m", "with note", "--agent", "claude-code", "--trigger", "PreToolUse",
+               "--tool", "Edit", "--tag", "a", "--tag", "b", "--session", "s1")
+    note = json.loads(project.git("notes", "--ref=rewind", "show", "refs/rewind/s1"))
+    assert note["seq"] == 1 and note["session"] == "s1" and note["agent"] == "claude-code"
+    assert note["trigger"] == "PreToolUse" and note["tool"] == "Edit" and note["tags"] == ["a", "b"]
+    assert note["message"] == "with note" and note["branch"] == "main"
+    assert note["head"] == project.git("rev-parse", "HEAD").strip()
+    assert note["created"].endswith("Z")
+    assert "notes.txt" in note["paths"]  # changed relative to HEAD
+    log = project.git("log", "--format=%s", "refs/rewind/s1")
+    assert log.strip() == "#1 with note"
+
+
+def test_unchanged_tree_makes_no_checkpoint_unless_allowed(project: Workdir) -> None:
+    project.ok("snap")
+    assert project.ok("snap").strip() == "unchanged since #1"
+    assert project.git("rev-list", "--count", "refs/rewind/manual").strip() == "1"
+    out = project.ok("snap", "--allow-empty", "-m", "again")
+    assert out.startswith("#2 ")
+    assert project.git("rev-list", "--count", "refs/rewind/manual").strip() == "2"
+
+
+def test_sessions_chain_and_share_one_sequence(project: Workdir) -> None:
+    project.ok("snap", "--session", "a")
+    project.write("notes.txt", "more\n")
+    project.ok("snap", "--session", "b")
+    project.write("notes.txt", "again\n")
+    out = project.ok("snap", env={"GIT_REWIND_SESSION": "a"})
+    assert out.startswith("#3 ")
+    chain = project.git("log", "--format=%s", "refs/rewind/a").splitlines()
+    assert [c.split()[0] for c in chain] == ["#3", "#1"]
+    parent = project.git("rev-parse", "refs/rewind/a^").strip()
+    first = project.git("log", "--format=%H", "--reverse", "refs/rewind/a").split()[0]
+    assert parent == first
+
+
+def test_json_output_is_the_note_with_commit(project: Workdir) -> None:
+    data = json.loads(project.ok("snap", "--json", "-m", "j"))
+    assert data["commit"] == project.git("rev-parse", "refs/rewind/manual").strip()
+    assert data["seq"] == 1 and data["message"] == "j"
+    again = json.loads(project.ok("snap", "--json"))
+    assert again == {"unchanged": True, "seq": 1, "commit": data["commit"]}
+
+
+def test_summary_from_stdin_is_stored(project: Workdir) -> None:
+    project.ok("snap", "--summary", "-", input='{"done": "x", "next": "y"}')
+    note = json.loads(project.git("notes", "--ref=rewind", "show", "refs/rewind/manual"))
+    assert note["summary"] == {"done": "x", "next": "y"}
+    project.write("notes.txt", "2\n")
+    project.ok("snap", "--summary", "plain words")
+    note = json.loads(project.git("notes", "--ref=rewind", "show", "refs/rewind/manual"))
+    assert note["summary"] == "plain words"
+
+
+def test_path_snapshot_reads_only_named_files(project: Workdir) -> None:
+    project.ok("snap")
+    project.write("src/app.py", "print('changed')\n")
+    project.write("notes.txt", "changed too, but not named\n")
+    out = project.ok("snap", "--path", "src/app.py", "--tool", "Edit", "--trigger", "PreToolUse")
+    assert out.startswith("#2 ") and "before Edit src/app.py" in out
+    changed = project.git("diff", "--name-only", "refs/rewind/manual^", "refs/rewind/manual").split()
+    assert changed == ["src/app.py"]
+    # the un-named change is picked up by the next full snapshot
+    project.ok("snap")
+    assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
+
+
+def test_path_snapshot_of_deleted_new_and_ignored_files(project: Workdir) -> None:
+    project.ok("snap")
+    os.unlink(project.path / "notes.txt")
+    project.write("src/new.py", "new\n")
+    project.write("more.log", "ignored\n")
+    project.ok("snap", "--path", "notes.txt", "--path", "src/new.py", "--path", "more.log")
+    files = project.git("ls-tree", "-r", "--name-only", "refs/rewind/manual").split()
+    assert "notes.txt" not in files and "src/new.py" in files and "more.log" not in files
+    assert project.ok("snap", "--path", "src/new.py").strip() == "unchanged since #2"
+
+
+def test_path_snapshot_from_subdirectory_and_outside_paths_refused(project: Workdir, tmp_path) -> None:
+    project.ok("snap")
+    project.write("src/app.py", "v2\n")
+    out = project.ok("snap", "--path", "app.py", cwd=project.path / "src")
+    assert "src/app.py" in out
+    for bad in ("../../outside.txt", str(tmp_path / "elsewhere"), "../.git/config"):
+        run = project.rewind("snap", "--path", bad, cwd=project.path / "src")
+        assert run.returncode == 1
+        assert run.stderr.startswith("error: path outside the working tree")
+        assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_path_through_symlinked_directory_refused(project: Workdir, tmp_path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret\n")
+    os.symlink(outside, project.path / "linked")
+    project.ok("snap")
+    run = project.rewind("snap", "--path", "linked/secret.txt")
+    assert run.returncode == 1 and "symbolic link" in run.stderr
+    files = project.git("ls-tree", "-r", "refs/rewind/manual").split("\n")
+    assert any(line.endswith("\tlinked") and line.startswith("120000") for line in files)
+
+
+def test_path_snapshot_in_new_session_takes_full_snapshot(project: Workdir) -> None:
+    project.ok("snap", "--path", "src/app.py", "--session", "fresh")
+    assert project.tree_of("refs/rewind/fresh") == project.add_all_tree()
+
+
+def test_invalid_session_name_is_one_line_error(project: Workdir) -> None:
+    run = project.rewind("snap", "--session", "../../HEAD")
+    assert run.returncode == 1 and run.stderr.startswith("error: invalid session name")
+
+
+def test_snap_in_repository_without_commits(repo: Workdir) -> None:
+    repo.write("a.txt", "a\n")
+    out = repo.ok("snap")
+    assert out.startswith("#1 ")
+    note = json.loads(repo.git("notes", "--ref=rewind", "show", "refs/rewind/manual"))
+    assert note["head"] is None and note["branch"] == "main" and note["paths"] == ["a.txt"]
+    assert not (repo.path / ".git" / "index").exists()
+    assert repo.git("rev-parse", "-q", "--verify", "HEAD", check=False) == ""
+
+
+def test_sequence_survives_a_lost_counter(project: Workdir) -> None:
+    project.ok("snap")
+    project.write("notes.txt", "2\n")
+    project.ok("snap")
+    (project.path / ".git" / "rewind" / "seq").unlink()
+    project.write("notes.txt", "3\n")
+    assert project.ok("snap").startswith("#3 ")
+
+
+def test_stale_tip_cache_is_not_trusted(project: Workdir) -> None:
+    project.ok("snap")
+    project.write("notes.txt", "2\n")
+    project.ok("snap")
+    # someone moves the ref by hand: the cache must not be believed
+    project.git("update-ref", "refs/rewind/manual", "refs/rewind/manual^")
+    assert project.ok("snap").startswith("#3 ")
+    assert project.git("rev-list", "--count", "refs/rewind/manual").strip() == "2"
