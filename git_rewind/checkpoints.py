@@ -112,7 +112,7 @@ def load_all(repo: Repo) -> list[Checkpoint]:
         return []
     pyrepo = repo.pygit
     result = []
-    for note in pyrepo.notes(NOTES_REF):
+    for note in pyrepo.notes(NOTES_REF):  # type: ignore[call-arg]  # the stub omits ref
         try:
             data = json.loads(note.message)
         except ValueError:

@@ -6,7 +6,8 @@ import json
 import os
 import subprocess
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -47,7 +48,9 @@ cli.command("snap", context_settings=CONTEXT)(_snap_command())
 
 
 def _settings(repo: Repo) -> dict[str, Any]:
-    return config.values(repo.root)
+    settings = config.values(repo.root)
+    repo.lock_timeout = settings["lock_timeout"]
+    return settings
 
 
 @cli.command("list", context_settings=CONTEXT)
@@ -121,8 +124,9 @@ def diff_command(ident: str, ident2: str | None, stat: bool, name_status: bool) 
     if ident2:
         new = checkpoints.lookup(repo, ident2, items).commit
     else:
+        max_size = _settings(repo)["max_file_size"]
         with repo.worktree_lock():
-            new = snapshot.scan(repo, _settings(repo)["max_file_size"]).tree
+            new = snapshot.scan(repo, max_size).tree
     args = ["git", "diff"] + (["--stat"] if stat else []) + (["--name-status"] if name_status else [])
     sys.exit(subprocess.call(args + [old, new, "--"], cwd=repo.root))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from . import checkpoints, store
 from .checkpoints import Checkpoint
@@ -72,7 +73,7 @@ def _rewrite(
     kept_by_session: dict[str, list[Checkpoint]],
     touched: set[str],
 ) -> None:
-    pyrepo = repo.pygit
+    pyrepo: Any = repo.pygit
     fi = FastImport(repo.root, force=True)
     try:
         mark = 0
@@ -85,7 +86,7 @@ def _rewrite(
             fi.write(f"reset {REF_PREFIX}{session}\n".encode())
             for index, item in enumerate(kept):
                 mark += 1
-                commit = pyrepo[item.commit]
+                commit = pyrepo.get(item.commit)
                 stamp = commit.committer
                 fi.write(f"commit {REF_PREFIX}{session}\nmark :{mark}\n".encode())
                 fi.write(b"committer " + store.COMMITTER + b" %d +0000\n" % stamp.time)

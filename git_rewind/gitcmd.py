@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-from typing import IO, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import IO
 
 from .errors import RewindError
 
@@ -44,8 +45,7 @@ def run(
         cwd=cwd,
         env=full_env,
         input=input,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
     )
     if check and proc.returncode != 0:
         raise GitError(args, proc.returncode, proc.stderr.decode("utf-8", "replace"))

@@ -63,9 +63,9 @@ def target_excludes(repo: Repo, tree: str, path: str) -> str | None:
     for entry in out.split(b"\0"):
         if not entry:
             continue
-        meta, _, name = entry.partition(b"\t")
-        if name == b".gitignore" or name.endswith(b"/.gitignore"):
-            files.append((os.fsdecode(name), meta.split()[2].decode()))
+        meta, _, raw_name = entry.partition(b"\t")
+        if raw_name == b".gitignore" or raw_name.endswith(b"/.gitignore"):
+            files.append((os.fsdecode(raw_name), meta.split()[2].decode()))
     if not files:
         return None
     differs = False
@@ -88,7 +88,7 @@ def target_excludes(repo: Repo, tree: str, path: str) -> str | None:
         contents.append(raw[header_end + 1 : header_end + 1 + size])
         pos = header_end + 1 + size + 1
     lines = [_global_excludes(repo)]
-    ordered = sorted(zip(files, contents), key=lambda fc: fc[0][0].count("/"))
+    ordered = sorted(zip(files, contents, strict=True), key=lambda fc: fc[0][0].count("/"))
     for (name, _oid), content in ordered:
         directory = name[: -len(".gitignore")].rstrip("/")
         for raw_line in os.fsdecode(content).splitlines():

@@ -18,7 +18,7 @@ class Lock:
         self.timeout = timeout
         self._fd: int | None = None
 
-    def __enter__(self) -> "Lock":
+    def __enter__(self) -> Lock:
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         deadline = time.monotonic() + self.timeout
         delay = 0.002
@@ -29,7 +29,9 @@ class Lock:
             except BlockingIOError:
                 if time.monotonic() > deadline:
                     os.close(fd)
-                    raise RewindError(f"another git-rewind has held {self.path} for {self.timeout:.0f}s")
+                    raise RewindError(
+                        f"another git-rewind has held {self.path} for {self.timeout:.0f}s"
+                    ) from None
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
         self._fd = fd

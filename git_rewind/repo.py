@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 REF_PREFIX = "refs/rewind/"
 NOTES_REF = "refs/notes/rewind"
+_NO_WORK_TREE = "this is a bare repository or a .git directory; git rewind needs a work tree"
 
 
 class Repo:
@@ -32,9 +33,10 @@ class Repo:
         # Per repository: sequence counter, session state, the store lock.
         self.store_dir = os.path.join(commondir, "rewind")
         self._pygit2: Any = None
+        self.lock_timeout = 60.0  # seconds; commands set it from config
 
     @classmethod
-    def discover(cls, path: str | None = None) -> "Repo":
+    def discover(cls, path: str | None = None) -> Repo:
         """The repository holding PATH (default: the current directory)."""
         cwd = path or os.getcwd()
         if not os.path.isdir(cwd):
@@ -49,11 +51,11 @@ class Repo:
             if "not a git repository" in exc.stderr:
                 raise NotARepository(f"not a git repository: {cwd}") from None
             if "must be run in a work tree" in exc.stderr:
-                raise NotARepository("this is a bare repository or a .git directory; git rewind needs a work tree") from None
+                raise NotARepository(_NO_WORK_TREE) from None
             raise NotARepository(str(exc)) from None
         lines = os.fsdecode(out).splitlines()
         if lines[0] == "true" or lines[1] != "true" or len(lines) < 5:
-            raise NotARepository("this is a bare repository or a .git directory; git rewind needs a work tree")
+            raise NotARepository(_NO_WORK_TREE)
         return cls(root=lines[4], gitdir=lines[2], commondir=lines[3])
 
     def ensure_dirs(self) -> None:
@@ -61,15 +63,15 @@ class Repo:
         os.makedirs(self.rewind_dir, exist_ok=True)
         os.makedirs(self.store_dir, exist_ok=True)
 
-    def worktree_lock(self, timeout: float = 60.0) -> Lock:
+    def worktree_lock(self) -> Lock:
         """Serialises scans of this work tree through its private index."""
         self.ensure_dirs()
-        return Lock(os.path.join(self.rewind_dir, "lock"), timeout)
+        return Lock(os.path.join(self.rewind_dir, "lock"), self.lock_timeout)
 
-    def store_lock(self, timeout: float = 60.0) -> Lock:
+    def store_lock(self) -> Lock:
         """Serialises sequence ids, notes and refs across all work trees."""
         self.ensure_dirs()
-        return Lock(os.path.join(self.store_dir, "store.lock"), timeout)
+        return Lock(os.path.join(self.store_dir, "store.lock"), self.lock_timeout)
 
     @property
     def private_index(self) -> str:
@@ -164,7 +166,7 @@ class Repo:
     # pygit2, only for commands that read a lot -------------------------------
 
     @property
-    def pygit(self) -> "pygit2.Repository":
+    def pygit(self) -> pygit2.Repository:
         """The pygit2 view of the repository, imported on first use (~100 ms)."""
         if self._pygit2 is None:
             import pygit2

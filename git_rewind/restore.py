@@ -19,6 +19,7 @@ from .checkpoints import Checkpoint
 from .errors import RewindError
 from .repo import Repo
 
+
 @dataclass
 class Change:
     """One path to bring to the target: mode/oid None means remove it."""
@@ -188,7 +189,7 @@ def _ensure_parent(root: str, rel: str) -> bool:
     return True
 
 
-def _write(root: str, change: Change, blobs: "_BlobReader") -> bool:
+def _write(root: str, change: Change, blobs: _BlobReader) -> bool:
     full = os.path.join(root, change.path)
     if not _ensure_parent(root, change.path):
         return False
@@ -239,7 +240,7 @@ class _BlobReader:
         self._proc = subprocess.Popen(args, cwd=repo.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self._raw: subprocess.Popen[bytes] | None = None
 
-    def __enter__(self) -> "_BlobReader":
+    def __enter__(self) -> _BlobReader:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -77,6 +77,15 @@ def parse(argv: list[str]) -> dict[str, Any] | None:
     return values
 
 
+def _structured(text: str) -> Any:
+    """A summary given as a JSON object is stored as one; anything else as trimmed text."""
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return text.strip()
+    return parsed if isinstance(parsed, dict) else text.strip()
+
+
 def run(options: dict[str, Any]) -> int:
     """Take the checkpoint and print the contract output; returns the exit code."""
     from . import config, store
@@ -84,16 +93,12 @@ def run(options: dict[str, Any]) -> int:
 
     repo = Repo.discover()
     settings = config.values(repo.root)
+    repo.lock_timeout = settings["lock_timeout"]
     summary = options.get("summary")
     if summary == "-":
         summary = sys.stdin.read()
     if isinstance(summary, str):
-        try:
-            parsed = json.loads(summary)
-            if isinstance(parsed, dict):
-                summary = parsed
-        except ValueError:
-            summary = summary.strip()
+        summary = _structured(summary)
     base = os.getcwd()
     request = store.Request(
         session=options.get("session") or os.environ.get("GIT_REWIND_SESSION") or "manual",

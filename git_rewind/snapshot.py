@@ -253,7 +253,7 @@ def _drop_newly_ignored(repo: Repo, excludes_file: str | None) -> bool:
 
 def leave_out_large(repo: Repo, scan_result: Scan, candidates: list[str], limit: int) -> bool:
     """Drop CANDIDATES larger than LIMIT from the private index; True when the tree must be rewritten."""
-    large = []
+    large: list[dict[str, Any]] = []
     for path in candidates:
         try:
             st = os.lstat(os.path.join(repo.root, path))

@@ -175,7 +175,7 @@ def _save_paths(repo: Repo, req: Request, tip: Tip) -> Result:
             # A path the tip does not have yet must not be an ignored one.
             new = [s.path for s in states if current[s.path] is None and s.content is not None]
             ignored = snapshot.ignored(repo, new)
-            lines = []
+            lines: list[Any] = []
             for s in states:
                 before = current[s.path]
                 if s.content is None or s.path in ignored:
