@@ -9,13 +9,15 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any
+import time
+from typing import TYPE_CHECKING, Any
 
 from . import gitcmd
 from .errors import RewindError
 from .repo import NOTES_REF, Repo
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 NOTE_VERSION = 1
 _SESSION_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
@@ -29,7 +31,7 @@ def check_session(name: str) -> str:
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def new_note(**fields: Any) -> dict[str, Any]:
@@ -48,12 +50,14 @@ def dump_note(note: dict[str, Any]) -> bytes:
     return (json.dumps(note, ensure_ascii=True, indent=1) + "\n").encode()
 
 
-@dataclass
 class Checkpoint:
     """A checkpoint commit and its note."""
 
-    commit: str
-    note: dict[str, Any]
+    __slots__ = ("commit", "note")
+
+    def __init__(self, commit: str, note: dict[str, Any]) -> None:
+        self.commit = commit
+        self.note = note
 
     @property
     def seq(self) -> int:
@@ -69,6 +73,8 @@ class Checkpoint:
 
     @property
     def created(self) -> datetime:
+        from datetime import datetime, timezone
+
         try:
             return datetime.strptime(str(self.note["created"]), "%Y-%m-%dT%H:%M:%SZ").replace(
                 tzinfo=timezone.utc

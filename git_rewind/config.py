@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from .errors import RewindError
@@ -56,12 +55,14 @@ _CONVERT = {
 }
 
 
-@dataclass
 class Setting:
     """A value and where it came from."""
 
-    value: Any
-    source: str
+    __slots__ = ("value", "source")
+
+    def __init__(self, value: Any, source: str) -> None:
+        self.value = value
+        self.source = source
 
 
 def _read_toml(path: str) -> dict[str, Any]:

@@ -10,19 +10,21 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 
-@dataclass(frozen=True)
 class Option:
     """One `snap` option: its spellings, destination, and whether it takes a value or repeats."""
 
-    flags: tuple[str, ...]
-    dest: str
-    help: str
-    takes_value: bool = True
-    multiple: bool = False
+    __slots__ = ("flags", "dest", "help", "takes_value", "multiple")
+
+    def __init__(self, flags: tuple[str, ...], dest: str, help: str, takes_value: bool = True,
+                 multiple: bool = False) -> None:
+        self.flags = flags
+        self.dest = dest
+        self.help = help
+        self.takes_value = takes_value
+        self.multiple = multiple
 
 
 OPTIONS = (

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import stat
-from dataclasses import dataclass, field
 from typing import Any
 
 from . import gitcmd, journal
@@ -30,23 +29,27 @@ MODE_TREE = 0o040000
 _NO_COMMIT = re.compile(r"error: '(.+?)/?' does not have a commit checked out")
 
 
-@dataclass
 class Scan:
     """A whole-tree scan: the tree id and what was left out of it."""
 
-    tree: str
-    skipped: list[dict[str, Any]] = field(default_factory=list)
+    __slots__ = ("tree", "skipped")
+
+    def __init__(self, tree: str, skipped: list[dict[str, Any]]) -> None:
+        self.tree = tree
+        self.skipped = skipped
 
 
-@dataclass
 class PathState:
     """One named path as it is on disk now: None content means it is absent (or left out)."""
 
-    path: str
-    mode: int = 0
-    content: bytes | None = None
-    oid: str | None = None
-    skipped: dict[str, Any] | None = None
+    __slots__ = ("path", "mode", "content", "oid", "skipped")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.mode = 0
+        self.content: bytes | None = None
+        self.oid: str | None = None
+        self.skipped: dict[str, Any] | None = None
 
 
 def blob_oid(content: bytes) -> str:

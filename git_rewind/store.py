@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from . import checkpoints, snapshot
@@ -21,44 +20,71 @@ COMMITTER = b"git-rewind <git-rewind@localhost>"
 MAX_NOTE_PATHS = 1000
 
 
-@dataclass
 class Request:
-    """What a caller wants checkpointed, and the metadata to record."""
+    """What a caller wants checkpointed, and the metadata to record.
 
-    session: str = "manual"
-    message: str | None = None
-    agent: str | None = None
-    trigger: str | None = None
-    tool: str | None = None
-    paths: list[str] = field(default_factory=list)  # work-tree-relative; empty = whole tree
-    tags: list[str] = field(default_factory=list)
-    prompt: str | None = None
-    summary: Any = None
-    conversation: dict[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    allow_empty: bool = False
-    max_file_size: int = 50 * 1024 * 1024
-    excludes_file: str | None = None  # extra ignore rules (restore passes the target's)
+    `paths` are work-tree-relative (empty: the whole tree); `excludes_file` adds ignore rules
+    (restore passes the target's). Plain slots class: dataclasses cost ~7 ms of import per hook.
+    """
+
+    __slots__ = ("session", "message", "agent", "trigger", "tool", "paths", "tags", "prompt",
+                 "summary", "conversation", "extra", "allow_empty", "max_file_size", "excludes_file")
+
+    def __init__(
+        self,
+        session: str = "manual",
+        message: str | None = None,
+        agent: str | None = None,
+        trigger: str | None = None,
+        tool: str | None = None,
+        paths: list[str] | None = None,
+        tags: list[str] | None = None,
+        prompt: str | None = None,
+        summary: Any = None,
+        conversation: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None = None,
+        allow_empty: bool = False,
+        max_file_size: int = 50 * 1024 * 1024,
+        excludes_file: str | None = None,
+    ) -> None:
+        self.session = session
+        self.message = message
+        self.agent = agent
+        self.trigger = trigger
+        self.tool = tool
+        self.paths = paths or []
+        self.tags = tags or []
+        self.prompt = prompt
+        self.summary = summary
+        self.conversation = conversation
+        self.extra = extra or {}
+        self.allow_empty = allow_empty
+        self.max_file_size = max_file_size
+        self.excludes_file = excludes_file
 
 
-@dataclass
 class Result:
     """A checkpoint taken (`created`) or the one the tree still equals."""
 
-    created: bool
-    seq: int
-    commit: str
-    tree: str
-    note: dict[str, Any]
+    __slots__ = ("created", "seq", "commit", "tree", "note")
+
+    def __init__(self, created: bool, seq: int, commit: str, tree: str, note: dict[str, Any]) -> None:
+        self.created = created
+        self.seq = seq
+        self.commit = commit
+        self.tree = tree
+        self.note = note
 
 
-@dataclass
 class Tip:
     """The newest checkpoint of a session, cached so the hot path reads no object."""
 
-    commit: str
-    tree: str
-    seq: int
+    __slots__ = ("commit", "tree", "seq")
+
+    def __init__(self, commit: str, tree: str, seq: int) -> None:
+        self.commit = commit
+        self.tree = tree
+        self.seq = seq
 
 
 def _tip_file(repo: Repo, session: str) -> str:
