@@ -16,6 +16,7 @@ DEFAULTS: dict[str, Any] = {
     "gc_keep": 1000,
     "gc_older_than_days": 30,
     "lock_timeout": 60,
+    "auto_pack": 2000,
 }
 
 PROJECT_FILE = ".git-rewind.toml"
@@ -52,6 +53,7 @@ _CONVERT = {
     "gc_keep": _non_negative_int,
     "gc_older_than_days": _non_negative_int,
     "lock_timeout": _non_negative_int,
+    "auto_pack": _non_negative_int,
 }
 
 

@@ -113,6 +113,7 @@ def run(options: dict[str, Any]) -> int:
         summary=summary,
         allow_empty=bool(options.get("allow_empty")),
         max_file_size=settings["max_file_size"],
+        auto_pack=settings["auto_pack"],
     )
     result = store.save(repo, request)
     for entry in result.note.get("skipped") or []:

@@ -120,3 +120,30 @@ def test_linked_worktrees_have_their_own_index_and_share_the_sequence(project: W
     subprocess.run([*REWIND, "undo", "2", "--yes"], cwd=linked, env=project.env, check=True,
                    capture_output=True)
     assert (linked / "feature.txt").read_text() == "feature\n"
+
+
+def test_no_command_writes_the_users_index_head_branches_stash_or_config(project: Workdir) -> None:
+    """Invariant 1, across every command: the user's own git state is byte-for-byte the same."""
+    project.write("src/app.py", "staged change\n")
+    project.git("add", "src/app.py")
+    project.write("stash-me.txt", "x\n")
+    project.git("stash", "push", "-q", "--include-untracked", "-m", "mine")
+    project.write("src/app.py", "working change\n")
+    git_dir = project.path / ".git"
+
+    def user_files() -> dict[str, bytes]:
+        names = ["index", "HEAD", "config", "ORIG_HEAD", "logs/HEAD", "logs/refs/stash", "refs/stash"]
+        return {n: (git_dir / n).read_bytes() for n in names if (git_dir / n).exists()}
+
+    before_files = user_files()
+    before = project.user_state()
+    commands = [
+        ["snap", "-m", "a"], ["snap", "--path", "src/app.py"], ["list"], ["list", "--json"],
+        ["show", "1"], ["diff", "1"], ["diff", "1", "@"], ["files", "1", "--all"],
+        ["undo", "1", "--dry-run"], ["undo", "1", "--yes"], ["redo"], ["gc", "--keep", "100"],
+    ]
+    for args in commands:
+        project.ok(*args)
+        assert user_files() == before_files, args
+    assert project.user_state() == before
+    assert project.git("stash", "list").count("mine") == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 from conftest import Workdir
 
@@ -161,3 +162,31 @@ def test_stale_tip_cache_is_not_trusted(project: Workdir) -> None:
     project.git("update-ref", "refs/rewind/manual", "refs/rewind/manual^")
     assert project.ok("snap").startswith("#3 ")
     assert project.git("rev-list", "--count", "refs/rewind/manual").strip() == "2"
+
+
+def test_loose_objects_are_packed_in_the_background(project: Workdir) -> None:
+    import hashlib
+    import time
+
+    # git estimates loose objects from objects/17/; put one object there so the estimate is 256
+    i = 0
+    while not hashlib.sha1(b"blob %d\0filler %d" % (len(b"filler %d" % i), i)).hexdigest().startswith("17"):
+        i += 1
+    subprocess.run(
+        ["git", "hash-object", "-w", "--stdin"], input=b"filler %d" % i, cwd=project.path, env=project.env,
+        check=True, capture_output=True)
+    project.write(".git-rewind.toml", "auto_pack = 100\n")
+    project.ok("snap")
+    commit = project.git("rev-parse", "refs/rewind/manual").strip()
+    loose = project.path / ".git" / "objects" / commit[:2] / commit[2:]
+    deadline = time.monotonic() + 30
+    while loose.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not loose.exists(), "the checkpoint commit was not packed"
+    assert "in-pack: 0" not in project.git("count-objects", "-v")
+    project.fsck()
+    # a second snapshot right after does not start another repack within the minute
+    stamp = (project.path / ".git" / "rewind" / "last-pack").read_text()
+    project.write("notes.txt", "again\n")
+    project.ok("snap")
+    assert (project.path / ".git" / "rewind" / "last-pack").read_text() == stamp
