@@ -135,8 +135,8 @@ def test_no_command_writes_the_users_index_head_branches_stash_or_config(project
         names = ["index", "HEAD", "config", "ORIG_HEAD", "logs/HEAD", "logs/refs/stash", "refs/stash"]
         return {n: (git_dir / n).read_bytes() for n in names if (git_dir / n).exists()}
 
+    before = project.user_state()  # runs git status, which may refresh the index: read files after it
     before_files = user_files()
-    before = project.user_state()
     commands = [
         ["snap", "-m", "a"], ["snap", "--path", "src/app.py"], ["list"], ["list", "--json"],
         ["show", "1"], ["diff", "1"], ["diff", "1", "@"], ["files", "1", "--all"],
@@ -144,6 +144,7 @@ def test_no_command_writes_the_users_index_head_branches_stash_or_config(project
     ]
     for args in commands:
         project.ok(*args)
-        assert user_files() == before_files, args
+        after_files = user_files()
+        assert after_files == before_files, (args, [k for k in before_files if after_files.get(k) != before_files[k]])
     assert project.user_state() == before
     assert project.git("stash", "list").count("mine") == 1
