@@ -143,6 +143,8 @@ def test_no_command_writes_the_users_index_head_branches_stash_or_config(project
         ["undo", "1", "--dry-run"], ["undo", "1", "--yes"], ["redo"], ["gc", "--keep", "100"],
     ]
     for args in commands:
+        if args[0] == "undo" and "--yes" in args:
+            project.write("src/app.py", "a change to undo\n")
         project.ok(*args)
         after_files = user_files()
         assert after_files == before_files, (args, [k for k in before_files if after_files.get(k) != before_files[k]])
