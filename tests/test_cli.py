@@ -148,5 +148,6 @@ def test_no_command_writes_the_users_index_head_branches_stash_or_config(project
         project.ok(*args)
         after_files = user_files()
         assert after_files == before_files, (args, [k for k in before_files if after_files.get(k) != before_files[k]])
-    assert project.user_state() == before
+    # HEAD, branches, stash and status (index bytes were compared above, before git status refreshes them)
+    assert project.user_state()[1:] == before[1:]
     assert project.git("stash", "list").count("mine") == 1
