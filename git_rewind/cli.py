@@ -160,7 +160,8 @@ def _rewind(repo: Repo, target: checkpoints.Checkpoint, only: list[str], dry_run
             trigger: str) -> None:
     from . import restore
 
-    max_size = _settings(repo)["max_file_size"]
+    settings = _settings(repo)
+    max_size = settings["max_file_size"]
     if dry_run or (sys.stdin.isatty() and not yes):
         plan = restore.preview(repo, target, only, max_size)
         if plan.empty:
@@ -173,7 +174,7 @@ def _rewind(repo: Repo, target: checkpoints.Checkpoint, only: list[str], dry_run
         if not click.confirm(f"Rewind the working tree to #{target.seq}?", default=False):
             click.echo("nothing changed")
             sys.exit(1)
-    outcome = restore.rewind(repo, target, only, max_size, trigger=trigger)
+    outcome = restore.rewind(repo, target, only, max_size, trigger=trigger, auto_pack=settings["auto_pack"])
     if outcome.safety is None:
         click.echo(f"the working tree already matches #{target.seq}")
         return

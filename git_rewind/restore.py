@@ -119,6 +119,7 @@ def rewind(
     only: list[str],
     max_size: int,
     trigger: str = "pre-rewind",
+    auto_pack: int = 2000,
 ) -> Outcome:
     """Checkpoint the current state, then bring the working tree to TARGET."""
     with repo.worktree_lock():
@@ -131,6 +132,7 @@ def rewind(
             message=f"{trigger} to #{target.seq}",
             allow_empty=True,
             max_file_size=max_size,
+            auto_pack=auto_pack,
             excludes_file=excludes,
             extra={"rewind": {"to": target.seq, "to_commit": target.commit, "only": only}},
         )
