@@ -32,11 +32,12 @@ _NO_COMMIT = re.compile(r"error: '(.+?)/?' does not have a commit checked out")
 class Scan:
     """A whole-tree scan: the tree id and what was left out of it."""
 
-    __slots__ = ("tree", "skipped")
+    __slots__ = ("tree", "skipped", "changes")
 
     def __init__(self, tree: str, skipped: list[dict[str, Any]]) -> None:
         self.tree = tree
         self.skipped = skipped
+        self.changes: list[tuple[str, str]] = []  # (status, path) against the base tree
 
 
 class PathState:
@@ -152,8 +153,21 @@ def _add_all(repo: Repo, skipped: list[dict[str, Any]], excludes_file: str | Non
     repo.git(args, env=_index_env(repo), input=spec)
 
 
-def scan(repo: Repo, limit: int, excludes_file: str | None = None) -> Scan:
-    """Write the whole working tree (tracked + untracked, not ignored) as a tree. Hold the work-tree lock."""
+def changed_paths(repo: Repo, old_tree: str, new_tree: str) -> list[tuple[str, str]]:
+    """(status, path) for every file that differs between two trees."""
+    if old_tree == new_tree:
+        return []
+    out = repo.git(["diff-tree", "-r", "-z", "--no-renames", "--name-status", old_tree, new_tree])
+    parts = out.split(b"\0")
+    return [(parts[i].decode(), os.fsdecode(parts[i + 1])) for i in range(0, len(parts) - 1, 2)]
+
+
+def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: str | None = None) -> Scan:
+    """Write the whole working tree (tracked + untracked, not ignored) as a tree. Hold the work-tree lock.
+
+    With BASE_TREE, the result also lists what changed against it (one diff serves both that
+    and the check for changed .gitignore files when the last scan was that tree).
+    """
     repo.ensure_dirs()
     journal.sweep(repo)
     _seed_private_index(repo)
@@ -182,12 +196,20 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None) -> Scan:
     tree = repo.git(["write-tree"], env=_index_env(repo)).decode().strip()
     last_tree, last_rules = _read_scan_state(repo)
     rules = _rules_signature(repo)
-    if (excludes_file or rules != last_rules or last_tree is None
-            or (tree != last_tree and _gitignore_changed(repo, last_tree, tree))):
+    changes = changed_paths(repo, base_tree, tree) if base_tree else []
+    if last_tree == base_tree:
+        since_last = changes
+    else:
+        since_last = changed_paths(repo, last_tree, tree) if last_tree else []
+    rules_changed = any(p == ".gitignore" or p.endswith("/.gitignore") for _s, p in since_last)
+    if excludes_file or rules != last_rules or last_tree is None or rules_changed:
         if _drop_newly_ignored(repo, excludes_file):
             tree = repo.git(["write-tree"], env=_index_env(repo)).decode().strip()
+            changes = changed_paths(repo, base_tree, tree) if base_tree else []
     _write_scan_state(repo, tree, rules)
-    return Scan(tree=tree, skipped=skipped)
+    result = Scan(tree=tree, skipped=skipped)
+    result.changes = changes
+    return result
 
 
 # ignore rules that change after a file was captured --------------------------------
@@ -230,11 +252,6 @@ def _rules_signature(repo: Repo) -> str:
     return " ".join(parts)
 
 
-def _gitignore_changed(repo: Repo, old: str, new: str) -> bool:
-    out = repo.git(["diff-tree", "-r", "-z", "--name-only", old, new])
-    return any(p == b".gitignore" or p.endswith(b"/.gitignore") for p in out.split(b"\0"))
-
-
 def _ignored_in_index(repo: Repo, env: dict[str, str] | None, excludes_file: str | None) -> set[bytes]:
     args = ["-c", f"core.excludesFile={excludes_file}"] if excludes_file else []
     out = repo.git(args + ["ls-files", "-z", "-c", "-i", "--exclude-standard"], env=env)
@@ -270,6 +287,8 @@ def leave_out_large(repo: Repo, scan_result: Scan, candidates: list[str], limit:
     scan_result.skipped += large
     _save_skipped(repo, scan_result.skipped)
     scan_result.tree = repo.git(["write-tree"], env=_index_env(repo)).decode().strip()
+    left_out = {e["path"] for e in large}
+    scan_result.changes = [(s, p) for s, p in scan_result.changes if p not in left_out]
     return True
 
 

@@ -130,13 +130,6 @@ def forget_tip(repo: Repo, session: str) -> None:
         pass
 
 
-def _changed_paths(repo: Repo, old_tree: str, new_tree: str) -> list[tuple[str, str]]:
-    """(status, path) for every file that differs between two trees."""
-    out = repo.git(["diff-tree", "-r", "-z", "--no-renames", "--name-status", old_tree, new_tree])
-    parts = out.split(b"\0")
-    return [(parts[i].decode(), os.fsdecode(parts[i + 1])) for i in range(0, len(parts) - 1, 2)]
-
-
 def _default_message(req: Request, paths: list[str]) -> str:
     what = " ".join(p for p in (req.trigger, req.tool) if p) or "snapshot"
     if req.tool and req.trigger and req.trigger.startswith("Pre"):
@@ -161,18 +154,18 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
     tip = session_tip(repo, req.session)
     if scan is None and req.paths and tip is not None and _fast_path_fits(repo, req.paths):
         return _save_paths(repo, req, tip)
+    base = tip.tree if tip is not None else _head_tree(repo)
     if scan is None:
-        scan = snapshot.scan(repo, req.max_file_size, req.excludes_file)
+        scan = snapshot.scan(repo, req.max_file_size, req.excludes_file, base_tree=base)
+    else:
+        scan.changes = snapshot.changed_paths(repo, base, scan.tree)
     if tip is not None and scan.tree == tip.tree and not req.allow_empty:
         return Result(False, tip.seq, tip.commit, tip.tree, {})
-    base = tip.tree if tip is not None else _head_tree(repo)
-    changes = _changed_paths(repo, base, scan.tree) if base != scan.tree else []
-    added = [p for status, p in changes if status in ("A", "M", "T")]
-    if snapshot.leave_out_large(repo, scan, added, req.max_file_size):
-        if tip is not None and scan.tree == tip.tree and not req.allow_empty:
-            return Result(False, tip.seq, tip.commit, tip.tree, {})
-        changes = _changed_paths(repo, base, scan.tree) if base != scan.tree else []
-    paths = req.paths or [p for _status, p in changes]
+    added = [p for status, p in scan.changes if status in ("A", "M", "T")]
+    snapshot.leave_out_large(repo, scan, added, req.max_file_size)
+    if tip is not None and scan.tree == tip.tree and not req.allow_empty:
+        return Result(False, tip.seq, tip.commit, tip.tree, {})
+    paths = req.paths or [p for _status, p in scan.changes]
     with repo.store_lock():
         return _commit(repo, req, tip, paths, scan.skipped, tree=scan.tree)
 
