@@ -197,20 +197,18 @@ def _save_paths(repo: Repo, req: Request, tip: Tip) -> Result:
             # A path the tip does not have yet must not be an ignored one.
             new = [s.path for s in states if current[s.path] is None and s.content is not None]
             ignored = snapshot.ignored(repo, new)
-            lines: list[Any] = []
+            edits: list[snapshot.PathState] = []
             for s in states:
                 before = current[s.path]
                 if s.content is None or s.path in ignored:
                     if before is not None and before[0] != snapshot.MODE_TREE:
-                        lines.append(b"D " + quote_path(os.fsencode(s.path)) + b"\n")
-                    continue
-                if before == (s.mode, s.oid):
-                    continue
-                lines.append((s.mode, s.path, s.content))
-            if not lines and not req.allow_empty:
+                        edits.append(snapshot.PathState(s.path))  # no content: delete it
+                elif before != (s.mode, s.oid):
+                    edits.append(s)
+            if not edits and not req.allow_empty:
                 fi.abort()
                 return Result(False, tip.seq, tip.commit, tip.tree, {})
-            return _commit(repo, req, tip, wanted, skipped, fi=fi, changes=lines)
+            return _commit(repo, req, tip, wanted, skipped, fi=fi, edits=edits)
         except BaseException:
             fi.abort()
             raise
@@ -224,9 +222,13 @@ def _commit(
     skipped: list[dict[str, Any]],
     tree: str | None = None,
     fi: FastImport | None = None,
-    changes: list[Any] | None = None,
+    edits: list[snapshot.PathState] | None = None,
 ) -> Result:
-    """Write commit + note and move both refs. Hold the store lock."""
+    """Write commit + note and move both refs. Hold the store lock.
+
+    The commit's tree is TREE, or the tip's tree with EDITS applied (a PathState without
+    content deletes its path).
+    """
     if repo.read_ref(REF_PREFIX + req.session) != (tip.commit if tip else None):
         # Another work tree (or gc) moved the session since we looked: chain onto its tip.
         tip = session_tip(repo, req.session)
@@ -245,7 +247,6 @@ def _commit(
     note.update(req.extra)
     now = int(time.time())
     stamp = b"committer " + COMMITTER + b" %d +0000\n" % now
-    own = fi is None
     fi = fi or FastImport(repo.root)
     try:
         fi.write(b"commit " + (REF_PREFIX + req.session).encode() + b"\nmark :1\n" + stamp)
@@ -254,13 +255,13 @@ def _commit(
             fi.write(b"from " + tip.commit.encode() + b"\n")
         if tree is not None:
             fi.write(b'M 040000 ' + tree.encode() + b' ""\n')
-        for change in changes or []:
-            if isinstance(change, bytes):
-                fi.write(change)
+        for edit in edits or []:
+            path = quote_path(os.fsencode(edit.path))
+            if edit.content is None:
+                fi.write(b"D " + path + b"\n")
             else:
-                mode, path, content = change
-                fi.write(b"M %o inline " % mode + quote_path(os.fsencode(path)) + b"\n")
-                fi.data(content)
+                fi.write(b"M %o inline " % edit.mode + path + b"\n")
+                fi.data(edit.content)
         fi.write(b"\n")
         notes_tip = repo.read_ref(NOTES_REF)
         fi.write(b"commit " + NOTES_REF.encode() + b"\n" + stamp)
@@ -271,13 +272,14 @@ def _commit(
         fi.data(dump_note(note))
         fi.write(b"\n")
         commit = fi.get_mark(1)
-        new_tree = tree if tree is not None else (fi.ls(commit, b"") or (0, ""))[1]
+        root = (0, tree) if tree is not None else fi.ls(commit, b"")
+        if root is None:
+            raise RewindError("fast-import did not report the checkpoint tree")
+        new_tree = root[1]
         fi.finish()
     except BaseException:
         fi.abort()
         raise
-    if not own and not new_tree:
-        raise RewindError("fast-import did not report the checkpoint tree")
     _write_tip(repo, req.session, Tip(commit, new_tree, seq))
     if req.auto_pack:
         maybe_pack(repo, req.auto_pack)
