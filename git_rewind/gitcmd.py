@@ -23,7 +23,10 @@ class GitError(RewindError):
 
     def __init__(self, args: Sequence[str], returncode: int, stderr: str) -> None:
         first = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit {returncode}"
-        super().__init__(f"git {args[0] if args else ''} failed: {first}")
+        words = list(args)
+        while words[:1] == ["-c"]:
+            words = words[2:]
+        super().__init__(f"git {words[0] if words else ''} failed: {first}")
         self.returncode = returncode
         self.stderr = stderr
 

@@ -82,7 +82,9 @@ def _plan_locked(
     excludes = os.path.join(repo.rewind_dir, "target-excludes")
     target_tree = repo.git(["rev-parse", target.commit + "^{tree}"]).decode().strip()
     used = ignore.target_excludes(repo, target_tree, excludes)
-    scan = snapshot.scan(repo, max_size, used)
+    # The safety checkpoint goes on the target's session: diff against its tip once, here.
+    tip = store.session_tip(repo, target.session or "manual")
+    scan = snapshot.scan(repo, max_size, used, base_tree=tip.tree if tip else None)
     plan = Plan(target=target, current_tree=scan.tree, skipped_scan=scan.skipped)
     for change in _diff(repo, scan.tree, target_tree):
         if not _within(change.path, only):

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import stat
+import time
 from typing import Any
 
 from . import gitcmd, journal
@@ -32,12 +33,13 @@ _NO_COMMIT = re.compile(r"error: '(.+?)/?' does not have a commit checked out")
 class Scan:
     """A whole-tree scan: the tree id and what was left out of it."""
 
-    __slots__ = ("tree", "skipped", "changes")
+    __slots__ = ("tree", "skipped", "changes", "base")
 
     def __init__(self, tree: str, skipped: list[dict[str, Any]]) -> None:
         self.tree = tree
         self.skipped = skipped
-        self.changes: list[tuple[str, str]] = []  # (status, path) against the base tree
+        self.changes: list[tuple[str, str]] = []  # (status, path) against `base`
+        self.base: str | None = None
 
 
 class PathState:
@@ -112,21 +114,55 @@ def _has_commit(nested: str) -> bool:
         return False
 
 
-def _seed_private_index(repo: Repo) -> None:
-    """Start the private index as a copy of the user's: its stat data spares hashing every file."""
+def _seed_private_index(repo: Repo) -> bool:
+    """Start the private index as a copy of the user's: its stat data spares hashing every file.
+
+    True when the private index is new (seeded, or absent for want of a user index): then it
+    holds nothing but what the user tracks.
+    """
     target = repo.private_index
     if os.path.exists(target):
-        return
+        return False
     source = os.path.join(repo.gitdir, "index")
     try:
         with open(source, "rb") as src:
             data = src.read()
     except FileNotFoundError:
-        return
+        return True
     tmp = target + ".seed"
     with open(tmp, "wb") as dst:
         dst.write(data)
+    # Keep the source's mtime: git re-checks entries as new as the index file ("racily clean");
+    # a fresh mtime would make it trust stat data it must not.
+    st = os.stat(source)
+    os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
     os.replace(tmp, target)
+    return True
+
+
+STALE_INDEX_LOCK = 10.0  # seconds
+
+
+def _clear_index_lock(repo: Repo) -> None:
+    """Remove an index.lock left by a killed scan; wait for one an orphaned git still holds.
+
+    We hold the work-tree lock, so no live git-rewind owns it. But `kill -9` of git-rewind
+    leaves its `git add` running to completion: deleting its lock then would let it rename
+    its index over ours. A lock that has not gone after STALE_INDEX_LOCK seconds is stale.
+    """
+    path = repo.private_index + ".lock"
+    while True:
+        try:
+            age = time.time() - os.stat(path).st_mtime
+        except FileNotFoundError:
+            return
+        if age > STALE_INDEX_LOCK:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+            return
+        time.sleep(0.05)
 
 
 def _index_env(repo: Repo) -> dict[str, str]:
@@ -170,10 +206,8 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: st
     """
     repo.ensure_dirs()
     journal.sweep(repo)
-    _seed_private_index(repo)
-    stale = repo.private_index + ".lock"
-    if os.path.exists(stale):  # left by a killed git; we hold the lock, so nobody owns it
-        os.unlink(stale)
+    fresh = _seed_private_index(repo)
+    _clear_index_lock(repo)
     previous = load_skipped(repo)
     skipped = [e for e in previous if _still_skipped(repo, e, limit)]
     if skipped:
@@ -202,13 +236,15 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: st
     else:
         since_last = changed_paths(repo, last_tree, tree) if last_tree else []
     rules_changed = any(p == ".gitignore" or p.endswith("/.gitignore") for _s, p in since_last)
-    if excludes_file or rules != last_rules or last_tree is None or rules_changed:
+    # A fresh index holds only the user's tracked files, which ignore rules never drop.
+    if excludes_file or (not fresh and (rules != last_rules or last_tree is None or rules_changed)):
         if _drop_newly_ignored(repo, excludes_file):
             tree = repo.git(["write-tree"], env=_index_env(repo)).decode().strip()
             changes = changed_paths(repo, base_tree, tree) if base_tree else []
     _write_scan_state(repo, tree, rules)
     result = Scan(tree=tree, skipped=skipped)
     result.changes = changes
+    result.base = base_tree
     return result
 
 
@@ -303,7 +339,7 @@ def read_paths(repo: Repo, paths: list[str], limit: int) -> list[PathState]:
         state = PathState(path=rel)
         try:
             st = os.lstat(full)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # gone, or a parent became a file
             states.append(state)
             continue
         if stat.S_ISLNK(st.st_mode):

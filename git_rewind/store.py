@@ -157,8 +157,9 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
     base = tip.tree if tip is not None else _head_tree(repo)
     if scan is None:
         scan = snapshot.scan(repo, req.max_file_size, req.excludes_file, base_tree=base)
-    else:
+    elif scan.base != base:
         scan.changes = snapshot.changed_paths(repo, base, scan.tree)
+        scan.base = base
     if tip is not None and scan.tree == tip.tree and not req.allow_empty:
         return Result(False, tip.seq, tip.commit, tip.tree, {})
     added = [p for status, p in scan.changes if status in ("A", "M", "T")]
@@ -194,9 +195,9 @@ def _save_paths(repo: Repo, req: Request, tip: Tip) -> Result:
         fi = FastImport(repo.root)
         try:
             current = {s.path: fi.ls(tip.commit, os.fsencode(s.path)) for s in states}
-            # A path the tip does not have yet must not be an ignored one.
-            new = [s.path for s in states if current[s.path] is None and s.content is not None]
-            ignored = snapshot.ignored(repo, new)
+            # An ignored path is never captured, even one an earlier checkpoint holds (the rule
+            # may be new); files the user tracks are never ignored, as with `git add -A`.
+            ignored = snapshot.ignored(repo, [s.path for s in states if s.content is not None])
             edits: list[snapshot.PathState] = []
             for s in states:
                 before = current[s.path]

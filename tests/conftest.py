@@ -107,7 +107,7 @@ class Workdir:
             scratch.unlink()
         user_index = self.path / ".git" / "index"
         if user_index.exists():
-            shutil.copyfile(user_index, scratch)
+            shutil.copy2(user_index, scratch)  # keep the mtime: git's racy-clean check depends on it
         subprocess.run(["git", "add", "-A"], cwd=self.path, env=env, check=True, capture_output=True)
         tree = subprocess.run(["git", "write-tree"], cwd=self.path, env=env, check=True,
                               capture_output=True, text=True).stdout.strip()

@@ -1,0 +1,390 @@
+"""kill -9 in the middle of `snap` and `undo`: the repository stays consistent and nothing is lost.
+
+On a tree of ~1,500 files the duration of each operation is measured first, then the operation
+is started again and killed (SIGKILL) at a random moment inside that duration, with a fixed
+seed. Half of the kills take the whole process group (a harness killing the hook's process
+tree); the other half take only the git-rewind process, whose git children then finish or
+fail on their own (`kill -9 <pid>`), and the checks wait for them. After every kill:
+`git fsck` is clean; every ref tip and chain commit has its note and seqs are unique; no work
+tree file is half-written (each is exactly its before or its after version); a safety
+checkpoint, if one was written, holds the whole pre-rewind tree; the next `snap` works, sweeps
+every `*.rewind-tmp` file and records exactly the files on disk; `list` works; and finishing
+the interrupted undo gives the exact target tree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from conftest import REWIND, Workdir
+
+SEED = 20241122
+DIRS, PER_DIR = 50, 30  # 1,500 files
+IGNORED = {"node_modules/pkg/index.js": b"ignored, never captured\n", "node_modules/big.bin": b"\0" * 5000}
+
+
+# processes ----------------------------------------------------------------------
+
+
+def _procs() -> dict[int, tuple[int, int, str, str]]:
+    """pid -> (ppid, pgrp, state, cmdline) for every process we can see."""
+    result = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read().decode(errors="replace")
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                cmdline = fh.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        result[int(name)] = (int(fields[1]), int(fields[2]), fields[0], cmdline)
+    return result
+
+
+def _alive(pid: int) -> bool:
+    info = _procs().get(pid)
+    return info is not None and info[2] != "Z"
+
+
+def _wait_group_gone(pgid: int, timeout: float = 60.0) -> None:
+    """Wait until every live process of the group (orphaned git children included) has exited."""
+    deadline = time.monotonic() + timeout
+    while any(pgrp == pgid and state != "Z" for _pp, pgrp, state, _c in _procs().values()):
+        assert time.monotonic() < deadline, f"process group {pgid} still running"
+        time.sleep(0.01)
+
+
+def _start(w: Workdir, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([*REWIND, *args], cwd=w.path, env=w.env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def _kill_at(proc: subprocess.Popen, delay: float, whole_group: bool) -> bool:
+    """SIGKILL after DELAY seconds; True if the process was still running then."""
+    time.sleep(delay)
+    running = proc.poll() is None
+    try:
+        if whole_group:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            os.kill(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+    _wait_group_gone(proc.pid)
+    return running and proc.returncode == -signal.SIGKILL
+
+
+def _timed(w: Workdir, *args: str) -> float:
+    start = time.monotonic()
+    w.ok(*args)
+    return time.monotonic() - start
+
+
+# trees ----------------------------------------------------------------------------
+
+
+def _blob_oid(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _disk(root: Path) -> dict[str, tuple[str, str]]:
+    """Every path outside .git: git mode and blob id (symlinks: of their target)."""
+    result = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        if dirpath == str(root):
+            dirnames.remove(".git")
+        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, root)
+            if os.path.islink(full):
+                result[rel] = ("120000", _blob_oid(os.fsencode(os.readlink(full))))
+            else:
+                with open(full, "rb") as fh:
+                    data = fh.read()
+                result[rel] = ("100755" if os.stat(full).st_mode & 0o100 else "100644", _blob_oid(data))
+    return result
+
+
+def _captured(disk: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    return {p: v for p, v in disk.items() if not p.startswith("node_modules/")}
+
+
+def _tree_listing(w: Workdir, commit: str) -> dict[str, tuple[str, str]]:
+    out = subprocess.run(["git", "ls-tree", "-r", "-z", "--full-tree", commit], cwd=w.path, env=w.env,
+                         capture_output=True, check=True).stdout
+    result = {}
+    for entry in out.split(b"\0"):
+        if entry:
+            meta, _, name = entry.partition(b"\t")
+            mode, _kind, oid = meta.decode().split()
+            result[os.fsdecode(name)] = (mode, oid)
+    return result
+
+
+def _version_a(rng: random.Random) -> dict[str, tuple[bytes, bool]]:
+    files = {}
+    for d in range(DIRS):
+        for f in range(PER_DIR):
+            body = f"A {d}/{f} ".encode() * rng.randint(4, 400)
+            files[f"d{d:02}/f{f:02}.txt"] = (body, rng.random() < 0.05)
+    return files
+
+
+def _version_b(a: dict[str, tuple[bytes, bool]], rng: random.Random) -> dict[str, tuple[bytes, bool]]:
+    files = {}
+    for path, (body, executable) in a.items():
+        roll = rng.random()
+        if roll < 0.15:
+            continue  # deleted in B
+        if roll < 0.75:
+            body = f"B {path} ".encode() * rng.randint(4, 400)
+        if rng.random() < 0.05:
+            executable = not executable
+        files[path] = (body, executable)
+    for n in range(150):  # new in B, in directories A does not have
+        files[f"new{n // 30}/sub/g{n:03}.txt"] = (f"B new {n}\n".encode() * rng.randint(1, 200), False)
+    return files
+
+
+def _write_version(root: Path, files: dict[str, tuple[bytes, bool]], links: dict[str, str]) -> None:
+    for path, (body, executable) in files.items():
+        full = root / path
+        full.parent.mkdir(parents=True, exist_ok=True)
+        full.write_bytes(body)
+        full.chmod(0o755 if executable else 0o644)
+    for path, target in links.items():
+        os.symlink(target, root / path)
+
+
+def _setup(repo: Workdir, files: dict[str, tuple[bytes, bool]]) -> None:
+    repo.write(".gitignore", "node_modules/\n")
+    _write_version(repo.path, files, {"link-a": "d00/f00.txt", "d01/link-b": "f01.txt"})
+    repo.commit_all("A")
+    for rel, content in IGNORED.items():
+        repo.write(rel, content)
+
+
+# store consistency ------------------------------------------------------------------
+
+
+def _check_store(w: Workdir) -> dict[int, dict]:
+    """fsck clean; every chain commit (ref tips first) has its note; seqs unique and rising."""
+    w.fsck()
+    run = w.rewind("list", "--json", "-n", "0")
+    assert run.returncode == 0, run.stderr
+    items = json.loads(run.stdout)
+    seqs = [item["seq"] for item in items]
+    assert len(seqs) == len(set(seqs)), f"duplicate seqs {seqs}"
+    by_commit = {item["commit"]: item for item in items}
+    for ref in w.git("for-each-ref", "--format=%(refname)", "refs/rewind/").split():
+        chain = w.git("rev-list", "--first-parent", ref).split()
+        assert chain[0] in by_commit, f"the tip of {ref} has no note"
+        assert all(c in by_commit for c in chain), f"a checkpoint of {ref} has no note"
+        chain_seqs = [by_commit[c]["seq"] for c in chain]
+        assert chain_seqs == sorted(chain_seqs, reverse=True) and len(set(chain_seqs)) == len(chain_seqs)
+    return {item["seq"]: item for item in items}
+
+
+def _tmp_files(root: Path) -> list[str]:
+    return [str(p.relative_to(root)) for p in root.rglob("*.rewind-tmp")]
+
+
+def _next_snap_is_exact(w: Workdir) -> None:
+    """The next command after a kill: works, sweeps temporary files, records exactly the disk."""
+    run = w.rewind("snap", "--allow-empty", "-m", "after a kill")
+    assert run.returncode == 0, f"the snap after a kill failed: {run.stderr}"
+    assert not _tmp_files(w.path), "a *.rewind-tmp file survived the next command"
+    assert not (w.path / ".git" / "rewind" / "restore.journal").exists()
+    commit = w.git("rev-parse", "refs/rewind/manual").strip()
+    disk = _captured(_disk(w.path))
+    assert _tree_listing(w, commit) == disk, "the checkpoint after a kill is not the work tree"
+
+
+# the tests ----------------------------------------------------------------------------
+
+
+def test_kill_snap_at_random_moments(repo: Workdir) -> None:
+    rng = random.Random(SEED)
+    files = _version_a(rng)
+    _setup(repo, files)
+    user_index = (repo.path / ".git" / "index").read_bytes()
+    repo.ok("snap")
+
+    def rewrite_all(round_: int) -> None:
+        for path, (body, _executable) in files.items():
+            (repo.path / path).write_bytes(body + f"round {round_}\n".encode())
+
+    rewrite_all(-1)
+    duration = _timed(repo, "snap")
+    rewrite_all(0)
+    duration = min(duration, _timed(repo, "snap"))
+    hits = 0
+    for round_ in range(1, 9):
+        rewrite_all(round_)
+        before = _disk(repo.path)
+        tips = {ref: repo.git("rev-parse", ref).strip()
+                for ref in repo.git("for-each-ref", "--format=%(refname)", "refs/").split()}
+        proc = _start(repo, "snap", "-m", f"round {round_}")
+        hits += _kill_at(proc, rng.uniform(0.02, duration * 0.9), whole_group=round_ % 2 == 0)
+        assert _disk(repo.path) == before, "a snap changed the work tree"
+        assert not _tmp_files(repo.path)
+        items = _check_store(repo)
+        # Refs either moved to a whole new checkpoint or not at all; nothing else moved.
+        for ref, tip in tips.items():
+            now = repo.git("rev-parse", ref).strip()
+            if ref.startswith("refs/heads/"):
+                assert now == tip
+            elif ref == "refs/rewind/manual" and now != tip:
+                assert items[max(items)]["commit"] == now
+        _next_snap_is_exact(repo)
+        assert (repo.path / ".git" / "index").read_bytes() == user_index
+    assert hits >= 4, f"only {hits} of 8 kills landed inside a snap of {duration:.2f}s"
+
+
+def test_kill_undo_at_random_moments(repo: Workdir) -> None:
+    rng = random.Random(SEED + 1)
+    files_a = _version_a(rng)
+    files_b = _version_b(files_a, rng)
+    _setup(repo, files_a)
+    user_index = (repo.path / ".git" / "index").read_bytes()
+    seq_a = json.loads(repo.ok("snap", "--json"))["seq"]
+    state_a = _disk(repo.path)
+    for path in files_a:
+        if path not in files_b:
+            os.unlink(repo.path / path)
+    os.unlink(repo.path / "link-a")
+    _write_version(repo.path, files_b, {"link-a": "d02/f02.txt", "new0/link-c": "sub/g000.txt"})
+    seq_b = json.loads(repo.ok("snap", "--json"))["seq"]
+    state_b = _disk(repo.path)
+    commits = {seq_a: _commit_of(repo, seq_a), seq_b: _commit_of(repo, seq_b)}
+    trees = {seq: repo.tree_of(commit) for seq, commit in commits.items()}
+    states = {seq_a: state_a, seq_b: state_b}
+    assert _tree_listing(repo, commits[seq_a]) == _captured(state_a)
+    assert _tree_listing(repo, commits[seq_b]) == _captured(state_b)
+
+    duration = _timed(repo, "undo", str(seq_a), "--yes")
+    assert _disk(repo.path) == state_a
+    duration = min(duration, _timed(repo, "undo", str(seq_b), "--yes"))
+    assert _disk(repo.path) == state_b
+
+    current, hits, mid_restore = seq_b, 0, 0
+    for round_ in range(10):
+        target = seq_a if current == seq_b else seq_b
+        last_seq = max(_check_store(repo))
+        proc = _start(repo, "undo", str(target), "--yes")
+        hits += _kill_at(proc, rng.uniform(0.02, duration * 0.95), whole_group=round_ % 2 == 0)
+
+        # No half-written file: each path is exactly its before or its after version.
+        disk = _disk(repo.path)
+        before, after = states[current], states[target]
+        for path, value in disk.items():
+            if path.endswith(".rewind-tmp"):
+                continue
+            assert value in (before.get(path), after.get(path)), f"{path} is neither version after a kill"
+        for path in set(before) & set(after):
+            assert path in disk, f"{path} exists before and after, but not after a kill"
+        changed = [p for p in set(before) | set(after) if before.get(p) != after.get(p)]
+        if any(disk.get(p) == before.get(p) for p in changed) and any(disk.get(p) == after.get(p) for p in changed):
+            mid_restore += 1
+
+        # Refs and notes consistent; a safety checkpoint, if written, holds the whole tree.
+        items = _check_store(repo)
+        for seq in sorted(s for s in items if s > last_seq):
+            assert items[seq]["trigger"] == "pre-rewind" and items[seq]["rewind"]["to"] == target
+            assert repo.tree_of(items[seq]["commit"]) == trees[current], "safety checkpoint lost work"
+
+        _next_snap_is_exact(repo)
+        assert repo.rewind("list").returncode == 0
+        # Finishing the interrupted undo gives exactly the target.
+        repo.ok("undo", str(target), "--yes")
+        assert _disk(repo.path) == states[target]
+        assert (repo.path / ".git" / "index").read_bytes() == user_index
+        for rel, content in IGNORED.items():
+            assert (repo.path / rel).read_bytes() == content
+        current = target
+    assert hits >= 6, f"only {hits} of 10 kills landed inside an undo of {duration:.2f}s"
+    assert mid_restore >= 2, f"only {mid_restore} of 10 kills landed while files were being written"
+    _check_store(repo)
+
+
+def _commit_of(w: Workdir, seq: int) -> str:
+    items = json.loads(w.ok("list", "--json", "-n", "0"))
+    return next(item["commit"] for item in items if item["seq"] == seq)
+
+
+def test_next_snap_while_a_killed_snaps_git_still_runs(repo: Workdir) -> None:
+    """`kill -9 <pid>` of a snap leaves its `git add` running; the next snap must still work.
+
+    Made deterministic with SIGSTOP: the orphaned git add of the killed snap holds the private
+    index lock; the next snap starts its own git add; the orphan then finishes first. (If the
+    next snap waits for the orphan instead, the orphan is let go after a few seconds.)
+    """
+    files = _version_a(random.Random(SEED + 2))
+    _setup(repo, files)
+    repo.ok("snap")
+    for path, (body, _x) in files.items():
+        (repo.path / path).write_bytes(body + b"changed\n")
+    lock = repo.path / ".git" / "rewind" / "index.lock"
+
+    def git_add_of(parent: int) -> int | None:
+        for pid, (ppid, _g, state, cmdline) in _procs().items():
+            if ppid == parent and " add " in cmdline and state != "Z":
+                return pid
+        return None
+
+    def lock_inode() -> int | None:
+        try:
+            return os.stat(lock).st_ino
+        except FileNotFoundError:
+            return None
+
+    stopped: list[int] = []
+    first = _start(repo, "snap", "-m", "killed")
+    try:
+        deadline = time.monotonic() + 30
+        while (orphan := git_add_of(first.pid)) is None or lock_inode() is None:
+            assert first.poll() is None and time.monotonic() < deadline, "the snap's git add was not seen"
+            time.sleep(0.001)
+        os.kill(orphan, signal.SIGSTOP)
+        stopped.append(orphan)
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait()
+        orphan_lock = lock_inode()
+        second = subprocess.Popen([*REWIND, "snap", "-m", "next"], cwd=repo.path, env=repo.env,
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and second.poll() is None:
+            add = git_add_of(second.pid)
+            if add is not None and lock_inode() not in (None, orphan_lock):
+                os.kill(add, signal.SIGSTOP)  # the second snap's git add holds a lock of its own
+                stopped.append(add)
+                break
+            time.sleep(0.001)
+        os.kill(orphan, signal.SIGCONT)  # the orphan finishes first
+        while _alive(orphan):
+            time.sleep(0.01)
+        for pid in stopped[1:]:
+            os.kill(pid, signal.SIGCONT)
+        out, err = second.communicate(timeout=60)
+    finally:
+        for pid in stopped:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        _wait_group_gone(first.pid)
+    assert second.returncode == 0, f"the snap after a killed snap failed: {err.decode()}"
+    assert out.decode().startswith("#")
+    _next_snap_is_exact(repo)
+    _check_store(repo)
