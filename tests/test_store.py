@@ -190,3 +190,17 @@ def test_loose_objects_are_packed_in_the_background(project: Workdir) -> None:
     project.write("notes.txt", "again\n")
     project.ok("snap")
     assert (project.path / ".git" / "rewind" / "last-pack").read_text() == stamp
+
+
+def test_path_snapshot_never_captures_a_file_that_became_ignored(project: Workdir) -> None:
+    project.write("config.local", "secret=1\n")
+    project.ok("snap")
+    project.write(".gitignore", "node_modules/\n*.log\n.env\nconfig.local\n")
+    project.write("config.local", "secret=2\n")
+    project.ok("snap", "--path", "config.local", "--path", ".gitignore")
+    files = project.git("ls-tree", "-r", "--name-only", "refs/rewind/manual").split()
+    assert "config.local" not in files
+    assert subprocess.run(["git", "cat-file", "-e", project.git("hash-object", "config.local").strip()],
+                          cwd=project.path, env=project.env).returncode != 0
+    project.ok("snap", "--allow-empty")
+    assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
