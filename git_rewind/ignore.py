@@ -52,20 +52,36 @@ def _global_excludes(repo: Repo) -> bytes:
         return b""
 
 
+def gitignore_files(repo: Repo, tree: str) -> list[tuple[str, str]]:
+    """(path, blob id) of every .gitignore in TREE; cached per tree, since trees never change."""
+    cache = os.path.join(repo.rewind_dir, "gitignores", tree)
+    try:
+        with open(cache, "rb") as fh:
+            fields = fh.read().split(b"\0")[:-1]
+        return [(os.fsdecode(fields[i]), fields[i + 1].decode()) for i in range(0, len(fields), 2)]
+    except FileNotFoundError:
+        pass
+    out = repo.git(["ls-tree", "-r", "-z", "--full-tree", tree])
+    files = []
+    for entry in out.split(b"\0"):
+        meta, _, raw_name = entry.partition(b"\t")
+        if raw_name == b".gitignore" or raw_name.endswith(b"/.gitignore"):
+            files.append((os.fsdecode(raw_name), meta.split()[2].decode()))
+    os.makedirs(os.path.dirname(cache), exist_ok=True)
+    tmp = f"{cache}.{os.getpid()}"
+    with open(tmp, "wb") as fh:
+        fh.write(b"".join(os.fsencode(name) + b"\0" + oid.encode() + b"\0" for name, oid in files))
+    os.replace(tmp, cache)
+    return files
+
+
 def target_excludes(repo: Repo, tree: str, path: str) -> str | None:
     """Write an excludes file holding TREE's .gitignore rules when they differ from the disk's.
 
     Returns its path, or None when every .gitignore of TREE is on disk unchanged (then the
     current rules already are the target's, and git needs no help).
     """
-    out = repo.git(["ls-tree", "-r", "-z", "--full-tree", tree])
-    files = []
-    for entry in out.split(b"\0"):
-        if not entry:
-            continue
-        meta, _, raw_name = entry.partition(b"\t")
-        if raw_name == b".gitignore" or raw_name.endswith(b"/.gitignore"):
-            files.append((os.fsdecode(raw_name), meta.split()[2].decode()))
+    files = gitignore_files(repo, tree)
     if not files:
         return None
     differs = False

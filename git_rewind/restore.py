@@ -154,14 +154,36 @@ def _apply(repo: Repo, plan: Plan, outcome: Outcome) -> None:
                 os.unlink(full)
             outcome.removed.append(change.path)
         _remove_empty_dirs(root, [c.path for c in plan.removals])
-        with _BlobReader(repo) as blobs:
+        mode_only = {c.path for c in plan.writes if _same_content_new_mode(root, c)}
+        contents = [c for c in plan.writes if c.mode != snapshot.MODE_LINK and c.path not in mode_only]
+        umask = os.umask(0)
+        os.umask(umask)
+        with _BlobReader(repo, contents) as blobs:
             for change in plan.writes:
-                if _write(root, change, blobs):
+                if change.path in mode_only:
+                    os.chmod(os.path.join(root, change.path), _file_mode(change.mode, umask))
+                    outcome.written.append(change.path)
+                    continue
+                data = blobs.link_target(change) if change.mode == snapshot.MODE_LINK else blobs.next()
+                if _write(root, change, data, umask):
                     outcome.written.append(change.path)
                 else:
                     outcome.conflicts.append(change.path)
     finally:
         journal.end(repo)
+
+
+def _same_content_new_mode(root: str, change: Change) -> bool:
+    """Only the exec bit differs: a chmod is the whole restore."""
+    if change.old_mode is None or change.old_mode == change.mode or change.mode == snapshot.MODE_LINK:
+        return False
+    if change.old_mode == snapshot.MODE_LINK:
+        return False
+    try:
+        with open(os.path.join(root, change.path), "rb") as fh:
+            return snapshot.blob_oid(fh.read()) == change.oid
+    except OSError:
+        return False
 
 
 def _remove_empty_dirs(root: str, removed: list[str]) -> None:
@@ -193,28 +215,20 @@ def _ensure_parent(root: str, rel: str) -> bool:
     return True
 
 
-def _write(root: str, change: Change, blobs: _BlobReader) -> bool:
+def _write(root: str, change: Change, data: bytes, umask: int) -> bool:
+    """Put DATA at the change's path through a temporary file and a rename; False on a conflict."""
     full = os.path.join(root, change.path)
     if not _ensure_parent(root, change.path):
         return False
     if os.path.isdir(full) and not os.path.islink(full):
         return False  # a directory with content we must not remove stands here
-    assert change.oid is not None and change.mode is not None
     tmp = os.path.join(root, journal.temp_name(change.path))
     if os.path.lexists(tmp):
         os.unlink(tmp)
     if change.mode == snapshot.MODE_LINK:
-        os.symlink(blobs.read(change.oid, None), tmp)
-    elif (
-        change.old_mode is not None
-        and change.old_mode != change.mode
-        and blobs.same_content(change, full)
-    ):
-        os.chmod(full, _file_mode(change.mode))
-        return True
+        os.symlink(data, tmp)
     else:
-        data = blobs.read(change.oid, change.path)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _file_mode(change.mode))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _file_mode(change.mode, umask))
         try:
             view = memoryview(data)
             while view:
@@ -225,64 +239,78 @@ def _write(root: str, change: Change, blobs: _BlobReader) -> bool:
     return True
 
 
-def _file_mode(mode: int) -> int:
-    umask = os.umask(0)
-    os.umask(umask)
+def _file_mode(mode: int | None, umask: int) -> int:
     return (0o777 if mode == snapshot.MODE_EXEC else 0o666) & ~umask
 
 
 class _BlobReader:
-    """Blob contents through one `git cat-file --batch` process (smudged like a checkout when
-    the repository has attributes, raw otherwise)."""
+    """File contents for a restore, in order, from one `git cat-file --batch` fed by a thread.
 
-    def __init__(self, repo: Repo) -> None:
+    Requests are written ahead while responses are read, so 1,000 files cost no 1,000 round
+    trips. Content is smudged like a checkout when the repository has attributes; link
+    targets are always raw, from a second process started only when a link is restored.
+    """
+
+    def __init__(self, repo: Repo, changes: list[Change]) -> None:
+        import threading
+
         self._repo = repo
-        self._filters = snapshot.has_attributes(repo)
-        args = ["git", "-c", "core.autocrlf=false", "cat-file", "--batch"]
-        if self._filters:
-            args.append("--filters")
+        filters = snapshot.has_attributes(repo)
+        args = ["git", "-c", "core.autocrlf=false", "cat-file", "--batch"] + (["--filters"] if filters else [])
         self._proc = subprocess.Popen(args, cwd=repo.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self._raw: subprocess.Popen[bytes] | None = None
+        requests = [
+            (c.oid or "").encode() + (b" " + os.fsencode(c.path) if filters else b"") + b"\n" for c in changes
+        ]
+        self._feeder = threading.Thread(target=self._feed, args=(requests,), daemon=True)
+        self._feeder.start()
+
+    def _feed(self, requests: list[bytes]) -> None:
+        assert self._proc.stdin is not None
+        try:
+            for request in requests:
+                self._proc.stdin.write(request)
+            self._proc.stdin.close()
+        except (BrokenPipeError, ValueError):
+            pass  # the reader stopped early (an error); it reports
 
     def __enter__(self) -> _BlobReader:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for proc in (self._proc, self._raw):
-            if proc is not None and proc.stdin is not None:
-                proc.stdin.close()
-                proc.wait()
+        if exc[0] is not None:
+            self._proc.kill()  # stops the feeder too: its next write fails
+        self._feeder.join()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+        self._proc.wait()
+        if self._raw is not None and self._raw.stdin is not None:
+            self._raw.stdin.close()
+            self._raw.wait()
 
-    def read(self, oid: str, path: str | None) -> bytes:
-        proc = self._proc
-        request = oid.encode()
-        if self._filters:
-            if path is None:
-                if self._raw is None:
-                    self._raw = subprocess.Popen(
-                        ["git", "cat-file", "--batch"], cwd=self._repo.root,
-                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                    )
-                proc = self._raw
-            else:
-                request += b" " + os.fsencode(path)
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(request + b"\n")
-        proc.stdin.flush()
+    @staticmethod
+    def _response(proc: subprocess.Popen[bytes], oid: str | None) -> bytes:
+        assert proc.stdout is not None
         header = proc.stdout.readline().split()
         if len(header) != 3:
-            raise RewindError(f"object {oid} is missing from the repository")
-        size = int(header[2])
-        data = proc.stdout.read(size)
+            raise RewindError(f"object {oid or header[:1]} is missing from the repository")
+        data = proc.stdout.read(int(header[2]))
         proc.stdout.read(1)
         return data
 
-    def same_content(self, change: Change, full: str) -> bool:
-        try:
-            with open(full, "rb") as fh:
-                return snapshot.blob_oid(fh.read()) == change.oid
-        except OSError:
-            return False
+    def next(self) -> bytes:
+        """The content of the next change given at construction."""
+        return self._response(self._proc, None)
+
+    def link_target(self, change: Change) -> bytes:
+        """A symbolic link's target, as stored."""
+        if self._raw is None:
+            self._raw = subprocess.Popen(["git", "cat-file", "--batch"], cwd=self._repo.root,
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert self._raw.stdin is not None
+        self._raw.stdin.write((change.oid or "").encode() + b"\n")
+        self._raw.stdin.flush()
+        return self._response(self._raw, change.oid)
 
 
 def safety_for_redo(repo: Repo) -> Checkpoint:
