@@ -7,6 +7,8 @@ writing the notes ref afresh, without history, so the old notes trees become unr
 
 from __future__ import annotations
 
+import os
+import shutil
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -61,6 +63,7 @@ def collect(repo: Repo, keep: int, older_than_days: int, dry_run: bool = False) 
             repo.git(["update-ref", "--stdin"], input=f"delete {NOTES_REF}\n".encode())
         for session in touched:
             store.forget_tip(repo, session)
+        shutil.rmtree(os.path.join(repo.rewind_dir, "gitignores"), ignore_errors=True)  # a cache
         if result.sessions_removed:
             script = "".join(f"delete {REF_PREFIX}{s}\n" for s in result.sessions_removed)
             repo.git(["update-ref", "--stdin"], input=script.encode())
