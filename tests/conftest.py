@@ -100,14 +100,18 @@ class Workdir:
         )
 
     def add_all_tree(self) -> str:
-        """The tree `git add -A` gives in a scratch copy of the user's index: what a checkpoint must equal."""
-        scratch = self.path / ".git" / "scratch-index"
+        """The tree `git add -A` gives in a scratch copy of this work tree's index: what a checkpoint must equal.
+
+        The copy keeps the index file's mtime: git re-hashes entries as new as the index file
+        ("racily clean"), so a copy with a fresh mtime would trust stale stat data.
+        """
+        index = Path(self.git("rev-parse", "--path-format=absolute", "--git-path", "index").strip())
+        scratch = index.with_name("scratch-index")
         env = {**self.env, "GIT_INDEX_FILE": str(scratch)}
         if scratch.exists():
             scratch.unlink()
-        user_index = self.path / ".git" / "index"
-        if user_index.exists():
-            shutil.copy2(user_index, scratch)  # keep the mtime: git's racy-clean check depends on it
+        if index.exists():
+            shutil.copy2(index, scratch)
         subprocess.run(["git", "add", "-A"], cwd=self.path, env=env, check=True, capture_output=True)
         tree = subprocess.run(["git", "write-tree"], cwd=self.path, env=env, check=True,
                               capture_output=True, text=True).stdout.strip()

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,18 +87,6 @@ def _run_parallel(jobs: list[tuple[Workdir, int, list[str], str]]) -> list[Repor
     with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
         futures = [pool.submit(_run_worker, *job) for job in jobs]
         return [report for future in futures for report in future.result()]
-
-
-def _add_all_tree(w: Workdir, index: Path, scratch: Path) -> str:
-    """`git add -A` in a scratch copy (mtime kept) of the work tree's own index."""
-    env = {**w.env, "GIT_INDEX_FILE": str(scratch)}
-    if index.exists():
-        shutil.copy2(index, scratch)
-    subprocess.run(["git", "add", "-A"], cwd=w.path, env=env, check=True, capture_output=True)
-    tree = subprocess.run(["git", "write-tree"], cwd=w.path, env=env, check=True, capture_output=True,
-                          text=True).stdout.strip()
-    scratch.unlink()
-    return tree
 
 
 def _check(w: Workdir, reports: list[Report]) -> dict[int, dict]:
@@ -182,8 +168,7 @@ def test_parallel_snaps_never_lose_or_reuse(repo: Workdir) -> None:
     assert not list(repo.path.rglob("*.rewind-tmp"))
     # The store still works and still equals `git add -A`.
     repo.ok("snap", "--session", "final")
-    scratch = repo.path / ".git" / "scratch-concurrency"
-    assert repo.tree_of("refs/rewind/final") == _add_all_tree(repo, index, scratch)
+    assert repo.tree_of("refs/rewind/final") == repo.add_all_tree()
     assert "node_modules/x/index.js" not in repo.git("ls-tree", "-r", "--name-only", "refs/rewind/final")
 
 
@@ -221,9 +206,8 @@ def test_parallel_snaps_from_two_linked_worktrees(repo: Workdir, tmp_path: Path)
     # Each work tree's own full snapshot is its own `git add -A`, not the other's.
     for name, wt in trees.items():
         wt.ok("snap", "--session", f"{name}-final")
-        scratch = tmp_path / f"scratch-{name}"
         tree = wt.tree_of(f"refs/rewind/{name}-final")
-        assert tree == _add_all_tree(wt, indexes[name], scratch)
+        assert tree == wt.add_all_tree()
         files = wt.git("ls-tree", "-r", "--name-only", tree).split("\n")
         assert any(f.startswith(f"{name}-w0/") for f in files)
         other = "wt2" if name == "wt1" else "wt1"

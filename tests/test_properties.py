@@ -275,28 +275,6 @@ def _edit(w: Workdir, data: st.DataObject) -> set[str]:
     return touched
 
 
-def _add_all_tree(w: Workdir) -> str:
-    """The tree `git add -A` gives in a scratch copy of the user's index: what a checkpoint must equal.
-
-    Like Workdir.add_all_tree, but the copy keeps the index file's mtime: git decides which
-    entries are "racily clean" (must be re-hashed) by comparing them with that mtime, so a plain
-    copy made a second later trusts stale stat data and misses a same-size edit made in the
-    second of the user's last `git add`.
-    """
-    scratch = w.path / ".git" / "scratch-index-props"
-    env = {**w.env, "GIT_INDEX_FILE": str(scratch)}
-    if scratch.exists():
-        scratch.unlink()
-    user_index = w.path / ".git" / "index"
-    if user_index.exists():
-        shutil.copy2(user_index, scratch)
-    subprocess.run(["git", "add", "-A"], cwd=w.path, env=env, check=True, capture_output=True)
-    tree = subprocess.run(["git", "write-tree"], cwd=w.path, env=env, check=True, capture_output=True,
-                          text=True).stdout.strip()
-    scratch.unlink()
-    return tree
-
-
 # store checks -------------------------------------------------------------------
 
 
@@ -365,7 +343,7 @@ def test_snap_undo_redo_round_trip_random_trees(data: st.DataObject) -> None:
         # (a) the checkpoint is exactly `git add -A`
         first = _snap_json(w)
         tree0 = w.tree_of(first["commit"])
-        assert tree0 == _add_all_tree(w)
+        assert tree0 == w.add_all_tree()
         assert observer.user_state() == user0
         paths_base = _snap_json(w, "--session", "paths")
         assert w.tree_of(paths_base["commit"]) == tree0
@@ -374,7 +352,7 @@ def test_snap_undo_redo_round_trip_random_trees(data: st.DataObject) -> None:
         state1 = w.state()
         user1 = observer.user_state()
         assert user1[:3] == user0[:3]
-        tree1 = _add_all_tree(w)
+        tree1 = w.add_all_tree()
         assert tree1 != tree0
 
         # (e) naming the edited files (and ignored ones) gives the full snapshot's tree
@@ -398,7 +376,7 @@ def test_snap_undo_redo_round_trip_random_trees(data: st.DataObject) -> None:
         assert w.tree_of(items[safety]["commit"]) == tree1
         assert w.state() == state0
         assert observer.user_state() == user0
-        assert _add_all_tree(w) == tree0
+        assert w.add_all_tree() == tree0
 
         # (c) redo gives back the exact edited tree
         out = w.ok("redo", "--yes")
@@ -427,7 +405,7 @@ def test_repeated_snapshots_follow_the_tree(data: st.DataObject) -> None:
         moments: list[tuple[int, dict, str]] = []
         first = _snap_json(w)
         moments.append((first["seq"], w.state(), w.tree_of(first["commit"])))
-        assert moments[0][2] == _add_all_tree(w)
+        assert moments[0][2] == w.add_all_tree()
         for _round in range(data.draw(st.integers(1, 3), label="rounds")):
             touched = _edit(w, data)
             (w.path / "edited marker.txt").unlink(missing_ok=True)
@@ -436,7 +414,7 @@ def test_repeated_snapshots_follow_the_tree(data: st.DataObject) -> None:
                 result = w.ok("snap", *[f"--path={p}" for p in sorted(touched)])
             else:
                 result = w.ok("snap")
-            expected = _add_all_tree(w)
+            expected = w.add_all_tree()
             match = re.match(r"#(\d+) ([0-9a-f]{7}) ", result)
             if match is None:
                 assert re.match(r"unchanged since #(\d+)$", result.strip()), result
@@ -457,7 +435,7 @@ def test_repeated_snapshots_follow_the_tree(data: st.DataObject) -> None:
             ident = data.draw(st.sampled_from([ident, "@", "latest"]), label="newest")
         out = w.ok("undo", ident, "--yes")
         assert w.state() == state, out
-        assert _add_all_tree(w) == tree
+        assert w.add_all_tree() == tree
         assert observer.user_state()[:3] == user0[:3]
         _check_ignored(w, _check_store(w))
 
@@ -470,7 +448,7 @@ def test_path_snapshot_of_a_file_whose_directory_became_a_file(repo: Workdir) ->
     repo.write("a", "now a file\n")
     run = repo.rewind("snap", "--path", "a", "--path", "a/x")
     assert run.returncode == 0, run.stderr
-    assert repo.tree_of("refs/rewind/manual") == _add_all_tree(repo)
+    assert repo.tree_of("refs/rewind/manual") == repo.add_all_tree()
     repo.fsck()
 
 
@@ -492,4 +470,4 @@ def test_first_snapshot_seeded_from_a_racily_clean_user_index(repo: Workdir) -> 
     repo.ok("snap")
     assert repo.git("status", "--porcelain").splitlines() == ["AM f"]
     assert repo.git("show", "refs/rewind/manual:f") == "bbbb\n"
-    assert repo.tree_of("refs/rewind/manual") == _add_all_tree(repo)
+    assert repo.tree_of("refs/rewind/manual") == repo.add_all_tree()
