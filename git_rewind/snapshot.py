@@ -373,9 +373,18 @@ def inside_nested_repo(repo: Repo, rel: str) -> bool:
 
 
 def ignored(repo: Repo, paths: list[str]) -> set[str]:
-    """Which of PATHS git ignores (tracked paths never are)."""
+    """Which of PATHS git ignores (files the user tracks never are).
+
+    Asked first by the rules alone (`--no-index`: no read of a 100k-entry index on the hot
+    path); only paths the rules match are asked again with the user's index.
+    """
     if not paths:
         return set()
+    by_rules = _check_ignore(repo, paths, ["--no-index"])
+    return _check_ignore(repo, sorted(by_rules), []) if by_rules else set()
+
+
+def _check_ignore(repo: Repo, paths: list[str], flags: list[str]) -> set[str]:
     spec = b"\0".join(os.fsencode(p) for p in paths) + b"\0"
-    out = repo.git(["check-ignore", "-z", "--stdin"], input=spec, check=False)
+    out = repo.git(["check-ignore", *flags, "-z", "--stdin"], input=spec, check=False)
     return {os.fsdecode(p) for p in out.split(b"\0") if p}

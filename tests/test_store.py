@@ -204,3 +204,13 @@ def test_path_snapshot_never_captures_a_file_that_became_ignored(project: Workdi
                           cwd=project.path, env=project.env).returncode != 0
     project.ok("snap", "--allow-empty")
     assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
+
+
+def test_path_snapshot_keeps_a_tracked_file_that_matches_an_ignore_rule(project: Workdir) -> None:
+    project.write("keep.log", "tracked although *.log is ignored\n")
+    project.git("add", "-f", "keep.log")
+    project.ok("snap")
+    project.write("keep.log", "changed\n")
+    project.ok("snap", "--path", "keep.log")
+    assert project.git("show", "refs/rewind/manual:keep.log") == "changed\n"
+    assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
