@@ -23,9 +23,13 @@ PROJECT_FILE = ".git-rewind.toml"
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
 
 
+def xdg_config_home() -> str:
+    """$XDG_CONFIG_HOME, else ~/.config: where our config and git's global ignore file live."""
+    return os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+
+
 def user_file() -> str:
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "git-rewind", "config.toml")
+    return os.path.join(xdg_config_home(), "git-rewind", "config.toml")
 
 
 def parse_size(value: Any) -> int:

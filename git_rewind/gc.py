@@ -111,6 +111,6 @@ def _rewrite(
         raise
 
 
-def _note_blob(pyrepo: object, commit: str) -> str:
-    note = pyrepo.lookup_note(commit, NOTES_REF)  # type: ignore[attr-defined]
+def _note_blob(pyrepo: Any, commit: str) -> str:
+    note = pyrepo.lookup_note(commit, NOTES_REF)
     return str(note.id)

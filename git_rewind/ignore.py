@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from . import gitcmd
+from .config import xdg_config_home
 from .repo import Repo
 from .snapshot import blob_oid
 
@@ -43,8 +44,7 @@ def _global_excludes(repo: Repo) -> bytes:
     """The user's own core.excludesFile, which ours replaces and so must include."""
     path = repo.git(["config", "--path", "core.excludesFile"], check=False).decode().strip()
     if not path:
-        base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-        path = os.path.join(base, "git", "ignore")
+        path = os.path.join(xdg_config_home(), "git", "ignore")
     try:
         with open(os.path.expanduser(path), "rb") as fh:
             return fh.read() + b"\n"

@@ -111,6 +111,10 @@ class Repo:
             pass
         return refs
 
+    def tree_of(self, commit: str) -> str:
+        """The tree id of COMMIT."""
+        return self.git(["rev-parse", commit + "^{tree}"]).decode().strip()
+
     def session_refs(self) -> dict[str, str]:
         """Every session name with the commit its ref points to."""
         out = self.git(["for-each-ref", "--format=%(refname) %(objectname)", REF_PREFIX])

@@ -80,7 +80,7 @@ def _plan_locked(
     repo: Repo, target: Checkpoint, only: list[str], max_size: int
 ) -> tuple[Plan, snapshot.Scan, str | None]:
     excludes = os.path.join(repo.rewind_dir, "target-excludes")
-    target_tree = repo.git(["rev-parse", target.commit + "^{tree}"]).decode().strip()
+    target_tree = repo.tree_of(target.commit)
     used = ignore.target_excludes(repo, target_tree, excludes)
     # The safety checkpoint goes on the target's session: diff against its tip once, here.
     tip = store.session_tip(repo, target.session or "manual")

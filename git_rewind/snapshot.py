@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from . import gitcmd, journal
+from .config import xdg_config_home
 from .repo import Repo
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -169,6 +170,10 @@ def _index_env(repo: Repo) -> dict[str, str]:
     return {"GIT_INDEX_FILE": repo.private_index}
 
 
+def _write_tree(repo: Repo) -> str:
+    return repo.git(["write-tree"], env=_index_env(repo)).decode().strip()
+
+
 def _remove_from_index(repo: Repo, paths: list[str]) -> None:
     if paths:
         spec = b"\0".join(os.fsencode(p) for p in paths)
@@ -227,7 +232,7 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: st
         raise gitcmd.GitError(["add"], 1, "too many nested repositories with no commit")
     if skipped != previous:
         _save_skipped(repo, skipped)
-    tree = repo.git(["write-tree"], env=_index_env(repo)).decode().strip()
+    tree = _write_tree(repo)
     last_tree, last_rules = _read_scan_state(repo)
     rules = _rules_signature(repo)
     changes = changed_paths(repo, base_tree, tree) if base_tree else []
@@ -239,7 +244,7 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: st
     # A fresh index holds only the user's tracked files, which ignore rules never drop.
     if excludes_file or (not fresh and (rules != last_rules or last_tree is None or rules_changed)):
         if _drop_newly_ignored(repo, excludes_file):
-            tree = repo.git(["write-tree"], env=_index_env(repo)).decode().strip()
+            tree = _write_tree(repo)
             changes = changed_paths(repo, base_tree, tree) if base_tree else []
     _write_scan_state(repo, tree, rules)
     result = Scan(tree=tree, skipped=skipped)
@@ -277,9 +282,9 @@ def _write_scan_state(repo: Repo, tree: str, rules: str) -> None:
 
 def _rules_signature(repo: Repo) -> str:
     """Stat data of the ignore files outside the tree (.gitignore changes show in the tree)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     parts = []
-    for path in (os.path.join(repo.commondir, "info", "exclude"), os.path.join(base, "git", "ignore")):
+    global_ignore = os.path.join(xdg_config_home(), "git", "ignore")
+    for path in (os.path.join(repo.commondir, "info", "exclude"), global_ignore):
         try:
             st = os.stat(path)
             parts.append(f"{st.st_mtime_ns}:{st.st_size}")
@@ -322,7 +327,7 @@ def leave_out_large(repo: Repo, scan_result: Scan, candidates: list[str], limit:
     _remove_from_index(repo, [e["path"] for e in large])
     scan_result.skipped += large
     _save_skipped(repo, scan_result.skipped)
-    scan_result.tree = repo.git(["write-tree"], env=_index_env(repo)).decode().strip()
+    scan_result.tree = _write_tree(repo)
     left_out = {e["path"] for e in large}
     scan_result.changes = [(s, p) for s, p in scan_result.changes if p not in left_out]
     return True

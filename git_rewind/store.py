@@ -106,7 +106,7 @@ def session_tip(repo: Repo, session: str) -> Tip | None:
             return Tip(commit, tree, int(seq))
     except (FileNotFoundError, ValueError):
         pass
-    tree = repo.git(["rev-parse", commit + "^{tree}"]).decode().strip()
+    tree = repo.tree_of(commit)
     note = checkpoints.read_note(repo, commit) or {}
     tip = Tip(commit, tree, int(note.get("seq") or 0))
     _write_tip(repo, session, tip)
@@ -183,7 +183,7 @@ def _head_tree(repo: Repo) -> str:
     head, _branch = repo.head()
     if head is None:
         return snapshot.EMPTY_TREE
-    return repo.git(["rev-parse", head + "^{tree}"]).decode().strip()
+    return repo.tree_of(head)
 
 
 def _save_paths(repo: Repo, req: Request, tip: Tip) -> Result:
