@@ -102,13 +102,16 @@ def run(options: dict[str, Any]) -> int:
     if isinstance(summary, str):
         summary = _structured(summary)
     base = os.getcwd()
+    paths = [repo.relpath(p, base) for p in options.get("paths") or []]
+    if "" in paths:  # the work tree's root was named: that is a whole-tree snapshot
+        paths = []
     request = store.Request(
         session=options.get("session") or os.environ.get("GIT_REWIND_SESSION") or "manual",
         message=options.get("message"),
         agent=options.get("agent"),
         trigger=options.get("trigger"),
         tool=options.get("tool"),
-        paths=[repo.relpath(p, base) for p in options.get("paths") or []],
+        paths=paths,
         tags=list(options.get("tags") or []),
         summary=summary,
         allow_empty=bool(options.get("allow_empty")),

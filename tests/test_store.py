@@ -214,3 +214,12 @@ def test_path_snapshot_keeps_a_tracked_file_that_matches_an_ignore_rule(project:
     project.ok("snap", "--path", "keep.log")
     assert project.git("show", "refs/rewind/manual:keep.log") == "changed\n"
     assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
+
+
+def test_path_naming_the_root_is_a_whole_tree_snapshot(project: Workdir) -> None:
+    project.ok("snap")
+    project.write("notes.txt", "changed\n")
+    project.ok("snap", "--path", "..", cwd=project.path / "src")
+    note = json.loads(project.git("notes", "--ref=rewind", "show", "refs/rewind/manual"))
+    assert note["paths"] == ["notes.txt"]
+    assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
