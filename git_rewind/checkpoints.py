@@ -15,19 +15,12 @@ from typing import TYPE_CHECKING, Any
 from . import gitcmd
 from .errors import RewindError
 from .repo import NOTES_REF, Repo
+from .repo import check_session as check_session  # re-exported: callers know it from here
 
 if TYPE_CHECKING:
     from datetime import datetime
 
 NOTE_VERSION = 1
-_SESSION_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
-
-
-def check_session(name: str) -> str:
-    """A session name must be usable as one ref component."""
-    if not _SESSION_RE.match(name) or name.endswith(".lock") or ".." in name:
-        raise RewindError(f"invalid session name: {name!r} (letters, digits, '.', '_', '-')")
-    return name
 
 
 def utc_now() -> str:

@@ -239,6 +239,215 @@ def gc_command(keep: int | None, older_than: int | None, dry_run: bool) -> None:
         click.echo("their objects go at your next `git gc` (now: git gc --prune=now)")
 
 
+AGENT_CHOICE = click.Choice(["claude-code", "droid"])
+
+
+@cli.command("hook", context_settings=CONTEXT)
+@click.option("--agent", type=AGENT_CHOICE, help="The agent calling (default: detected from its environment).")
+def hook_command(agent: str | None) -> None:
+    """Read one agent hook payload on stdin and checkpoint if the tier says so.
+
+    Agents run this from their hooks (see `git rewind install`). It never fails the agent:
+    errors exit 0 with one line on stderr; decisions go to .git/rewind/hook.log.
+    """
+    from . import hook
+
+    sys.exit(hook.main(["--agent", agent] if agent else []))
+
+
+def _scope_root(scope: str) -> str | None:
+    if scope == "user":
+        return None
+    return Repo.discover().root
+
+
+@cli.command("install", context_settings=CONTEXT)
+@click.option("--agent", type=AGENT_CHOICE, required=True, help="Which agent's hooks to write.")
+@click.option("--scope", type=click.Choice(["user", "project", "local"]), default="user", show_default=True,
+              help="user: every project; project: .claude/ or .factory/ in this repository (shared); "
+                   "local: .claude/settings.local.json (yours only).")
+def install_command(agent: str, scope: str) -> None:
+    """Write git-rewind's hook entries into the agent's settings, keeping everything else."""
+    from . import install
+
+    change = install.install(agent, scope, _scope_root(scope))
+    if not change.changed:
+        click.echo(f"already installed: {change.path}")
+        return
+    if change.backup:
+        click.echo(f"backed up {change.path} to {change.backup}")
+    click.echo(f"installed {agent} hooks ({scope}) in {change.path}")
+    click.echo(f"hook command: {install.hook_command(agent)}")
+
+
+@cli.command("uninstall", context_settings=CONTEXT)
+@click.option("--agent", type=AGENT_CHOICE, required=True, help="Whose hooks to remove.")
+@click.option("--scope", type=click.Choice(["user", "project", "local"]), default="user", show_default=True,
+              help="Which settings file (as for install).")
+def uninstall_command(agent: str, scope: str) -> None:
+    """Remove exactly git-rewind's own hook entries from the agent's settings."""
+    from . import install
+
+    change = install.uninstall(agent, scope, _scope_root(scope))
+    if not change.changed:
+        click.echo(f"not installed: {change.path}")
+    elif change.removed:
+        click.echo(f"removed {change.path} (git-rewind had created it)")
+    else:
+        click.echo(f"removed {agent} hooks ({scope}) from {change.path}")
+
+
+@cli.command("status", context_settings=CONTEXT)
+@click.option("-n", "limit", type=click.IntRange(min=0), default=10, show_default=True,
+              help="How many recent hook decisions to show (0: all in the log).")
+@click.option("--json", "as_json", is_flag=True, help="Print everything as one JSON object.")
+def status_command(limit: int, as_json: bool) -> None:
+    """The checkpoint tier and where it comes from, recent hook decisions, installed hooks."""
+    from . import hook, install
+    from .errors import NotARepository
+
+    try:
+        repo: Repo | None = Repo.discover()
+    except NotARepository:
+        repo = None
+    config_error = None
+    try:
+        settings = config.load(repo.root if repo else None)
+    except RewindError as exc:  # hooks run on the defaults meanwhile: show those, and why
+        config_error = str(exc)
+        settings = config.resolve_tier({k: config.Setting(v, "default") for k, v in config.DEFAULTS.items()})
+    policy_keys = ("tier", "anti_spam_seconds", "min_change_chars")
+    decisions = hook.read_decisions(repo, limit) if repo else []
+    hooks = install.installed(repo.root if repo else None)
+    if as_json:
+        click.echo(json.dumps({
+            "repository": repo.root if repo else None,
+            "config_error": config_error,
+            "settings": {k: {"value": settings[k].value, "source": settings[k].source} for k in policy_keys},
+            "installed": [{"agent": a, "scope": s, "file": f} for a, s, f in hooks],
+            "decisions": decisions,
+        }, indent=2))
+        return
+    if config_error:
+        click.echo(f"config error: {config_error} (hooks use the defaults)")
+    for key in policy_keys:
+        click.echo(f"{key}: {settings[key].value}  ({settings[key].source})")
+    click.echo("hooks installed:" if hooks else "hooks installed: none (git rewind install --agent …)")
+    for agent, scope, path in hooks:
+        click.echo(f"  {agent:<12} {scope:<8} {path}")
+    if repo is None:
+        click.echo("not in a git repository: no decisions to show")
+        return
+    click.echo("recent hook decisions:" if decisions else "recent hook decisions: none yet")
+    for entry in decisions:
+        what = " ".join(str(x) for x in (entry.get("event"), entry.get("tool")) if x)
+        paths = " ".join(entry.get("paths") or [])
+        outcome = entry.get("action", "?")
+        if entry.get("seq") is not None:
+            outcome += f" #{entry['seq']}"
+        where = f"{what} {paths}" if paths else what
+        click.echo(f"  {entry.get('time', '')}  {where}: {outcome} ({entry.get('reason')})")
+
+
+@cli.group("config", context_settings=CONTEXT)
+def config_group() -> None:
+    """Show and change settings: defaults < user file < project file < GIT_REWIND_<KEY>."""
+
+
+def _root_or_none() -> str | None:
+    """The work tree's root, or None outside one (only the user file and environment apply)."""
+    from .errors import NotARepository
+
+    try:
+        return Repo.discover().root
+    except NotARepository:
+        return None
+
+
+def _config_target(user: bool, project: bool) -> tuple[str, str | None]:
+    """The file `config set/unset` edit (default: the project's inside a work tree) and the work tree's root."""
+    from .errors import NotARepository
+
+    if user and project:
+        raise click.UsageError("--user and --project exclude each other")
+    try:
+        root = Repo.discover().root if project else _root_or_none()
+    except NotARepository as exc:
+        raise NotARepository(f"--project needs a git work tree: {exc}") from None
+    if user or root is None:
+        return config.user_file(), root
+    return config.project_file(root), root
+
+
+def _note_override(key: str, path: str, root: str | None) -> None:
+    """Say so when a later layer hides what was just written."""
+    try:
+        setting = config.load(root)[key]
+    except RewindError:
+        return  # an invalid value elsewhere: the next command reports it
+    source = setting.source
+    if source == "environment":
+        source = f"GIT_REWIND_{key.upper()}"
+    elif not (root and source == config.project_file(root) and source != path):
+        return
+    click.echo(f"note: {key} is {config.format_value(setting.value)} here: {source} overrides it", err=True)
+
+
+@config_group.command("get", context_settings=CONTEXT)
+@click.argument("key")
+def config_get(key: str) -> None:
+    """Print KEY's effective value (lists as TOML arrays, sizes in bytes)."""
+    config.check_key(key)
+    settings = config.load(_root_or_none())
+    click.echo(config.format_value(settings[key].value, bare_string=True))
+
+
+@config_group.command("list", context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: each key's value and source.")
+def config_list(as_json: bool) -> None:
+    """Every setting, its effective value and where that comes from."""
+    settings = config.load(_root_or_none())
+    if as_json:
+        click.echo(json.dumps({k: {"value": s.value, "source": s.source} for k, s in settings.items()}, indent=2))
+        return
+    for key, setting in settings.items():
+        click.echo(f"{key} = {config.format_value(setting.value)}  # {setting.source}")
+
+
+_USER_HELP = "The user file, $XDG_CONFIG_HOME/git-rewind/config.toml (default outside a work tree)."
+_PROJECT_HELP = "The project file, .git-rewind.toml at the work tree's root (default inside one)."
+
+
+@config_group.command("set", context_settings=CONTEXT)
+@click.argument("key")
+@click.argument("value")
+@click.option("--user", is_flag=True, help=_USER_HELP)
+@click.option("--project", is_flag=True, help=_PROJECT_HELP)
+def config_set(key: str, value: str, user: bool, project: bool) -> None:
+    """Store KEY = VALUE in a settings file.
+
+    VALUE is checked first; the file keeps its comments, layout and other keys.
+    Lists: comma-separated, or a TOML array such as '["a", "b"]'.
+    """
+    path, root = _config_target(user, project)
+    stored = config.set_value(path, key, value)
+    click.echo(f"{key} = {config.format_value(stored)} in {path}")
+    _note_override(key, path, root)
+
+
+@config_group.command("unset", context_settings=CONTEXT)
+@click.argument("key")
+@click.option("--user", is_flag=True, help=_USER_HELP)
+@click.option("--project", is_flag=True, help=_PROJECT_HELP)
+def config_unset(key: str, user: bool, project: bool) -> None:
+    """Remove KEY from a settings file, keeping everything else."""
+    path, _ = _config_target(user, project)
+    if config.unset_value(path, key):
+        click.echo(f"removed {key} from {path}")
+    else:
+        click.echo(f"{key} is not set in {path}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run a command; a RewindError becomes one line on stderr and its exit code."""
     try:

@@ -1,15 +1,20 @@
 """Settings, layered: built-in defaults < user file < project file < GIT_REWIND_* environment.
 
-The files are TOML, read with tomlkit only when they exist, so the hot path pays no import.
+The files are TOML, parsed only when they exist (tomllib, else tomlkit; tomlkit writes them), and
+hooks cache the parse by mtime, so the hot path pays no TOML import.
 """
 
 from __future__ import annotations
 
 import os
-import re
-from typing import Any
 
 from .errors import RewindError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+TIERS = ("minimal", "balanced", "aggressive")
 
 DEFAULTS: dict[str, Any] = {
     "max_file_size": 50 * 1024 * 1024,
@@ -17,10 +22,26 @@ DEFAULTS: dict[str, Any] = {
     "gc_older_than_days": 30,
     "lock_timeout": 60,
     "auto_pack": 2000,
+    # When hooks checkpoint: see policy.py.
+    "tier": "balanced",
+    "anti_spam_seconds": None,  # None: the tier's (minimal 0, balanced 30, aggressive 15)
+    "min_change_chars": None,  # None: the tier's (minimal 0, balanced 50, aggressive 25)
+    "critical_files": [
+        "package.json", "requirements.txt", "pyproject.toml", "Dockerfile",
+        "docker-compose.yml", "tsconfig.json", "*.config.js", "*.config.ts",
+    ],
+    "exclude_patterns": ["node_modules/", ".git/", "dist/", "build/", "*.log"],
+    "risky_prompts": ["refactor all", "delete.*files", "migrate all", "convert all", "rewrite.*all"],
+}
+
+# The tier's value for a setting left at None.
+TIER_VALUES: dict[str, dict[str, int]] = {
+    "anti_spam_seconds": {"minimal": 0, "balanced": 30, "aggressive": 15},
+    "min_change_chars": {"minimal": 0, "balanced": 50, "aggressive": 25},
 }
 
 PROJECT_FILE = ".git-rewind.toml"
-_SIZE = re.compile(r"^\s*(\d+)\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
+_SIZE = r"^\s*(\d+)\s*([kmg]i?b?|b)?\s*$"
 
 
 def xdg_config_home() -> str:
@@ -36,7 +57,9 @@ def parse_size(value: Any) -> int:
     """Bytes from an int or a string such as '50M' or '2GiB'."""
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
-    match = _SIZE.match(str(value))
+    import re
+
+    match = re.match(_SIZE, str(value), re.IGNORECASE)
     if not match:
         raise ValueError(f"not a size: {value!r}")
     factor = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get((match.group(2) or "b")[0].lower(), 1)
@@ -44,12 +67,42 @@ def parse_size(value: Any) -> int:
 
 
 def _non_negative_int(value: Any) -> int:
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise ValueError(f"not a whole number: {value!r}")
-    number = int(value)
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError(f"not a whole number: {value!r}") from None
     if number < 0:
         raise ValueError(f"must not be negative: {value!r}")
     return number
+
+
+def _tier(value: Any) -> str:
+    if value not in TIERS:
+        raise ValueError(f"not a tier: {value!r} (one of {', '.join(TIERS)})")
+    return str(value)
+
+
+def _string_list(value: Any) -> list[str]:
+    """A TOML array of strings, or (environment, command line) a comma-separated string."""
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"not a list of strings: {value!r}")
+    return list(value)
+
+
+def _regex_list(value: Any) -> list[str]:
+    import re
+
+    patterns = _string_list(value)
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {pattern!r} ({exc})") from None
+    return patterns
 
 
 _CONVERT = {
@@ -58,6 +111,12 @@ _CONVERT = {
     "gc_older_than_days": _non_negative_int,
     "lock_timeout": _non_negative_int,
     "auto_pack": _non_negative_int,
+    "tier": _tier,
+    "anti_spam_seconds": _non_negative_int,
+    "min_change_chars": _non_negative_int,
+    "critical_files": _string_list,
+    "exclude_patterns": _string_list,
+    "risky_prompts": _regex_list,
 }
 
 
@@ -71,25 +130,70 @@ class Setting:
         self.source = source
 
 
-def _read_toml(path: str) -> dict[str, Any]:
-    if not os.path.exists(path):
-        return {}
-    import tomlkit
+def _parse_toml(path: str) -> dict[str, Any]:
+    try:
+        import tomllib  # Python 3.11+: a third of tomlkit's import time
+
+        parse: Any = tomllib.loads
+    except ImportError:
+        import tomlkit
+
+        def parse(text: str) -> dict[str, Any]:
+            return dict(tomlkit.parse(text).unwrap())
 
     try:
         with open(path, encoding="utf-8") as fh:
-            return dict(tomlkit.parse(fh.read()).unwrap())
-    except Exception as exc:  # tomlkit raises several types
+            return dict(parse(fh.read()))
+    except Exception as exc:  # either parser raises several types
         raise RewindError(f"{path}: invalid TOML: {exc}") from None
 
 
-def load(root: str | None) -> dict[str, Setting]:
-    """Every setting with its source; an invalid value is an error naming the file and key."""
+def _read_toml(path: str, cache: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The file's keys; with CACHE, reuse the parse while the file's mtime and size are the same."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return {}
+    stamp = f"{st.st_mtime_ns}:{st.st_size}"
+    if cache is not None:
+        hit = cache.get(path)
+        if isinstance(hit, list) and len(hit) == 2 and hit[0] == stamp and isinstance(hit[1], dict):
+            return hit[1]
+    data = _parse_toml(path)
+    if cache is not None:
+        cache[path] = [stamp, data]
+        cache[""] = True  # changed: write it back
+    return data
+
+
+def _save_cache(path: str, cache: dict[str, Any]) -> None:
+    from . import minijson
+
+    cache.pop("", None)
+    try:
+        minijson.dump_file(path, cache)
+    except (TypeError, ValueError, OSError):
+        pass  # a value JSON cannot hold (a TOML date), or no .git/rewind yet: parse each time instead
+
+
+def load(root: str | None, cache_file: str | None = None) -> dict[str, Setting]:
+    """Every setting with its source; an invalid value is an error naming the file and key.
+
+    Hooks pass CACHE_FILE: parsing TOML costs ~8 ms of imports on every hook call otherwise.
+    """
     settings = {key: Setting(value, "default") for key, value in DEFAULTS.items()}
-    layers: list[tuple[str, dict[str, Any]]] = [(user_file(), _read_toml(user_file()))]
+    if cache_file:
+        from . import minijson
+
+        cache: dict[str, Any] | None = minijson.load_file(cache_file)
+    else:
+        cache = None
+    layers: list[tuple[str, dict[str, Any]]] = [(user_file(), _read_toml(user_file(), cache))]
     if root:
         project = os.path.join(root, PROJECT_FILE)
-        layers.append((project, _read_toml(project)))
+        layers.append((project, _read_toml(project, cache)))
+    if cache_file and cache is not None and cache.get(""):
+        _save_cache(cache_file, cache)
     env = {
         key: os.environ[f"GIT_REWIND_{key.upper()}"]
         for key in DEFAULTS
@@ -105,9 +209,154 @@ def load(root: str | None) -> dict[str, Setting]:
             except (TypeError, ValueError) as exc:
                 where = f"GIT_REWIND_{key.upper()}" if source == "environment" else f"{source}: {key}"
                 raise RewindError(f"{where}: {exc}") from None
+    return resolve_tier(settings)
+
+
+def resolve_tier(settings: dict[str, Setting]) -> dict[str, Setting]:
+    """Fill settings left at None with their tier's value (source: "tier <name>")."""
+    tier = settings["tier"].value
+    for key, by_tier in TIER_VALUES.items():
+        if settings[key].value is None:
+            settings[key] = Setting(by_tier[tier], f"tier {tier}")
     return settings
 
 
-def values(root: str | None) -> dict[str, Any]:
+def values(root: str | None, cache_file: str | None = None) -> dict[str, Any]:
     """Just the values."""
-    return {key: setting.value for key, setting in load(root).items()}
+    return {key: setting.value for key, setting in load(root, cache_file).items()}
+
+
+# Reading and writing single settings: `git rewind config`. tomlkit is imported only to write a file
+# (and to read a TOML array given on the command line).
+
+
+def project_file(root: str) -> str:
+    return os.path.join(root, PROJECT_FILE)
+
+
+def check_key(key: str, where: str | None = None) -> None:
+    """A RewindError for a key this version does not know, naming WHERE (a file) when given."""
+    if key not in _CONVERT:
+        prefix = f"{where}: " if where else ""
+        raise RewindError(f"{prefix}{key}: unknown key (`git rewind config list` shows them all)")
+
+
+def format_value(value: Any, bare_string: bool = False) -> str:
+    """VALUE as TOML would write it: `["a", "b"]`, `42`, `"balanced"` (or `balanced` if BARE_STRING)."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_string(item) for item in value) + "]"
+    if isinstance(value, str):
+        return value if bare_string else _toml_string(value)
+    return str(value)
+
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _toml_string(text: str) -> str:
+    escaped = (_ESCAPES.get(c) or (f"\\u{ord(c):04x}" if c < " " or c == "\x7f" else c) for c in text)
+    return '"' + "".join(escaped) + '"'
+
+
+def from_command_line(key: str, text: str) -> Any:
+    """The value to store for KEY given as TEXT, checked by the key's converter (ValueError if invalid).
+
+    Lists are comma-separated or a TOML array literal; sizes with a suffix stay strings ("10M").
+    """
+    convert = _CONVERT[key]
+    raw: Any = text
+    if convert in (_string_list, _regex_list) and text.lstrip().startswith("["):
+        raw = _toml_array(text)
+    value = convert(raw)
+    if convert is parse_size and not text.strip().isdigit():
+        return text.strip()
+    return value
+
+
+def _toml_array(text: str) -> list[Any]:
+    import tomlkit
+
+    try:
+        doc = tomlkit.parse("value = " + text)
+    except Exception:  # tomlkit raises several types
+        raise ValueError(f"not a TOML array: {text!r}") from None
+    value = doc.unwrap().get("value")
+    if list(doc) != ["value"] or not isinstance(value, list):
+        raise ValueError(f"not a TOML array: {text!r}")
+    return value
+
+
+def set_value(path: str, key: str, text: str) -> Any:
+    """Store KEY = TEXT in the TOML file at PATH, keeping its comments and layout; returns the stored value.
+
+    Nothing is written (the file stays byte for byte) if the key, the value or the file is invalid.
+    """
+    check_key(key, path)
+    try:
+        value = from_command_line(key, text)
+    except (TypeError, ValueError) as exc:
+        raise RewindError(f"{path}: {key}: {exc}") from None
+    import tomlkit
+
+    original, doc = _edit(path)
+    doc[key] = tomlkit.item(value)
+    _save(path, original, doc, key, value)
+    return value
+
+
+def unset_value(path: str, key: str) -> bool:
+    """Remove KEY from the TOML file at PATH, keeping everything else; False if it was not set there."""
+    check_key(key, path)
+    original, doc = _edit(path)
+    if original is None or key not in doc:
+        return False
+    del doc[key]
+    _save(path, original, doc, key, None)
+    return True
+
+
+def _edit(path: str) -> tuple[str | None, Any]:
+    """The file's text (None if missing) and its tomlkit document, for editing in place."""
+    import tomlkit
+
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:  # newline="": keep CRLF files CRLF
+            original: str | None = fh.read()
+    except FileNotFoundError:
+        original = None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RewindError(f"{path}: cannot read: {exc}") from None
+    try:
+        return original, tomlkit.parse(original or "")
+    except Exception as exc:  # tomlkit raises several types
+        raise RewindError(f"{path}: invalid TOML: {exc}") from None
+
+
+def _save(path: str, original: str | None, doc: Any, key: str, value: Any) -> None:
+    """Atomically replace PATH (through a symbolic link, keeping its mode) with DOC, checked first."""
+    import tomlkit
+
+    text = doc.as_string()
+    if original and "\r\n" in original and original.count("\n") == original.count("\r\n"):
+        # A CRLF file stays CRLF: tomlkit ends the lines it adds with "\n".
+        text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+    written = tomlkit.parse(text).unwrap().get(key)
+    if written != value:  # tomlkit would have written something else: leave the file alone
+        raise RewindError(f"{path}: {key}: could not be written as {format_value(value)}")
+    if text == original:
+        return
+    target = os.path.realpath(path)
+    tmp = f"{target}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        if original is not None:
+            import shutil
+
+            shutil.copymode(target, tmp)
+        os.replace(tmp, target)
+    except OSError as exc:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise RewindError(f"{path}: cannot write: {exc}") from None

@@ -5,9 +5,12 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from types import TracebackType
 
 from .errors import RewindError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import TracebackType
 
 
 class Lock:

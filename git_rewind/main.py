@@ -20,6 +20,10 @@ def main(argv: list[str] | None = None) -> None:
             except RewindError as exc:
                 print(f"error: {exc}", file=sys.stderr)
                 sys.exit(exc.exit_code)
+    if args[:1] == ["hook"] and not {"-h", "--help"} & set(args):
+        from . import hook
+
+        sys.exit(hook.main(args[1:]))
     from .cli import main as click_main
 
     click_main(args)

@@ -7,18 +7,30 @@ microseconds instead of a process; repositories using the reftable backend fall 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
 
-from . import gitcmd
 from .errors import NotARepository, RewindError
 from .lock import Lock
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     import pygit2
 
 REF_PREFIX = "refs/rewind/"
 NOTES_REF = "refs/notes/rewind"
 _NO_WORK_TREE = "this is a bare repository or a .git directory; git rewind needs a work tree"
+
+
+_SESSION_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+
+
+def check_session(name: str) -> str:
+    """A session name must be usable as one ref component (letters, digits, '.', '_', '-')."""
+    if (not name or len(name) > 128 or name[0] in ".-" or not _SESSION_CHARS.issuperset(name)
+            or name.endswith(".lock") or ".." in name):
+        raise RewindError(f"invalid session name: {name!r} (letters, digits, '.', '_', '-')")
+    return name
 
 
 class Repo:
@@ -38,6 +50,8 @@ class Repo:
     @classmethod
     def discover(cls, path: str | None = None) -> Repo:
         """The repository holding PATH (default: the current directory)."""
+        from . import gitcmd
+
         cwd = path or os.getcwd()
         if not os.path.isdir(cwd):
             raise NotARepository(f"not a directory: {cwd}")
@@ -57,6 +71,53 @@ class Repo:
         if lines[0] == "true" or lines[1] != "true" or len(lines) < 5:
             raise NotARepository(_NO_WORK_TREE)
         return cls(root=lines[4], gitdir=lines[2], commondir=lines[3])
+
+    @classmethod
+    def find(cls, path: str) -> Repo:
+        """`discover` without a process, for the plain layouts hooks meet; anything else asks git.
+
+        Walks up from PATH to the first `.git` directory or `.git` file (linked work trees).
+        """
+        if any(name in os.environ for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR",
+                                               "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM")):
+            return cls.discover(path)
+        current = os.path.realpath(path)
+        while True:
+            dotgit = os.path.join(current, ".git")
+            if os.path.isdir(dotgit):
+                gitdir = dotgit
+                break
+            if os.path.isfile(dotgit):
+                try:
+                    with open(dotgit, encoding="utf-8") as fh:
+                        line = fh.readline().strip()
+                except (OSError, UnicodeDecodeError):
+                    return cls.discover(path)
+                if not line.startswith("gitdir: "):
+                    return cls.discover(path)
+                gitdir = os.path.normpath(os.path.join(current, line[8:]))
+                break
+            parent = os.path.dirname(current)
+            if parent == current or os.path.basename(current) == ".git":
+                return cls.discover(path)  # not a repository, or inside a .git: git words the error
+            current = parent
+        commondir = gitdir
+        try:
+            with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
+                commondir = os.path.normpath(os.path.join(gitdir, fh.read().strip()))
+        except FileNotFoundError:
+            pass
+        except (OSError, UnicodeDecodeError):
+            return cls.discover(path)
+        try:
+            with open(os.path.join(commondir, "config"), "rb") as fh:
+                git_config = fh.read()
+        except OSError:
+            return cls.discover(path)
+        if b"worktree" in git_config or b"bare = true" in git_config or not os.path.isfile(
+                os.path.join(gitdir, "HEAD")):
+            return cls.discover(path)  # core.worktree, bare, or not a git dir at all: git decides
+        return cls(root=current, gitdir=gitdir, commondir=commondir)
 
     def ensure_dirs(self) -> None:
         """Create .git/rewind/ (per work tree) and the shared store directory."""
@@ -79,6 +140,8 @@ class Repo:
 
     def git(self, args: list[str], **kwargs: Any) -> bytes:
         """Run git at the work tree's root."""
+        from . import gitcmd  # subprocess costs ~5 ms of import; a hook that skips needs no git
+
         return gitcmd.run(args, cwd=self.root, **kwargs)
 
     # refs -------------------------------------------------------------------
@@ -147,13 +210,17 @@ class Repo:
         base = base or os.getcwd()
         absolute = os.path.normpath(os.path.join(base, path))
         root = self.root
-        # Compare through the real path of the deepest existing parent, so /tmp vs /private/tmp
-        # style aliases of the root resolve, but a symlinked parent inside the tree does not.
+        # PATH may reach the root through an alias (~/work -> /data/work, /var -> /private/var):
+        # find the ancestor that is the root and re-anchor there. Symlinks below it are still refused.
         if absolute != root and not absolute.startswith(root.rstrip("/") + "/"):
             real_root = os.path.realpath(root)
-            if not absolute.startswith(real_root.rstrip("/") + "/") and absolute != real_root:
-                raise RewindError(f"path outside the working tree: {path}")
-            root = real_root
+            anchor = absolute
+            while os.path.realpath(anchor) != real_root:
+                parent = os.path.dirname(anchor)
+                if parent == anchor:
+                    raise RewindError(f"path outside the working tree: {path}")
+                anchor = parent
+            absolute = os.path.normpath(os.path.join(root, os.path.relpath(absolute, anchor)))
         rel = os.path.relpath(absolute, root).replace(os.sep, "/")
         if rel == ".":
             return ""

@@ -1,0 +1,41 @@
+"""The agents git-rewind knows: which one sent a payload, and its module.
+
+Each agent module provides `parse(payload) -> Event`, its install targets and hook entries,
+and (later) its conversation rewind. Modules are imported only when used.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ..errors import RewindError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from types import ModuleType
+    from typing import Any
+
+NAMES = ("claude-code", "droid")
+_MODULES = {"claude-code": "claude_code", "droid": "droid"}
+
+
+def module(agent: str) -> ModuleType:
+    """The module for AGENT ('claude-code', 'droid')."""
+    if agent not in _MODULES:
+        raise RewindError(f"unknown agent: {agent} (one of {', '.join(NAMES)})")
+    return importlib.import_module(f"{__name__}.{_MODULES[agent]}")
+
+
+def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> str:
+    """Which agent ran the hook: its environment first, then the payload's shape."""
+    if environ.get("FACTORY_PROJECT_DIR") or environ.get("DROID_PROJECT_DIR"):
+        return "droid"  # Droid also sets CLAUDE_PROJECT_DIR, so it is asked first
+    if environ.get("CLAUDECODE"):
+        return "claude-code"
+    # Droid-only fields and tool names; Claude Code's payloads carry prompt_id and effort.
+    if {"tool_execution_count", "has_images", "session_duration_ms"} & payload.keys():
+        return "droid"
+    if payload.get("tool_name") in ("Create", "Execute", "ApplyPatch"):
+        return "droid"
+    return "claude-code"

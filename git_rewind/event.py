@@ -1,0 +1,98 @@
+"""What an agent's hook reported, in one shape for every agent.
+
+Agent modules turn their payloads into an Event; the policy reads only Events, so it never
+learns an agent's field names.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# Event kinds the policy knows.
+SESSION_START = "session_start"
+PROMPT = "prompt"
+PRE_TOOL = "pre_tool"
+POST_TOOL = "post_tool"
+STOP = "stop"
+OTHER = "other"
+
+# Tool kinds: a tool that creates a file, one that edits files, a shell.
+WRITE = "write"
+EDIT = "edit"
+SHELL = "shell"
+
+
+class Event:
+    """One hook call: which agent and session, what is about to happen or just happened."""
+
+    __slots__ = ("agent", "name", "kind", "session", "cwd", "transcript", "prompt_id", "tool_use_id",
+                 "tool", "tool_kind", "paths", "change_chars", "prompt", "source")
+
+    def __init__(self, agent: str, name: str, kind: str, session: str, cwd: str) -> None:
+        self.agent = agent
+        self.name = name  # the agent's own event name; recorded as the checkpoint's trigger
+        self.kind = kind
+        self.session = session
+        self.cwd = cwd
+        self.transcript: str | None = None
+        self.prompt_id: str | None = None
+        self.tool_use_id: str | None = None
+        self.tool: str | None = None
+        self.tool_kind: str | None = None
+        self.paths: list[str] = []  # as the agent named them (usually absolute)
+        self.change_chars: int | None = None  # characters the edit changes, when known
+        self.prompt: str | None = None
+        self.source: str | None = None  # SessionStart source, SessionEnd reason
+
+    def conversation(self) -> dict[str, Any] | None:
+        """Where in the agent's transcript this happened, for the note."""
+        if not (self.transcript or self.prompt_id or self.tool_use_id):
+            return None
+        return {"transcript": self.transcript, "prompt_id": self.prompt_id,
+                "tool_use_id": self.tool_use_id, "message_uuid": None}
+
+
+def from_payload(agent: str, kinds: dict[str, str], payload: dict[str, Any], prompt_id_key: str) -> Event:
+    """The fields Claude-style payloads share (Claude Code, Droid): event, session, cwd, transcript, tool."""
+    name = str(payload.get("hook_event_name") or "")
+    event = Event(agent, name, kinds.get(name, OTHER), str(payload.get("session_id") or ""),
+                  str(payload.get("cwd") or ""))
+    event.transcript = text(payload.get("transcript_path"))
+    event.prompt_id = text(payload.get(prompt_id_key))
+    event.tool_use_id = text(payload.get("tool_use_id"))
+    event.prompt = text(payload.get("prompt"))
+    event.source = text(payload.get("source")) or text(payload.get("reason"))
+    event.tool = text(payload.get("tool_name"))
+    return event
+
+
+def changed_chars(old: str, new: str) -> int:
+    """Characters an edit really changes: the longer side once the common prefix and suffix are cut.
+
+    Edits quote surrounding context; a one-word change inside a 200-character old_string is a
+    one-word change.
+    """
+    start = 0
+    limit = min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < limit - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    return max(len(old), len(new)) - start - end
+
+
+def text(value: Any) -> str | None:
+    """VALUE if it is a non-empty string."""
+    return value if isinstance(value, str) and value else None
+
+
+def existing_text(path: str, limit: int = 1 << 20) -> str:
+    """The current content of PATH as text ('' when missing or unreadable), to size a Write."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(limit).decode("utf-8", "replace")
+    except OSError:
+        return ""

@@ -1,0 +1,254 @@
+"""`git rewind hook`: one agent hook call → Event → policy → checkpoint, never failing the agent.
+
+Runs before tool calls, so it is lean: no click, no pygit2, no process for repository
+discovery, and a skip costs one small JSON read and one log line. Whatever goes wrong, the
+agent sees exit 0 and at most one line on stderr; the trace goes to .git/rewind/hook-errors.log.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from . import minijson
+from .errors import NotARepository, RewindError
+from .repo import Repo, check_session
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+LOG = "hook.log"
+ERROR_LOG = "hook-errors.log"
+MAX_LOG = 1 << 20  # bytes; the log is rotated to hook.log.1 past this
+HOOK_LOCK_TIMEOUT = 20.0  # seconds; agents time hooks out (we install 30 s)
+
+
+def main(argv: list[str]) -> int:
+    """Handle one hook call; always returns 0."""
+    started = time.time()
+    agent = _agent_option(argv)
+    repo: Repo | None = None
+    try:
+        raw = sys.stdin.buffer.read()
+        try:
+            payload = minijson.loads(raw.decode("utf-8", "surrogateescape"))
+        except ValueError as exc:
+            raise RewindError(f"hook payload is not JSON ({exc})") from None
+        if not isinstance(payload, dict):
+            raise RewindError("hook payload is not a JSON object")
+        from . import agents
+
+        agent = agent or agents.detect(payload, os.environ)
+        event = agents.module(agent).parse(payload)
+        cwd = event.cwd if event.cwd and os.path.isdir(event.cwd) else os.getcwd()
+        try:
+            repo = Repo.find(cwd)
+        except NotARepository as exc:
+            _log_outside_repository(cwd, str(exc))
+            return 0
+        if not event.session:
+            raise RewindError(f"{event.name or 'hook'} payload has no session_id")
+        entry = handle(repo, event)
+        entry["ms"] = round((time.time() - started) * 1000, 1)
+        log_decision(repo, entry)
+    except Exception as exc:  # a hook never breaks the agent
+        _report_error(repo, agent, exc)
+    return 0
+
+
+def _agent_option(argv: list[str]) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg == "--agent" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--agent="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def handle(repo: Repo, event: Any) -> dict[str, Any]:
+    """Decide and, if so decided, checkpoint; returns the log entry."""
+    from . import policy
+    from .lock import Lock
+
+    check_session(event.session)
+    os.makedirs(repo.rewind_dir, exist_ok=True)  # the config cache and the session state live here
+    settings, config_error = _settings(repo)
+    repo.lock_timeout = min(float(settings["lock_timeout"]), HOOK_LOCK_TIMEOUT)
+    paths = _repo_paths(repo, event)
+    entry: dict[str, Any] = {
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "agent": event.agent,
+        "session": event.session, "event": event.name, "tool": event.tool, "paths": paths,
+    }
+    if config_error:
+        entry["config_error"] = config_error
+    state_dir = os.path.join(repo.rewind_dir, "sessions")
+    os.makedirs(state_dir, exist_ok=True)
+    state_file = os.path.join(state_dir, event.session + ".json")
+    # One session's hooks run in parallel (parallel tool calls): decide and take under its lock.
+    with Lock(state_file + ".lock", repo.lock_timeout):
+        data: dict[str, Any] = minijson.load_file(state_file)
+        state = policy.SessionState(data.get("policy"))
+        if event.kind == "prompt" and event.prompt:
+            data["prompt"] = event.prompt[:4000]
+        now = time.time()
+        decision = policy.decide(event, settings, state, now, paths)
+        entry["reason"] = decision.reason
+        if decision.action == policy.SKIP:
+            entry["action"] = "skip"
+        else:
+            result = _checkpoint(repo, event, decision, settings, data.get("prompt"))
+            policy.record(state, decision, result.created, now)
+            entry["action"] = "checkpoint" if result.created else "unchanged"
+            entry["seq"] = result.seq
+        data["policy"] = state.to_dict()
+        minijson.dump_file(state_file, data)
+    return entry
+
+
+def _settings(repo: Repo) -> tuple[dict[str, Any], str | None]:
+    """The settings, or the defaults when the config is invalid (the error is logged)."""
+    from . import config
+
+    try:
+        return config.values(repo.root, os.path.join(repo.rewind_dir, "config-cache.json")), None
+    except RewindError as exc:
+        defaults = {key: config.Setting(value, "default") for key, value in config.DEFAULTS.items()}
+        return {key: s.value for key, s in config.resolve_tier(defaults).items()}, str(exc)
+
+
+def _repo_paths(repo: Repo, event: Any) -> list[str]:
+    """The event's files inside the work tree, root-relative; others are ignored, not followed."""
+    paths = []
+    for path in event.paths:
+        try:
+            rel = repo.relpath(path, event.cwd or repo.root)
+        except RewindError:
+            continue
+        if rel:
+            paths.append(rel)
+    return paths
+
+
+def _message(event: Any, decision: Any) -> str:
+    if event.kind == "prompt":
+        first = " ".join((event.prompt or "").split())
+        return "prompt: " + (first[:60] + "…" if len(first) > 60 else first)
+    if event.kind == "session_start":
+        return f"session start ({event.source or 'startup'})"
+    if event.kind == "stop":
+        return "turn end"
+    if event.kind == "post_tool":
+        return f"after {event.tool}"
+    shown = " ".join(decision.paths[:3]) + (f" (+{len(decision.paths) - 3})" if len(decision.paths) > 3 else "")
+    return f"before {event.tool} {shown}".strip()
+
+
+def _checkpoint(repo: Repo, event: Any, decision: Any, settings: dict[str, Any], prompt: str | None) -> Any:
+    from . import store
+
+    request = store.Request(
+        session=event.session,
+        message=_message(event, decision),
+        agent=event.agent,
+        trigger=event.name,
+        tool=event.tool,
+        paths=decision.paths if decision.action == "paths" else [],
+        tags=decision.tags,
+        prompt=event.prompt if event.kind == "prompt" else prompt,
+        conversation=event.conversation(),
+        allow_empty=decision.allow_empty,
+        max_file_size=settings["max_file_size"],
+        auto_pack=settings["auto_pack"],
+    )
+    return store.save(repo, request)
+
+
+def _append(path: str, text: str) -> None:
+    """Append to a log, rotating it to PATH.1 once it passes MAX_LOG."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        if os.path.getsize(path) > MAX_LOG:
+            os.replace(path, path + ".1")
+    except FileNotFoundError:
+        pass
+    # One write() of a line under PIPE_BUF-ish size to an O_APPEND file: parallel hooks interleave whole lines.
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, text.encode("utf-8", "surrogateescape"))
+    finally:
+        os.close(fd)
+
+
+def log_decision(repo: Repo, entry: dict[str, Any]) -> None:
+    """One JSON line per hook call in .git/rewind/hook.log: what was decided and why."""
+    _append(os.path.join(repo.rewind_dir, LOG), minijson.dumps(entry) + "\n")
+
+
+def read_decisions(repo: Repo, limit: int) -> list[dict[str, Any]]:
+    """The newest LIMIT decisions (0: every one in the log), oldest first."""
+    path = os.path.join(repo.rewind_dir, LOG)
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - 64 * 1024 * max(1, limit // 100)) if limit else 0)
+            lines = fh.read().splitlines()
+    except FileNotFoundError:
+        return []
+    entries: list[dict[str, Any]] = []
+    for line in lines[-limit:] if limit else lines:
+        try:
+            entry = minijson.loads(line.decode("utf-8", "replace"))
+        except ValueError:
+            continue  # the first line of a seek may be partial
+        if isinstance(entry, dict):
+            entries.append(entry)
+    return entries[-limit:] if limit else entries
+
+
+def state_home() -> str:
+    """$XDG_STATE_HOME/git-rewind: where a hook outside any repository logs."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "git-rewind")
+
+
+def _log_outside_repository(cwd: str, why: str) -> None:
+    """Log a hook run outside a repository once per directory; the agent hears nothing."""
+    path = os.path.join(state_home(), LOG)
+    line = minijson.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cwd": cwd,
+                       "action": "skip", "reason": why}) + "\n"
+    try:
+        with open(path, encoding="utf-8") as fh:
+            marker = minijson.dumps(cwd)
+            if any(marker in seen for seen in fh):
+                return
+    except FileNotFoundError:
+        pass
+    try:
+        _append(path, line)
+    except OSError:
+        pass
+
+
+def _report_error(repo: Repo | None, agent: str | None, exc: BaseException) -> None:
+    """One line on stderr; the trace in .git/rewind/hook-errors.log (or the state dir)."""
+    import traceback
+
+    if repo is None:
+        try:
+            repo = Repo.find(os.getcwd())  # agents run hooks in the project directory
+        except Exception:
+            repo = None
+    where = os.path.join(repo.rewind_dir if repo else state_home(), ERROR_LOG)
+    trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    try:
+        _append(where, f"--- {stamp} agent={agent}\n{trace}")
+        if repo is not None:
+            log_decision(repo, {"time": stamp, "agent": agent, "action": "error", "reason": str(exc)})
+    except OSError:
+        where = "(log not writable)"
+    message = str(exc) if isinstance(exc, RewindError) else f"{type(exc).__name__}: {exc}"
+    print(f"git-rewind: hook skipped, {message} (details: {where})", file=sys.stderr)

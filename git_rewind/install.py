@@ -1,0 +1,254 @@
+"""`git rewind install / uninstall`: our hook entries in an agent's settings file, and nothing else.
+
+Edits files we do not own the careful way: the file is parsed first (invalid JSON is an error
+and nothing is written), every other key and hook is kept, the original is backed up before our
+first change, our own entries are recognised by their command (so installing twice changes
+nothing and uninstall removes exactly ours), and the file is replaced atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+from typing import Any
+
+from . import agents
+from .errors import RewindError
+
+BACKUP_SUFFIX = ".git-rewind-backup"
+TIMEOUT = 30  # seconds the agent gives our hook
+_OWN = re.compile(r"(?:^|[\s/'\"])git-rewind['\"]?\s+hook\b|-m\s+git_rewind['\"]?\s+hook\b|\bgit\s+rewind\s+hook\b")
+
+
+class Change:
+    """What install or uninstall did to one file."""
+
+    __slots__ = ("path", "changed", "backup", "removed")
+
+    def __init__(self, path: str, changed: bool, backup: str | None = None, removed: bool = False) -> None:
+        self.path = path
+        self.changed = changed
+        self.backup = backup
+        self.removed = removed  # the file itself was deleted (we had created it)
+
+
+def executable() -> list[str]:
+    """How to run this git-rewind, by absolute path: agents' PATH may lack our bin directory."""
+    beside = os.path.join(os.path.dirname(sys.executable), "git-rewind")
+    if os.access(beside, os.X_OK):
+        return [beside]
+    found = shutil.which("git-rewind")
+    if found:
+        return [os.path.abspath(found)]
+    return [sys.executable, "-m", "git_rewind"]
+
+
+def hook_command(agent: str, program: list[str] | None = None) -> str:
+    """The shell command an agent runs for every hook event."""
+    return " ".join(shlex.quote(part) for part in (program or executable())) + f" hook --agent {agent}"
+
+
+def entries(agent: str, command: str) -> dict[str, list[dict[str, Any]]]:
+    """Our hook groups, event by event, in the agents' common format."""
+    result: dict[str, list[dict[str, Any]]] = {}
+    for event_name, matcher in agents.module(agent).HOOKS.items():
+        group: dict[str, Any] = {}
+        if matcher is not None:
+            group["matcher"] = matcher
+        group["hooks"] = [{"type": "command", "command": command, "timeout": TIMEOUT}]
+        result[event_name] = [group]
+    return result
+
+
+def template(agent: str) -> dict[str, Any]:
+    """The readable file under hooks/<agent>/ that documents what install writes."""
+    hooks = entries(agent, f"git-rewind hook --agent {agent}")
+    return {"hooks": hooks} if agents.module(agent).WRAPPED else dict(hooks)
+
+
+def target(agent: str, scope: str, root: str | None, home: str | None = None) -> str:
+    """The settings file for AGENT at SCOPE."""
+    module = agents.module(agent)
+    if scope not in module.SCOPES:
+        raise RewindError(f"{agent} has no {scope} scope (one of {', '.join(module.SCOPES)})")
+    if scope != "user" and root is None:
+        raise RewindError(f"--scope {scope} needs a git work tree; run it inside your project")
+    return str(module.settings_file(scope, root, home or os.path.expanduser("~")))
+
+
+def is_own(hook: Any) -> bool:
+    return isinstance(hook, dict) and isinstance(hook.get("command"), str) and bool(_OWN.search(hook["command"]))
+
+
+def _load(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RewindError(f"{path}: cannot read: {exc}") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise RewindError(f"{path}: not valid JSON ({exc}); nothing changed") from None
+    if not isinstance(data, dict):
+        raise RewindError(f"{path}: not a JSON object; nothing changed")
+    return data
+
+
+def _hooks_of(data: dict[str, Any], wrapped: bool, path: str) -> dict[str, Any]:
+    hooks = data.setdefault("hooks", {}) if wrapped else data
+    if not isinstance(hooks, dict):
+        raise RewindError(f"{path}: \"hooks\" is not an object; nothing changed")
+    return hooks
+
+
+def _strip_own(hooks: dict[str, Any]) -> int:
+    """Remove our entries from every event; drop groups and events they leave empty."""
+    removed = 0
+    for event_name in list(hooks):
+        groups = hooks[event_name]
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                kept = [h for h in group["hooks"] if not is_own(h)]
+                removed += len(group["hooks"]) - len(kept)
+                if not kept and len(group["hooks"]) > 0:
+                    continue
+                group["hooks"] = kept
+            kept_groups.append(group)
+        if kept_groups:
+            hooks[event_name] = kept_groups
+        elif groups:
+            del hooks[event_name]
+    return removed
+
+
+def _write(path: str, data: dict[str, Any], original: str | None) -> str | None:
+    """Atomically replace PATH, backing up ORIGINAL the first time; returns the backup's path."""
+    backup = None
+    if original is not None and not os.path.exists(path + BACKUP_SUFFIX):
+        backup = path + BACKUP_SUFFIX
+        shutil.copy2(path, backup)
+    target = os.path.realpath(path)  # a settings file linked from a dotfiles repository stays linked
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    tmp = f"{target}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    if original is not None:
+        shutil.copymode(target, tmp)
+    os.replace(tmp, target)
+    return backup
+
+
+def _pruned(data: dict[str, Any], wrapped: bool) -> dict[str, Any]:
+    """DATA without empty event lists or an empty "hooks": what removing our entries cannot tell apart."""
+    data = json.loads(json.dumps(data))
+    hooks = data.get("hooks") if wrapped else data
+    if isinstance(hooks, dict):
+        for name in [name for name, groups in hooks.items() if groups == []]:
+            del hooks[name]
+        if wrapped and not hooks:
+            del data["hooks"]
+    return data
+
+
+def _original(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+
+
+def _droid_inherited_hooks(path: str) -> dict[str, Any]:
+    """Droid reads settings.json's "hooks" only while hooks.json is absent: carry them over."""
+    settings = _load(os.path.join(os.path.dirname(path), "settings.json"))
+    hooks = settings.get("hooks")
+    return json.loads(json.dumps(hooks)) if isinstance(hooks, dict) else {}
+
+
+def install(agent: str, scope: str, root: str | None, home: str | None = None,
+            program: list[str] | None = None) -> Change:
+    """Write our hook entries for AGENT at SCOPE; a second install changes nothing."""
+    module = agents.module(agent)
+    path = target(agent, scope, root, home)
+    original = _original(path)
+    data = _load(path)
+    if original is None and not module.WRAPPED:
+        data.update(_droid_inherited_hooks(path))
+    before = json.dumps(data, sort_keys=True)
+    hooks = _hooks_of(data, module.WRAPPED, path)
+    _strip_own(hooks)
+    for event_name, groups in entries(agent, hook_command(agent, program)).items():
+        existing = hooks.setdefault(event_name, [])
+        if not isinstance(existing, list):
+            raise RewindError(f"{path}: hooks for {event_name} are not a list; nothing changed")
+        existing.extend(groups)
+    if original is not None and json.dumps(data, sort_keys=True) == before:
+        return Change(path, changed=False)
+    return Change(path, changed=True, backup=_write(path, data, original))
+
+
+def uninstall(agent: str, scope: str, root: str | None, home: str | None = None) -> Change:
+    """Remove exactly our entries for AGENT at SCOPE; a file we created and left empty goes too."""
+    module = agents.module(agent)
+    path = target(agent, scope, root, home)
+    original = _original(path)
+    if original is None:
+        return Change(path, changed=False)
+    data = _load(path)
+    had_hooks = "hooks" in data
+    hooks = _hooks_of(data, module.WRAPPED, path)
+    if not _strip_own(hooks):
+        if module.WRAPPED and not had_hooks:
+            del data["hooks"]
+        return Change(path, changed=False)
+    if module.WRAPPED and not hooks:
+        del data["hooks"]
+    backup = path + BACKUP_SUFFIX
+    if not data and not os.path.exists(backup):
+        os.unlink(path)  # we created it; nothing of anyone else's is in it
+        try:
+            os.rmdir(os.path.dirname(path))  # .claude/ or .factory/, if we made it and it is empty
+        except OSError:
+            pass
+        return Change(path, changed=True, removed=True)
+    try:
+        # Back to what it was before us: put back its exact bytes.
+        if _pruned(_load(backup), module.WRAPPED) == _pruned(data, module.WRAPPED):
+            shutil.copy2(backup, path)
+            return Change(path, changed=True)
+    except RewindError:
+        pass
+    return Change(path, changed=True, backup=_write(path, data, original))
+
+
+def installed(root: str | None, home: str | None = None) -> list[tuple[str, str, str]]:
+    """(agent, scope, file) for every settings file that holds our hooks."""
+    found = []
+    for agent in agents.NAMES:
+        for scope in agents.module(agent).SCOPES:
+            if scope != "user" and root is None:
+                continue
+            path = target(agent, scope, root, home)
+            try:
+                data = _load(path)
+            except RewindError:
+                continue
+            hooks = data.get("hooks") if agents.module(agent).WRAPPED else data
+            if isinstance(hooks, dict) and any(
+                isinstance(group, dict) and any(is_own(h) for h in group.get("hooks") or [])
+                for groups in hooks.values() if isinstance(groups, list) for group in groups
+            ):
+                found.append((agent, scope, path))
+    return found

@@ -1,0 +1,170 @@
+"""When a hook event deserves a checkpoint: the three tiers.
+
+- minimal: only before a tool creates a file (Write, Create); nothing else, no rules.
+- balanced: a full checkpoint at session start and at every prompt (prompts even when nothing
+  changed: they anchor the conversation); before Write/Edit/MultiEdit/NotebookEdit a known-path
+  checkpoint, unless the path is excluded, the change is small and the file not critical,
+  another edit checkpoint is younger than the anti-spam interval, or a batch (3+ edits in
+  60 s) already has its checkpoint.
+- aggressive: balanced with tighter limits, risky prompts tagged, a full checkpoint after
+  every shell command and at turn end when files changed.
+
+`decide` is pure: it reads the event, the settings and the session's state and returns a
+Decision; `record` updates the state once the caller knows what was taken.
+"""
+
+from __future__ import annotations
+
+from . import event as ev
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .event import Event
+
+SKIP = "skip"
+PATHS = "paths"  # a known-path checkpoint: only the named files are read
+FULL = "full"  # a whole-tree scan
+
+BATCH_WINDOW = 60.0  # seconds
+BATCH_SIZE = 3  # edits in one window that make it a batch
+
+
+class Decision:
+    """What to do about one event, and why (the reason is logged either way)."""
+
+    __slots__ = ("action", "reason", "tags", "allow_empty", "paths")
+
+    def __init__(self, action: str, reason: str, tags: list[str] | None = None, allow_empty: bool = False,
+                 paths: list[str] | None = None) -> None:
+        self.action = action
+        self.reason = reason
+        self.tags = tags or []
+        self.allow_empty = allow_empty
+        self.paths = paths or []
+
+
+class SessionState:
+    """Per-session memory between hook calls: the last edit checkpoint and the current batch."""
+
+    __slots__ = ("last_edit_checkpoint", "batch_start", "batch_edits", "batch_checkpointed")
+
+    def __init__(self, data: dict[str, Any] | None = None) -> None:
+        data = data or {}
+        self.last_edit_checkpoint: float | None = data.get("last_edit_checkpoint")
+        self.batch_start: float | None = data.get("batch_start")
+        self.batch_edits: int = int(data.get("batch_edits") or 0)
+        self.batch_checkpointed: bool = bool(data.get("batch_checkpointed"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+def _skip(reason: str) -> Decision:
+    return Decision(SKIP, reason)
+
+
+def matches(path: str, patterns: list[str]) -> str | None:
+    """The first pattern PATH (work-tree-relative, '/'-separated) matches, gitignore-style.
+
+    'dir/' matches a directory of that name anywhere; a pattern with a '/' matches the whole
+    path; any other pattern matches the file name.
+    """
+    import fnmatch  # fnmatch and re cost ~8 ms of import: only edits that got this far pay it
+
+    parts = path.split("/")
+    for pattern in patterns:
+        if pattern.endswith("/"):
+            name = pattern.rstrip("/")
+            if any(fnmatch.fnmatchcase(part, name) for part in parts[:-1]) or fnmatch.fnmatchcase(path, name):
+                return pattern
+        elif "/" in pattern:
+            if fnmatch.fnmatchcase(path, pattern.lstrip("/")):
+                return pattern
+        elif fnmatch.fnmatchcase(parts[-1], pattern):
+            return pattern
+    return None
+
+
+def risky(prompt: str | None, patterns: list[str]) -> str | None:
+    """The first risky-prompt regex PROMPT matches (case-insensitive)."""
+    if not prompt:
+        return None
+    import re
+
+    for pattern in patterns:
+        if re.search(pattern, prompt, re.IGNORECASE):
+            return pattern
+    return None
+
+
+def decide(event: Event, settings: dict[str, Any], state: SessionState, now: float,
+           paths: list[str]) -> Decision:
+    """The decision for EVENT; PATHS are its files inside the work tree, relative to the root."""
+    tier = settings["tier"]
+    kind = event.kind
+    if tier == "minimal":
+        if kind == ev.PRE_TOOL and event.tool_kind == ev.WRITE:
+            if not paths:
+                return _skip("no file inside the repository")
+            return Decision(PATHS, f"minimal: before {event.tool}", paths=paths)
+        return _skip(f"minimal tier: only before a file is created ({event.name} {event.tool or ''})".strip())
+    if kind == ev.SESSION_START:
+        return Decision(FULL, f"session start ({event.source or 'unknown'})")
+    if kind == ev.PROMPT:
+        tags = ["prompt"]
+        reason = "every prompt"
+        if tier == "aggressive":
+            pattern = risky(event.prompt, settings["risky_prompts"])
+            if pattern:
+                tags.append("risky")
+                reason = f"risky prompt (matches {pattern!r})"
+        return Decision(FULL, reason, tags=tags, allow_empty=True)
+    if kind == ev.PRE_TOOL:
+        if event.tool_kind not in (ev.WRITE, ev.EDIT):
+            return _skip(f"{event.tool or 'tool'} does not edit files")
+        return _before_edit(event, settings, state, now, paths)
+    if kind == ev.POST_TOOL:
+        if tier == "aggressive" and event.tool_kind == ev.SHELL:
+            return Decision(FULL, f"after {event.tool}, if files changed")
+        return _skip(f"{tier}: nothing after {event.tool or 'a tool'}")
+    if kind == ev.STOP:
+        if tier == "aggressive":
+            return Decision(FULL, "turn end, if files changed")
+        return _skip(f"{tier}: nothing at turn end")
+    return _skip(f"no checkpoint for {event.name or 'this event'}")
+
+
+def _before_edit(event: Event, settings: dict[str, Any], state: SessionState, now: float,
+                 paths: list[str]) -> Decision:
+    if not paths:
+        return _skip("no file inside the repository")
+    kept = [p for p in paths if not matches(p, settings["exclude_patterns"])]
+    if not kept:
+        return _skip(f"excluded ({matches(paths[0], settings['exclude_patterns'])})")
+    critical = next((p for p in kept if matches(p, settings["critical_files"])), None)
+    threshold = settings["min_change_chars"]
+    if critical is None and event.change_chars is not None and event.change_chars < threshold:
+        return _skip(f"small change: {event.change_chars} characters < {threshold}")
+    # This edit counts toward the batch whatever happens next.
+    if state.batch_start is None or now - state.batch_start >= BATCH_WINDOW:
+        state.batch_start, state.batch_edits, state.batch_checkpointed = now, 0, False
+    state.batch_edits += 1
+    why = f"critical file {critical}" if critical else f"before {event.tool}"
+    anti_spam = settings["anti_spam_seconds"]
+    if anti_spam and state.last_edit_checkpoint is not None:
+        age = now - state.last_edit_checkpoint
+        if 0 <= age < anti_spam:
+            return _skip(f"anti-spam: last edit checkpoint {age:.0f} s ago (< {anti_spam} s)")
+    if state.batch_edits >= BATCH_SIZE and state.batch_checkpointed:
+        return _skip(f"batch: {state.batch_edits} edits in {now - state.batch_start:.0f} s, "
+                     "one checkpoint per batch")
+    return Decision(PATHS, why, paths=kept)
+
+
+def record(state: SessionState, decision: Decision, created: bool, now: float) -> None:
+    """Remember an edit checkpoint that was really taken (an unchanged tree takes none)."""
+    if decision.action == PATHS and created:
+        state.last_edit_checkpoint = now
+        state.batch_checkpointed = True
