@@ -183,3 +183,35 @@ def project(repo: Workdir) -> Workdir:
     repo.write("debug.log", "ignored log\n")
     repo.write(".env", "SECRET=1\n")
     return repo
+
+
+# Agent hooks ------------------------------------------------------------------------------------
+
+# Hook payloads recorded from the real Claude Code CLI (shared/agents/claude-code.md), one file per
+# event: `hook_stdin` is what the hook read on stdin, `hook_env` the agent-set part of its environment.
+CLAUDE_SAMPLES = Path(__file__).parent / "samples" / "claude-code"
+
+# What agents put in a hook's environment; scrubbed so a test run inside an agent detects nothing.
+AGENT_ENV = ("CLAUDECODE", "CLAUDE_PROJECT_DIR", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_ENTRYPOINT",
+             "FACTORY_PROJECT_DIR", "DROID_PROJECT_DIR")
+
+
+def claude_sample(name: str, root: Path, home: Path) -> tuple[dict, dict[str, str]]:
+    """(payload, agent env) of a recorded Claude Code hook call, its paths moved into ROOT and HOME."""
+    import json
+    import re
+
+    path = CLAUDE_SAMPLES / f"{name}.json"
+    text = re.sub(r"/home/dev/work/proj-[A-Za-z0-9-]+", str(root), path.read_text())
+    data = json.loads(text.replace("/home/dev", str(home)))
+    env = {k: v for k, v in data["hook_env"].items() if k.startswith(("CLAUDE", "ANTHROPIC"))}
+    return data["hook_stdin"], env
+
+
+@pytest.fixture
+def agent_project(project: Workdir, home: Path) -> Workdir:
+    """`project` with no agent in its environment and the hook's outside-repository log under HOME."""
+    for key in AGENT_ENV:
+        project.env.pop(key, None)
+    project.env["XDG_STATE_HOME"] = str(home / ".local" / "state")
+    return project

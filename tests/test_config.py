@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
+from conftest import Workdir
 
 from git_rewind import config
 from git_rewind.errors import RewindError
@@ -58,5 +61,239 @@ def test_sizes(raw: object, expected: int) -> None:
 
 
 def test_unknown_keys_are_kept_for_later_versions(isolated: Path) -> None:
-    (isolated / ".git-rewind.toml").write_text("tier = 'balanced'\n")
-    assert "tier" not in config.values(str(isolated))
+    (isolated / ".git-rewind.toml").write_text("later_setting = 'on'\n")
+    assert "later_setting" not in config.values(str(isolated))
+
+
+# `git rewind config`, run for real in a repository, with HOME and XDG_CONFIG_HOME in a temp dir -----------
+
+
+def _root(repo: Workdir) -> Path:
+    return Path(repo.git("rev-parse", "--show-toplevel").strip())
+
+
+def _user_file(repo: Workdir) -> Path:
+    return Path(repo.env["XDG_CONFIG_HOME"]) / "git-rewind" / "config.toml"
+
+
+def _listed(output: str) -> dict[str, str]:
+    """`config list` lines as key -> "value  # source"."""
+    return dict(line.split(" = ", 1) for line in output.splitlines())
+
+
+def test_list_shows_every_layer_and_where_each_value_comes_from(repo: Workdir) -> None:
+    user = _user_file(repo)
+    user.parent.mkdir(parents=True)
+    user.write_text("gc_keep = 10\nmax_file_size = '2M'\n")
+    project = _root(repo) / ".git-rewind.toml"
+    project.write_text("gc_keep = 20\ntier = 'aggressive'\n")
+
+    listed = _listed(repo.ok("config", "list", env={"GIT_REWIND_LOCK_TIMEOUT": "5"}))
+
+    assert list(listed) == list(config.DEFAULTS)
+    assert listed["gc_keep"] == f"20  # {project}"
+    assert listed["max_file_size"] == f"{2 << 20}  # {user}"
+    assert listed["lock_timeout"] == "5  # environment"
+    assert listed["gc_older_than_days"] == "30  # default"
+    assert listed["tier"] == f'"aggressive"  # {project}'
+    assert listed["anti_spam_seconds"] == "15  # tier aggressive"
+    assert listed["exclude_patterns"] == '["node_modules/", ".git/", "dist/", "build/", "*.log"]  # default'
+
+    as_json = json.loads(repo.ok("config", "list", "--json"))
+    assert as_json["gc_keep"] == {"value": 20, "source": str(project)}
+    assert as_json["min_change_chars"] == {"value": 25, "source": "tier aggressive"}
+
+
+def test_get_prints_the_effective_value(repo: Workdir) -> None:
+    (_root(repo) / ".git-rewind.toml").write_text("max_file_size = '10M'\ncritical_files = ['a', 'b']\n")
+    assert repo.ok("config", "get", "max_file_size") == f"{10 << 20}\n"
+    assert repo.ok("config", "get", "critical_files") == '["a", "b"]\n'
+    assert repo.ok("config", "get", "tier") == "balanced\n"
+    assert repo.ok("config", "get", "anti_spam_seconds") == "30\n"
+
+    run = repo.rewind("config", "get", "gc_kep")
+    assert run.returncode == 1 and run.stdout == ""
+    assert len(run.stderr.splitlines()) == 1 and "gc_kep: unknown key" in run.stderr
+
+
+def test_set_edits_the_file_in_place_keeping_comments_and_other_keys(repo: Workdir) -> None:
+    project = _root(repo) / ".git-rewind.toml"
+    project.write_bytes(
+        b"# Checkpoint settings for this repository.\n"
+        b"gc_keep = 10    # we review often\n"
+        b"\n"
+        b"# Big assets live in git-lfs anyway.\n"
+        b"max_file_size='5M'\n"
+        b"later_setting = { keep = true }\n"
+        b"\n"
+        b"[other_tool]\n"
+        b"gc_keep = 3\n"
+    )
+
+    assert repo.ok("config", "set", "gc_keep", "20") == f"gc_keep = 20 in {project}\n"
+    repo.ok("config", "set", "tier", "minimal")
+    repo.ok("config", "set", "exclude_patterns", "vendor/, *.tmp")
+
+    assert project.read_bytes() == (
+        b"# Checkpoint settings for this repository.\n"
+        b"gc_keep = 20    # we review often\n"
+        b"\n"
+        b"# Big assets live in git-lfs anyway.\n"
+        b"max_file_size='5M'\n"
+        b"later_setting = { keep = true }\n"
+        b'tier = "minimal"\n'
+        b'exclude_patterns = ["vendor/", "*.tmp"]\n'
+        b"\n"
+        b"[other_tool]\n"
+        b"gc_keep = 3\n"
+    )
+    assert repo.ok("config", "get", "gc_keep") == "20\n"
+
+
+def test_set_stores_natural_toml_types(repo: Workdir) -> None:
+    repo.ok("config", "set", "auto_pack", "0")
+    repo.ok("config", "set", "max_file_size", "10M")
+    repo.ok("config", "set", "lock_timeout", "1_000")
+    repo.ok("config", "set", "risky_prompts", '["drop.{1,3}tables", "rm -rf"]')
+    repo.ok("config", "set", "critical_files", "")
+    assert (_root(repo) / ".git-rewind.toml").read_text() == (
+        "auto_pack = 0\n"
+        'max_file_size = "10M"\n'
+        "lock_timeout = 1000\n"
+        'risky_prompts = ["drop.{1,3}tables", "rm -rf"]\n'
+        "critical_files = []\n"
+    )
+    assert repo.ok("config", "get", "risky_prompts") == '["drop.{1,3}tables", "rm -rf"]\n'
+
+
+def test_a_crlf_file_stays_crlf(repo: Workdir) -> None:
+    project = _root(repo) / ".git-rewind.toml"
+    project.write_bytes(b"# ours\r\ngc_keep = 10\r\n")
+    repo.ok("config", "set", "gc_keep", "20")
+    repo.ok("config", "set", "tier", "minimal")
+    assert project.read_bytes() == b'# ours\r\ngc_keep = 20\r\ntier = "minimal"\r\n'
+
+
+def test_user_and_project_scopes(repo: Workdir, tmp_path: Path) -> None:
+    user, project = _user_file(repo), _root(repo) / ".git-rewind.toml"
+
+    repo.ok("config", "set", "gc_keep", "20")  # inside a work tree: the project file
+    assert project.read_text() == "gc_keep = 20\n" and not user.exists()
+
+    run = repo.rewind("config", "set", "--user", "gc_keep", "10")  # creates the file and its directory
+    assert run.returncode == 0 and user.read_text() == "gc_keep = 10\n"
+    assert f"gc_keep is 20 here: {project} overrides it" in run.stderr
+    repo.ok("config", "set", "--project", "gc_older_than_days", "7")
+    assert project.read_text() == "gc_keep = 20\ngc_older_than_days = 7\n"
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    env = {"GIT_CEILING_DIRECTORIES": str(tmp_path)}
+    repo.ok("config", "set", "tier", "aggressive", cwd=outside, env=env)  # outside: the user file
+    assert user.read_text() == 'gc_keep = 10\ntier = "aggressive"\n'
+    listed = _listed(repo.ok("config", "list", cwd=outside, env=env))
+    assert listed["gc_keep"] == f"10  # {user}" and listed["gc_older_than_days"] == "30  # default"
+    assert repo.ok("config", "get", "tier", cwd=outside, env=env) == "aggressive\n"
+
+    run = repo.rewind("config", "set", "--project", "gc_keep", "1", cwd=outside, env=env)
+    assert run.returncode == 2 and "--project" in run.stderr
+    run = repo.rewind("config", "set", "--user", "--project", "gc_keep", "1")
+    assert run.returncode == 2 and "exclude each other" in run.stderr
+
+
+@pytest.mark.parametrize("key,value,needle", [
+    ("gc_keep", "many", "gc_keep"),
+    ("gc_keep", "-5", "must not be negative"),
+    ("max_file_size", "lots", "not a size"),
+    ("tier", "reckless", "not a tier"),
+    ("risky_prompts", "refactor (all", "not a regular expression"),
+    ("critical_files", '["a", 1]', "not a list of strings"),
+    ("critical_files", '["a"]\ngc_keep = 1', "not a TOML array"),
+    ("gc_kep", "1", "unknown key"),
+])
+def test_invalid_values_are_rejected_and_the_file_is_unchanged(repo: Workdir, key: str, value: str,
+                                                                needle: str) -> None:
+    project = _root(repo) / ".git-rewind.toml"
+    before = b"# ours\r\ngc_keep = 10  # few\r\n"
+    project.write_bytes(before)
+
+    for args in (["--project"], ["--user"]):
+        run = repo.rewind("config", "set", *args, "--", key, value)
+        assert run.returncode == 1 and run.stdout == ""
+        path = project if args == ["--project"] else _user_file(repo)
+        assert run.stderr == f"error: {path}: {key}: " + run.stderr.split(f"{key}: ", 1)[1]
+        assert needle in run.stderr and len(run.stderr.splitlines()) == 1
+
+    assert project.read_bytes() == before
+    assert not _user_file(repo).parent.exists()
+
+
+def test_a_file_that_is_not_toml_is_not_touched(repo: Workdir) -> None:
+    project = _root(repo) / ".git-rewind.toml"
+    project.write_text("gc_keep = \n")
+    for args in (["set", "tier", "minimal"], ["unset", "gc_keep"]):
+        run = repo.rewind("config", *args)
+        assert run.returncode == 1 and f"{project}: invalid TOML" in run.stderr
+    assert project.read_text() == "gc_keep = \n"
+
+
+def test_invalid_values_in_files_fail_list_and_get(repo: Workdir) -> None:
+    project = _root(repo) / ".git-rewind.toml"
+    project.write_text("gc_keep = -1\n")
+    for args in (["list"], ["list", "--json"], ["get", "tier"]):
+        run = repo.rewind("config", *args)
+        assert run.returncode == 1 and run.stdout == ""
+        assert run.stderr == f"error: {project}: gc_keep: must not be negative: -1\n"
+    project.unlink()
+    run = repo.rewind("config", "get", "tier", env={"GIT_REWIND_GC_KEEP": "soon"})
+    assert run.returncode == 1 and "GIT_REWIND_GC_KEEP" in run.stderr
+
+
+def test_environment_overrides_every_file(repo: Workdir) -> None:
+    repo.ok("config", "set", "tier", "aggressive")
+    env = {"GIT_REWIND_TIER": "minimal", "GIT_REWIND_CRITICAL_FILES": "Makefile, go.mod"}
+    listed = _listed(repo.ok("config", "list", env=env))
+    assert listed["tier"] == '"minimal"  # environment'
+    assert listed["min_change_chars"] == "0  # tier minimal"
+    assert listed["critical_files"] == '["Makefile", "go.mod"]  # environment'
+    assert repo.ok("config", "get", "tier", env=env) == "minimal\n"
+
+    run = repo.rewind("config", "set", "tier", "balanced", env=env)
+    assert run.returncode == 0 and "tier is \"minimal\" here: GIT_REWIND_TIER overrides it" in run.stderr
+
+
+def test_unset_removes_only_that_key(repo: Workdir) -> None:
+    user = _user_file(repo)
+    user.parent.mkdir(parents=True)
+    user.write_text("gc_keep = 10\n")
+    project = _root(repo) / ".git-rewind.toml"
+    project.write_text("# ours\ngc_keep = 20  # few\n# sizes\nmax_file_size = '1M'\n")
+
+    assert repo.ok("config", "unset", "gc_keep") == f"removed gc_keep from {project}\n"
+    assert project.read_text() == "# ours\n# sizes\nmax_file_size = '1M'\n"
+    assert _listed(repo.ok("config", "list"))["gc_keep"] == f"10  # {user}"
+
+    assert repo.ok("config", "unset", "gc_keep") == f"gc_keep is not set in {project}\n"
+    assert project.read_text() == "# ours\n# sizes\nmax_file_size = '1M'\n"
+    repo.ok("config", "unset", "--user", "gc_keep")
+    assert user.read_text() == "" and repo.ok("config", "get", "gc_keep") == "1000\n"
+
+    user.unlink()
+    assert repo.ok("config", "unset", "--user", "tier") == f"tier is not set in {user}\n"
+    assert not user.exists()
+    assert repo.rewind("config", "unset", "gc_kep").returncode == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symbolic links")
+def test_set_writes_through_a_symlinked_user_file(repo: Workdir, tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles" / "git-rewind.toml"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text("# from my dotfiles\n")
+    dotfiles.chmod(0o600)
+    user = _user_file(repo)
+    user.parent.mkdir(parents=True)
+    user.symlink_to(dotfiles)
+
+    repo.ok("config", "set", "--user", "gc_keep", "5")
+    assert user.is_symlink() and dotfiles.read_text() == "# from my dotfiles\ngc_keep = 5\n"
+    assert dotfiles.stat().st_mode & 0o777 == 0o600

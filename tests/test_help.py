@@ -33,6 +33,11 @@ COMMANDS: dict[str, list[str]] = {
     "undo": ["--dry-run", "-y", "--yes", "--only"],
     "redo": ["--dry-run", "-y", "--yes"],
     "gc": ["--keep", "--older-than", "--dry-run"],
+    "hook": ["--agent"],
+    "install": ["--agent", "--scope"],
+    "uninstall": ["--agent", "--scope"],
+    "status": ["-n", "--json"],
+    "config": [],
 }
 
 # What a fresh install must not copy from a working checkout.

@@ -1,0 +1,616 @@
+"""`git rewind hook`: agents' hook calls become checkpoints in real repositories, and never fail the agent.
+
+Each test plays an agent session against the real command: payloads on stdin (recorded Claude
+Code payloads where there is one, else built from the documented fields), the agent's own
+environment variables, then checks what git itself shows: the session's chain under
+refs/rewind/<session>, each checkpoint's note (`git notes --ref=rewind show`), the decisions
+in .git/rewind/hook.log, and that the user's index, HEAD and branches never moved.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CLAUDE_SAMPLES, Run, Workdir, claude_sample
+
+MAIN = "4f9eba75-a32a-4359-9724-af1840817a93"  # the recorded Claude Code session
+PROMPT_ID = "28e4b330-6feb-4007-a1fa-39a7c2d93298"
+BIG = "".join(f"line {i}: some real work\n" for i in range(10))  # well over any size threshold
+
+
+class Agent:
+    """One agent session in a project, calling `git rewind hook` the way the agent does."""
+
+    _tool_ids = itertools.count(1)
+
+    def __init__(self, w: Workdir, agent: str = "claude-code", session: str = "sess-1",
+                 env: dict[str, str] | None = None) -> None:
+        self.w = w
+        self.agent = agent
+        self.session = session
+        root = str(w.path)
+        own = {"CLAUDECODE": "1", "CLAUDE_PROJECT_DIR": root} if agent == "claude-code" else {
+            "FACTORY_PROJECT_DIR": root, "CLAUDE_PROJECT_DIR": root}
+        self.env = {**own, **(env or {})}
+        self.transcript = str(w.path.parent / "transcripts" / f"{session}.jsonl")
+
+    def payload(self, event: str, **fields: Any) -> dict[str, Any]:
+        return {"session_id": self.session, "transcript_path": self.transcript, "cwd": str(self.w.path),
+                "hook_event_name": event, **fields}
+
+    def call(self, stdin: str, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> Run:
+        return self.w.rewind("hook", *args, input=stdin, env={**self.env, **(env or {})}, cwd=cwd)
+
+    def send(self, event: str, **fields: Any) -> dict[str, Any]:
+        """Deliver one event; the agent must see exit 0 and silence. Returns the logged decision."""
+        before = len(decisions(self.w))
+        run = self.call(json.dumps(self.payload(event, **fields)))
+        assert (run.returncode, run.stderr, run.stdout) == (0, "", "")
+        logged = decisions(self.w)
+        assert len(logged) == before + 1  # one decision per call
+        return logged[-1]
+
+    def start(self, source: str = "startup") -> dict[str, Any]:
+        return self.send("SessionStart", source=source)
+
+    def prompt(self, text: str, prompt_id: str = "prompt-1") -> dict[str, Any]:
+        key = "prompt_id" if self.agent == "claude-code" else "message_id"
+        return self.send("UserPromptSubmit", prompt=text, **{key: prompt_id})
+
+    def tool(self, event: str, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+        return self.send(event, tool_name=tool, tool_input=tool_input, tool_use_id=f"toolu_{next(self._tool_ids)}")
+
+    def edit(self, rel: str, old: str, new: str) -> dict[str, Any]:
+        path = rel if os.path.isabs(rel) else str(self.w.path / rel)
+        return self.tool("PreToolUse", "Edit", {"file_path": path, "old_string": old, "new_string": new})
+
+    def write(self, rel: str, content: str) -> dict[str, Any]:
+        path = rel if os.path.isabs(rel) else str(self.w.path / rel)
+        return self.tool("PreToolUse", "Write", {"file_path": path, "content": content})
+
+    def after_bash(self, command: str) -> dict[str, Any]:
+        return self.tool("PostToolUse", "Bash", {"command": command})
+
+    def stop(self) -> dict[str, Any]:
+        return self.send("Stop", stop_hook_active=False, last_assistant_message="done")
+
+
+def decisions(w: Workdir, log: Path | None = None) -> list[dict[str, Any]]:
+    path = log or w.path / ".git" / "rewind" / "hook.log"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def chain(w: Workdir, session: str) -> list[dict[str, Any]]:
+    """The session's checkpoints, oldest first: each note as git shows it, plus its commit."""
+    if not w.git("for-each-ref", f"refs/rewind/{session}"):
+        return []
+    notes = []
+    for commit in reversed(w.git("rev-list", "--first-parent", f"refs/rewind/{session}").split()):
+        notes.append({**json.loads(w.git("notes", "--ref=rewind", "show", commit)), "commit": commit})
+    return notes
+
+
+def show(w: Workdir, commit: str, path: str) -> str | None:
+    """PATH's content in COMMIT, or None when the checkpoint does not hold it."""
+    if not w.git("ls-tree", commit, "--", path):
+        return None
+    return w.git("cat-file", "-p", f"{commit}:{path}")
+
+
+def protected(w: Workdir) -> tuple[bytes, str, str]:
+    """The user's index bytes, HEAD, branches/stash/tags: what no hook may touch."""
+    return w.user_state()[:3]
+
+
+# A recorded session ------------------------------------------------------------------------------
+
+
+def test_replaying_a_recorded_claude_code_session_checkpoints_start_and_prompts(
+        agent_project: Workdir, home: Path) -> None:
+    """The real payloads of session 4f9e…: start, prompt, Write, Edit, Bash, Stop, then a second prompt."""
+    w = agent_project
+    user = protected(w)
+
+    def replay(name: str) -> dict[str, Any]:
+        payload, hook_env = claude_sample(name, w.path, home)
+        run = w.rewind("hook", input=json.dumps(payload), env=hook_env)
+        assert (run.returncode, run.stderr) == (0, "")
+        return decisions(w)[-1]
+
+    assert replay("SessionStart_startup")["action"] == "checkpoint"
+    assert replay("UserPromptSubmit")["action"] == "checkpoint"
+    # The agent's Write and Edit of hello.py are small (15 and 7 characters): not worth a checkpoint.
+    assert replay("PreToolUse_Write")["reason"] == "small change: 15 characters < 50"
+    w.write("hello.py", "print('hello')\n")
+    assert replay("PreToolUse_Edit")["reason"] == "small change: 7 characters < 50"
+    w.write("hello.py", "print('hello, world')\n")
+    w.write("made_by_bash.txt", "x\n")  # `echo x > made_by_bash.txt`: no hook names this file
+    assert replay("PostToolUse_Bash")["reason"] == "balanced: nothing after Bash"
+    assert replay("Stop")["reason"] == "balanced: nothing at turn end"
+    payload, hook_env = claude_sample("UserPromptSubmit", w.path, home)
+    payload.update(prompt="now add a test", prompt_id="prompt-2")
+    assert w.rewind("hook", input=json.dumps(payload), env=hook_env).returncode == 0
+
+    start, first, second = chain(w, MAIN)
+    assert [c["seq"] for c in (start, first, second)] == [1, 2, 3]
+    assert (start["agent"], start["trigger"], start["message"]) == ("claude-code", "SessionStart",
+                                                                    "session start (startup)")
+    assert (first["trigger"], first["prompt"], first["tags"], first["tool"]) == (
+        "UserPromptSubmit", "make hello", ["prompt"], None)
+    assert first["conversation"] == {"transcript": payload["transcript_path"], "prompt_id": PROMPT_ID,
+                                     "tool_use_id": None, "message_uuid": None}
+    assert first["conversation"]["transcript"].startswith(str(home / ".claude" / "projects"))
+    assert w.tree_of(first["commit"]) == w.tree_of(start["commit"])  # a prompt is recorded even unchanged
+    # The next prompt's full checkpoint holds what the Write, the Edit and the Bash command made.
+    assert (second["prompt"], second["conversation"]["prompt_id"]) == ("now add a test", "prompt-2")
+    assert set(second["paths"]) == {"hello.py", "made_by_bash.txt"}
+    assert show(w, second["commit"], "made_by_bash.txt") == "x\n"
+    assert show(w, second["commit"], "hello.py") == "print('hello, world')\n"
+    assert w.tree_of(second["commit"]) == w.add_all_tree()  # exactly what `git add -A` would record
+    assert show(w, second["commit"], ".env") is None  # ignored files are never captured
+    assert w.git("log", "--format=%s", f"refs/rewind/{MAIN}").splitlines() == [
+        "#3 prompt: now add a test", "#2 prompt: make hello", "#1 session start (startup)"]
+    assert [d["action"] for d in decisions(w)] == ["checkpoint", "checkpoint", "skip", "skip", "skip", "skip",
+                                                   "checkpoint"]
+    assert protected(w) == user
+    w.fsck()
+
+
+def test_every_recorded_payload_passes_through_silently(agent_project: Workdir, home: Path) -> None:
+    """Whatever event the agent sends (subagents, compaction, permissions, session end), exit 0 and quiet."""
+    w = agent_project
+    names = sorted(p.stem for p in CLAUDE_SAMPLES.glob("*.json") if "hook_stdin" in json.loads(p.read_text()))
+    assert len(names) >= 29
+    events = set()
+    for name in names:
+        payload, hook_env = claude_sample(name, w.path, home)
+        events.add(payload["hook_event_name"])
+        run = w.rewind("hook", input=json.dumps(payload), env=hook_env)
+        assert (run.returncode, run.stdout, run.stderr) == (0, "", ""), name
+    logged = decisions(w)
+    assert len(logged) == len(names)
+    assert [d for d in logged if d["action"] == "error"] == []
+    assert {d["event"] for d in logged} == events
+    w.fsck()
+
+
+# Tiers, end to end -------------------------------------------------------------------------------
+
+
+def test_balanced_edits_anti_spam_and_prompts_between_them(agent_project: Workdir) -> None:
+    w = agent_project
+    agent = Agent(w)
+    agent.start()
+    agent.prompt("add error handling")
+    w.write("src/app.py", "print('hello')\n" + BIG)  # the agent's earlier work, not yet checkpointed
+    taken = agent.edit("src/app.py", "print('hello')", "try:\n    print('hello')\nexcept OSError:\n    raise\n")
+    assert (taken["action"], taken["paths"], taken["reason"]) == ("checkpoint", ["src/app.py"], "before Edit")
+    w.write("README.md", "# demo\n" + BIG)
+    suppressed = agent.edit("README.md", "# demo", "# demo\n" + BIG)
+    assert suppressed["action"] == "skip" and suppressed["reason"].startswith("anti-spam: last edit checkpoint")
+    assert agent.prompt("and document it", "prompt-2")["action"] == "checkpoint"  # prompts are never suppressed
+    assert agent.edit("README.md", "# demo", BIG)["reason"].startswith("anti-spam")
+
+    notes = chain(w, "sess-1")
+    assert [(n["seq"], n["trigger"], n["tool"]) for n in notes] == [
+        (1, "SessionStart", None), (2, "UserPromptSubmit", None), (3, "PreToolUse", "Edit"),
+        (4, "UserPromptSubmit", None)]
+    edit = notes[2]
+    assert (edit["paths"], edit["message"], edit["prompt"]) == (["src/app.py"], "before Edit src/app.py",
+                                                               "add error handling")
+    assert edit["conversation"]["tool_use_id"].startswith("toolu_")
+    assert edit["conversation"]["transcript"] == agent.transcript
+    # A known-path checkpoint: the named file as it is now, everything else carried from the tip.
+    assert show(w, edit["commit"], "src/app.py") == "print('hello')\n" + BIG
+    assert show(w, edit["commit"], "README.md") == "# demo\n"
+    assert show(w, notes[3]["commit"], "README.md") == "# demo\n" + BIG
+
+
+def test_three_edits_within_a_minute_are_one_batch(agent_project: Workdir) -> None:
+    w = agent_project
+    agent = Agent(w, env={"GIT_REWIND_ANTI_SPAM_SECONDS": "0"})
+    agent.start()
+    actions = []
+    for name in ("a", "b", "c", "d"):
+        w.write(f"src/{name}.py", BIG)
+        actions.append(agent.write(f"src/{name}.py", BIG + "more\n" * 20))
+    assert [a["action"] for a in actions] == ["checkpoint", "checkpoint", "skip", "skip"]
+    assert actions[2]["reason"].startswith("batch: 3 edits in")
+    assert [n["paths"] for n in chain(w, "sess-1")[1:]] == [["src/a.py"], ["src/b.py"]]
+
+
+def test_critical_small_and_excluded_edits(agent_project: Workdir) -> None:
+    w = agent_project
+    agent = Agent(w)
+    agent.start()
+    w.write("package.json", '{"name": "demo"}\n')
+    w.write("src/app.py", "print('hi')\n")
+    assert agent.edit("src/app.py", "hi", "hey")["reason"] == "small change: 2 characters < 50"
+    critical = agent.edit("package.json", '"demo"', '"demo2"')
+    assert (critical["action"], critical["reason"]) == ("checkpoint", "critical file package.json")
+    assert chain(w, "sess-1")[-1]["paths"] == ["package.json"]
+    for rel, pattern in (("dist/bundle.js", "dist/"), ("node_modules/pkg/index.js", "node_modules/"),
+                         ("server.log", "*.log")):
+        assert agent.write(rel, BIG)["reason"] == f"excluded ({pattern})"
+    assert len(chain(w, "sess-1")) == 2
+
+
+def test_aggressive_checkpoints_after_shell_commands_turn_end_and_tags_risky_prompts(
+        agent_project: Workdir) -> None:
+    w = agent_project
+    agent = Agent(w, env={"GIT_REWIND_TIER": "aggressive"})
+    agent.start()
+    risky = agent.prompt("Refactor all the handlers")
+    assert risky["reason"] == "risky prompt (matches 'refactor all')"
+    w.write("generated.txt", "made by a script\n")
+    assert agent.after_bash("python gen.py")["action"] == "checkpoint"
+    assert agent.after_bash("ls")["action"] == "unchanged"  # nothing changed: no checkpoint
+    assert agent.stop()["action"] == "unchanged"
+    w.write("src/app.py", "print('changed by a formatter')\n")
+    assert agent.stop()["action"] == "checkpoint"
+    # 24 changed characters: under aggressive's 25.
+    assert agent.edit("src/app.py", "x", "y" * 24)["reason"] == "small change: 24 characters < 25"
+
+    notes = chain(w, "sess-1")
+    assert [n["message"] for n in notes] == ["session start (startup)", "prompt: Refactor all the handlers",
+                                            "after Bash", "turn end"]
+    assert notes[1]["tags"] == ["prompt", "risky"]
+    assert (notes[2]["trigger"], notes[2]["tool"], notes[2]["paths"]) == ("PostToolUse", "Bash", ["generated.txt"])
+    assert notes[2]["prompt"] == "Refactor all the handlers"  # the prompt the command belonged to
+    assert (notes[3]["trigger"], notes[3]["paths"]) == ("Stop", ["src/app.py"])
+
+
+def test_minimal_checkpoints_only_before_a_write(agent_project: Workdir) -> None:
+    w = agent_project
+    agent = Agent(w, env={"GIT_REWIND_TIER": "minimal"})
+    assert agent.start()["action"] == "skip"
+    assert agent.prompt("go")["action"] == "skip"
+    w.write("src/app.py", BIG)
+    assert agent.edit("src/app.py", "line 1", BIG)["action"] == "skip"
+    assert agent.write("src/app.py", "x")["action"] == "checkpoint"  # one character: no threshold
+    w.write("src/app.py", "x")
+    assert agent.write("src/app.py", "y")["action"] == "checkpoint"  # a second later: no anti-spam
+    assert agent.after_bash("make")["action"] == "skip" and agent.stop()["action"] == "skip"
+    notes = chain(w, "sess-1")
+    assert [(n["trigger"], n["tool"], n["paths"]) for n in notes] == [("PreToolUse", "Write", ["src/app.py"])] * 2
+    assert show(w, notes[0]["commit"], "src/app.py") == BIG
+    assert show(w, notes[1]["commit"], "src/app.py") == "x"
+
+
+def test_droid_session_through_its_own_environment(agent_project: Workdir) -> None:
+    w = agent_project
+    agent = Agent(w, agent="droid", session="droid-1")
+    agent.start()
+    assert agent.send("UserPromptSubmit", prompt="patch it", message_id="msg-1", has_images=False)["action"] == \
+        "checkpoint"
+    w.write("src/app.py", "print('hello')\n" + BIG)
+    added = "".join(f"+{line}\n" for line in BIG.splitlines())
+    patch = f"*** Begin Patch\n*** Update File: src/app.py\n@@\n-print('hello')\n{added}*** End Patch\n"
+    taken = agent.send("PreToolUse", tool_name="ApplyPatch", tool_input={"input": patch})
+    assert (taken["action"], taken["agent"], taken["paths"]) == ("checkpoint", "droid", ["src/app.py"])
+    create = agent.send("PreToolUse", tool_name="Create", tool_input={"file_path": str(w.path / "new.py"),
+                                                                       "content": BIG})
+    assert create["reason"].startswith("anti-spam")
+    assert agent.send("PostToolUse", tool_name="Execute", tool_input={"command": "make", "summary": "build"},
+                      tool_response='{"exitCode": 0}')["reason"] == "balanced: nothing after Execute"
+    notes = chain(w, "droid-1")
+    assert [(n["agent"], n["trigger"], n["tool"]) for n in notes] == [
+        ("droid", "SessionStart", None), ("droid", "UserPromptSubmit", None), ("droid", "PreToolUse", "ApplyPatch")]
+    assert notes[1]["conversation"]["prompt_id"] == "msg-1"
+    assert notes[2]["prompt"] == "patch it"
+
+
+def test_the_agent_option_overrides_detection(agent_project: Workdir) -> None:
+    w = agent_project
+    agent = Agent(w, session="s-opt")
+    payload = json.dumps(agent.payload("SessionStart", source="startup"))
+    assert agent.call(payload, "--agent", "droid").returncode == 0  # CLAUDECODE=1 is set, but we were told
+    assert agent.call(payload, "--agent=droid").returncode == 0
+    assert [d["agent"] for d in decisions(w)] == ["droid", "droid"]
+    assert chain(w, "s-opt")[0]["agent"] == "droid"
+
+
+# Parallel hooks --------------------------------------------------------------------------------
+
+
+def test_parallel_edit_hooks_of_one_session_pass_anti_spam_once(agent_project: Workdir) -> None:
+    """Six PreToolUse Edit hooks at once (parallel tool calls): exactly one edit checkpoint."""
+    w = agent_project
+    agent = Agent(w)
+    agent.start()
+    user = protected(w)
+    payloads = []
+    for i in range(6):
+        w.write(f"src/mod{i}.py", f"# module {i}\n" + BIG)  # every file changed since the session start
+        payloads.append(json.dumps(agent.payload(
+            "PreToolUse", tool_name="Edit", tool_use_id=f"toolu_par{i}",
+            tool_input={"file_path": str(w.path / f"src/mod{i}.py"), "old_string": f"# module {i}",
+                        "new_string": BIG})))
+    with ThreadPoolExecutor(len(payloads)) as pool:
+        runs = list(pool.map(agent.call, payloads))
+    assert [(r.returncode, r.stderr) for r in runs] == [(0, "")] * 6
+    edits = [d for d in decisions(w) if d["event"] == "PreToolUse"]
+    assert sorted(d["action"] for d in edits) == ["checkpoint"] + ["skip"] * 5
+    assert all(d["reason"].startswith("anti-spam") for d in edits if d["action"] == "skip")
+    notes = chain(w, "sess-1")
+    assert len(notes) == 2 and notes[1]["trigger"] == "PreToolUse"
+    winner = next(d for d in edits if d["action"] == "checkpoint")
+    assert notes[1]["paths"] == winner["paths"] and notes[1]["seq"] == winner["seq"]
+    assert protected(w) == user
+    w.fsck()
+
+
+def test_parallel_prompts_lose_no_checkpoint_and_reuse_no_seq(agent_project: Workdir) -> None:
+    """Prompts from two sessions at once, several per session: every one is a checkpoint."""
+    w = agent_project
+    agents = [Agent(w, session="left"), Agent(w, session="right")]
+    calls = [(a, json.dumps(a.payload("UserPromptSubmit", prompt=f"{a.session} {i}", prompt_id=f"{a.session}-{i}")))
+             for i in range(3) for a in agents]
+    with ThreadPoolExecutor(len(calls)) as pool:
+        runs = list(pool.map(lambda call: call[0].call(call[1]), calls))
+    assert [(r.returncode, r.stderr) for r in runs] == [(0, "")] * len(calls)
+    seqs = []
+    for agent in agents:
+        notes = chain(w, agent.session)
+        assert sorted(n["prompt"] for n in notes) == [f"{agent.session} {i}" for i in range(3)]
+        assert [n["seq"] for n in notes] == sorted(n["seq"] for n in notes)  # increasing along the chain
+        seqs += [n["seq"] for n in notes]
+    assert sorted(seqs) == list(range(1, 7))
+    logged = sorted(d["seq"] for d in decisions(w))
+    assert logged == list(range(1, 7))
+    w.fsck()
+
+
+# Never failing the agent -----------------------------------------------------------------------
+
+
+def _one_line(run: Run) -> str:
+    assert run.returncode == 0 and run.stdout == ""
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("git-rewind: hook skipped, "), run.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(("stdin", "says"), [
+    ("[1, 2]", "not a JSON object"),
+    ("null", "not a JSON object"),
+    ('"SessionStart"', "not a JSON object"),
+])
+def test_a_payload_that_is_not_an_object_is_one_line_and_exit_0(agent_project: Workdir, stdin: str,
+                                                               says: str) -> None:
+    assert says in _one_line(Agent(agent_project).call(stdin))
+    assert not (agent_project.path / ".git" / "refs" / "rewind").exists()
+
+
+@pytest.mark.parametrize("stdin", ["", "{", '{"session_id": "s", "cwd": ', "not json at all", '{"a" 1}'])
+def test_malformed_json_is_one_clear_line_and_exit_0(agent_project: Workdir, stdin: str) -> None:
+    line = _one_line(Agent(agent_project).call(stdin))
+    assert "hook payload is not JSON" in line
+
+
+def test_malformed_json_is_logged_in_the_repository_the_hook_runs_in(agent_project: Workdir) -> None:
+    """Agents run hooks in the project directory: the trace belongs in its .git/rewind/."""
+    w = agent_project
+    line = _one_line(Agent(w).call("{"))
+    log = w.path / ".git" / "rewind" / "hook-errors.log"
+    assert str(log) in line
+    assert "Traceback" in log.read_text()
+
+
+def test_missing_or_unusable_session_ids_are_errors_logged_with_their_trace(agent_project: Workdir) -> None:
+    w = agent_project
+    agent = Agent(w)
+    no_session = {k: v for k, v in agent.payload("UserPromptSubmit", prompt="hi").items() if k != "session_id"}
+    assert "UserPromptSubmit payload has no session_id" in _one_line(agent.call(json.dumps(no_session)))
+    bad = {**agent.payload("Stop"), "session_id": "../../heads/main"}
+    assert "invalid session name" in _one_line(agent.call(json.dumps(bad)))
+
+    errors = (w.path / ".git" / "rewind" / "hook-errors.log").read_text()
+    assert errors.count("Traceback") == 2 and "agent=claude-code" in errors
+    assert [(d["action"], d["reason"]) for d in decisions(w)] == [
+        ("error", "UserPromptSubmit payload has no session_id"),
+        ("error", "invalid session name: '../../heads/main' (letters, digits, '.', '_', '-')")]
+    assert w.git("for-each-ref", "refs/rewind", "refs/heads") == w.git("for-each-ref", "refs/heads")
+
+
+def test_an_unknown_agent_is_one_line_and_exit_0(agent_project: Workdir) -> None:
+    """`hook` is dispatched before click, whose option check would exit 2: the agent still sees 0."""
+    agent = Agent(agent_project)
+    line = _one_line(agent.call(json.dumps(agent.payload("Stop")), "--agent", "codex"))
+    assert "unknown agent: codex" in line
+
+
+def test_outside_a_repository_the_hook_logs_once_and_says_nothing(agent_project: Workdir, tmp_path: Path,
+                                                                  home: Path) -> None:
+    plain = tmp_path / "plain-dir"
+    plain.mkdir()
+    agent = Agent(agent_project)
+    payload = json.dumps({**agent.payload("UserPromptSubmit", prompt="hi"), "cwd": str(plain)})
+    for _ in range(2):
+        run = agent.call(payload, cwd=plain)
+        assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
+    log = home / ".local" / "state" / "git-rewind" / "hook.log"
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(entries) == 1
+    assert (entries[0]["cwd"], entries[0]["action"]) == (str(plain), "skip")
+    assert "not a git repository" in entries[0]["reason"]
+    assert not (plain / ".git").exists()
+
+
+@pytest.mark.parametrize(("setup", "where"), [
+    ({"GIT_REWIND_TIER": "turbo"}, "GIT_REWIND_TIER"),
+    ({"GIT_REWIND_ANTI_SPAM_SECONDS": "soon"}, "GIT_REWIND_ANTI_SPAM_SECONDS"),
+    ({"GIT_REWIND_RISKY_PROMPTS": "(unclosed"}, "GIT_REWIND_RISKY_PROMPTS"),
+    ("anti_spam_seconds = -3\n", ".git-rewind.toml: anti_spam_seconds"),
+    ("tier = [\n", "invalid TOML"),
+])
+def test_an_invalid_config_value_falls_back_to_defaults_and_is_logged(
+        agent_project: Workdir, setup: dict[str, str] | str, where: str) -> None:
+    w = agent_project
+    if isinstance(setup, str):
+        w.write(".git-rewind.toml", setup)
+    agent = Agent(w, env=setup if isinstance(setup, dict) else None)
+    start = agent.start()
+    assert start["action"] == "checkpoint" and where in start["config_error"]
+    w.write("src/app.py", "print('hello')\n" + BIG)
+    edit = agent.edit("src/app.py", "print('hello')", BIG)
+    assert edit["action"] == "checkpoint" and where in edit["config_error"]
+    # The defaults: balanced's 30 s anti-spam applies to the next edit.
+    suppressed = agent.edit("src/app.py", "line 1", BIG)["reason"]
+    assert suppressed.startswith("anti-spam: last edit checkpoint") and suppressed.endswith("(< 30 s)")
+
+
+@pytest.mark.parametrize("name", ["sessions/sess-1.json", "config-cache.json"])
+def test_a_corrupted_state_file_is_started_afresh(agent_project: Workdir, name: str) -> None:
+    """The hook's own files under .git/rewind/ (session state, config cache), cut short by a full disk."""
+    w = agent_project
+    w.write(".git-rewind.toml", 'tier = "aggressive"\n')
+    agent = Agent(w)
+    agent.start()
+    agent.prompt("first")
+    state = w.path / ".git" / "rewind" / name
+    assert isinstance(json.loads(state.read_text()), dict)
+    state.write_text(state.read_text()[:20])
+    assert agent.prompt("still works")["action"] == "checkpoint"
+    assert isinstance(json.loads(state.read_text()), dict)  # rewritten whole
+    assert agent.after_bash("true")["reason"] == "after Bash, if files changed"  # still aggressive
+
+
+# Paths: only inside the work tree ------------------------------------------------------------------
+
+
+def test_files_outside_the_repository_are_ignored(agent_project: Workdir, tmp_path: Path) -> None:
+    w = agent_project
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("outside\n")
+    agent = Agent(w)
+    agent.start()
+    for path in (str(outside / "secret.txt"), "../elsewhere/secret.txt", str(w.path / ".git" / "config"),
+                 str(w.path / "src" / ".." / ".." / "elsewhere" / "secret.txt")):
+        decision = agent.write(path, BIG)
+        assert (decision["action"], decision["paths"], decision["reason"]) == (
+            "skip", [], "no file inside the repository"), path
+    assert len(chain(w, "sess-1")) == 1
+    assert (outside / "secret.txt").read_text() == "outside\n"
+
+
+def test_a_symlinked_directory_pointing_outside_is_not_followed(agent_project: Workdir, tmp_path: Path) -> None:
+    w = agent_project
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("TOKEN=outside\n")
+    agent = Agent(w)
+    agent.start()
+    (w.path / "vendor").symlink_to(outside, target_is_directory=True)
+    (w.path / "link.txt").symlink_to(outside / "secret.txt")
+    for rel in ("vendor/secret.txt", "vendor/new.py"):
+        assert agent.write(rel, BIG)["reason"] == "no file inside the repository", rel
+    # A symlink as the file itself is recorded as the link it is, never as what it points to.
+    assert agent.edit("link.txt", "TOKEN=outside", BIG)["action"] == "checkpoint"
+    assert agent.prompt("look")["action"] == "checkpoint"
+    notes = chain(w, "sess-1")
+    assert [n["trigger"] for n in notes] == ["SessionStart", "PreToolUse", "UserPromptSubmit"]
+    assert notes[1]["paths"] == ["link.txt"]
+    links = [w.git("ls-tree", "--format=%(objectmode) %(path)", n["commit"], "vendor", "link.txt") for n in notes]
+    assert links == ["", "120000 link.txt\n", "120000 link.txt\n120000 vendor\n"]
+    assert show(w, notes[2]["commit"], "link.txt") == str(outside / "secret.txt")  # the link's target, not content
+    for note in notes:
+        assert w.git("grep", "-c", "TOKEN", note["commit"], check=False) == ""
+    assert (outside / "secret.txt").read_text() == "TOKEN=outside\n"
+
+
+def test_a_project_reached_through_a_symlinked_path_still_takes_edit_checkpoints(
+        agent_project: Workdir, tmp_path: Path) -> None:
+    """The agent's cwd and file paths use the path the user opened, e.g. ~/work → /data/work."""
+    w = agent_project
+    alias = tmp_path / "alias"
+    alias.symlink_to(w.path, target_is_directory=True)
+    agent = Agent(w)
+    agent.start()
+    w.write("src/app.py", "print('hello')\n" + BIG)
+    payload = {**agent.payload("PreToolUse", tool_name="Edit", tool_use_id="toolu_alias",
+                               tool_input={"file_path": str(alias / "src" / "app.py"),
+                                           "old_string": "print('hello')", "new_string": BIG}),
+               "cwd": str(alias)}
+    assert agent.call(json.dumps(payload), cwd=alias).returncode == 0
+    decision = decisions(w)[-1]
+    assert (decision["action"], decision["paths"]) == ("checkpoint", ["src/app.py"])
+
+
+# Which repository --------------------------------------------------------------------------------
+
+
+def test_the_repository_is_the_one_holding_the_payloads_cwd(agent_project: Workdir, tmp_path: Path) -> None:
+    w = agent_project
+    other = Workdir(tmp_path / "other", w.env)
+    other.path.mkdir()
+    other.git("init", "-q", "-b", "main")
+    agent = Agent(w)
+    payload = json.dumps({**agent.payload("SessionStart", source="startup"), "cwd": str(w.path / "src")})
+    assert agent.call(payload, cwd=other.path).returncode == 0  # the hook's own cwd is another repository
+    assert w.git("for-each-ref", "--format=%(refname)", "refs/rewind") == "refs/rewind/sess-1\n"
+    assert other.git("for-each-ref", "refs/rewind") == ""
+    # With no usable cwd in the payload, the directory the agent ran the hook in decides.
+    gone = json.dumps({**agent.payload("SessionStart", source="startup"), "cwd": str(tmp_path / "gone")})
+    assert agent.call(gone, cwd=other.path).returncode == 0
+    assert other.git("for-each-ref", "--format=%(refname)", "refs/rewind") == "refs/rewind/sess-1\n"
+
+
+def test_a_linked_worktree_checkpoints_into_the_shared_store(agent_project: Workdir, tmp_path: Path) -> None:
+    w = agent_project
+    linked = tmp_path / "linked"
+    w.git("worktree", "add", "-q", str(linked), "-b", "feature")
+    user = protected(w)
+    wt = Workdir(linked, w.env)
+    (linked / "feature.txt").write_text("feature work\n")
+    agent = Agent(wt, session="wt-sess")
+    agent.env.update(CLAUDE_PROJECT_DIR=str(linked))
+    run = agent.call(json.dumps(agent.payload("UserPromptSubmit", prompt="in the linked tree")), cwd=linked)
+    assert (run.returncode, run.stderr) == (0, "")
+    note = chain(w, "wt-sess")[0]
+    assert (note["branch"], show(w, note["commit"], "feature.txt")) == ("feature", "feature work\n")
+    gitdir = Path(wt.git("rev-parse", "--absolute-git-dir").strip())
+    assert decisions(w, gitdir / "rewind" / "hook.log")[0]["seq"] == 1
+    assert protected(w) == user
+    w.fsck()
+
+
+# What the user sees ----------------------------------------------------------------------------
+
+
+def test_status_shows_the_tier_its_source_and_the_last_decisions(agent_project: Workdir) -> None:
+    w = agent_project
+    agent = Agent(w, env={"GIT_REWIND_TIER": "aggressive"})
+    agent.start()
+    w.write("src/app.py", "print('hello')\n" + BIG)
+    agent.edit("src/app.py", "print('hello')", BIG)
+    agent.edit("src/app.py", "line 1", BIG)
+
+    out = w.ok("status", env={"GIT_REWIND_TIER": "aggressive"})
+    assert "tier: aggressive  (environment)" in out
+    assert "anti_spam_seconds: 15  (tier aggressive)" in out
+    lines = out.splitlines()
+    start = lines.index("recent hook decisions:")
+    shown = lines[start + 1:]
+    assert len(shown) == 3
+    assert shown[0].endswith("SessionStart: checkpoint #1 (session start (startup))")
+    assert shown[1].endswith("PreToolUse Edit src/app.py: checkpoint #2 (before Edit)")
+    assert "PreToolUse Edit src/app.py: skip (anti-spam: last edit checkpoint" in shown[2]
+    assert w.ok("status").splitlines()[0] == "tier: balanced  (default)"
+
+    data = json.loads(w.ok("status", "--json", "-n", "2"))
+    assert data["settings"]["tier"] == {"value": "balanced", "source": "default"}
+    assert [d["action"] for d in data["decisions"]] == ["checkpoint", "skip"]
+    assert data["repository"] == str(w.path)
+
+
+def test_hook_help_is_the_commands_help(agent_project: Workdir) -> None:
+    out = agent_project.ok("hook", "--help")
+    assert "stdin" in out and "--agent" in out

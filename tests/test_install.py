@@ -1,0 +1,340 @@
+"""`git rewind install / uninstall --agent …`: our hook entries in agents' settings files, and nothing else.
+
+A user installs the hooks for Claude Code or Droid at user, project or local scope, into files
+that may already hold their own settings and hooks; installs again; runs the hook the agent
+would run, with the agent's sparse PATH; and uninstalls, getting back what they had.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Workdir
+
+from git_rewind import install
+
+ROOT = Path(__file__).resolve().parent.parent
+EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]
+# Claude Code reports a Bash command that exited non-zero as PostToolUseFailure, not PostToolUse.
+CLAUDE_EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"]
+AGENT_EVENTS = {"claude-code": CLAUDE_EVENTS, "droid": EVENTS}
+
+# (agent, scope) → the settings file, from the user's home (~) or the project (.)
+TARGETS = {
+    ("claude-code", "user"): "~/.claude/settings.json",
+    ("claude-code", "project"): "./.claude/settings.json",
+    ("claude-code", "local"): "./.claude/settings.local.json",
+    ("droid", "user"): "~/.factory/hooks.json",
+    ("droid", "project"): "./.factory/hooks.json",
+}
+
+# What a user already had: their own settings and their own hooks on the events we use too.
+CLAUDE_SETTINGS = """{
+    "model": "opus",
+    "permissions": {"allow": ["Bash(npm test:*)"], "deny": []},
+    "env": {"FOO": "bar"},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/audit.sh"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done", "timeout": 5}]}]
+    }
+}
+"""
+DROID_HOOKS = """{
+  "PostToolUse": [{"matcher": "Execute", "hooks": [{"type": "command", "command": "./lint.sh"}]}],
+  "Notification": [{"hooks": [{"type": "command", "command": "say hi"}]}]
+}
+"""
+
+
+def settings_path(w: Workdir, home: Path, agent: str, scope: str) -> Path:
+    where = TARGETS[(agent, scope)]
+    return (home if where.startswith("~") else w.path) / where[2:]
+
+
+def hook_groups(data: dict[str, Any], agent: str) -> dict[str, Any]:
+    """The event → groups mapping: under "hooks" for Claude Code, at the top level for Droid."""
+    return data["hooks"] if agent == "claude-code" else data
+
+
+def ours(data: dict[str, Any], agent: str) -> dict[str, list[dict[str, Any]]]:
+    """Every hook of ours, by event."""
+    return {event: [h for g in groups for h in g["hooks"] if install.is_own(h)]
+            for event, groups in hook_groups(data, agent).items()
+            if isinstance(groups, list) and any(install.is_own(h) for g in groups for h in g["hooks"])}
+
+
+def without_ours(data: dict[str, Any], agent: str) -> dict[str, Any]:
+    """DATA with our hooks (and the groups and events they alone made) taken out, by hand."""
+    data = json.loads(json.dumps(data))
+    hooks = hook_groups(data, agent)
+    for event in list(hooks):
+        if not isinstance(hooks[event], list):
+            continue
+        groups = [g for g in hooks[event] if not all(install.is_own(h) for h in g["hooks"])]
+        if groups:
+            hooks[event] = groups
+        else:
+            del hooks[event]
+    if agent == "claude-code" and not data["hooks"]:
+        del data["hooks"]
+    return data
+
+
+def run_hook_command(w: Workdir, command: str, payload: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    """Run COMMAND the way the agent does: `sh -c`, in the project, with a PATH of just /usr/bin:/bin."""
+    env = {**w.env, "PATH": "/usr/bin:/bin"}
+    for key in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "CLAUDECODE", "FACTORY_PROJECT_DIR", "DROID_PROJECT_DIR"):
+        env.pop(key, None)
+    return subprocess.run(["sh", "-c", command], cwd=w.path, env=env, input=json.dumps(payload),
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_the_files_under_hooks_are_what_install_writes() -> None:
+    claude = json.loads((ROOT / "hooks" / "claude-code" / "settings.json").read_text())
+    droid = json.loads((ROOT / "hooks" / "droid" / "hooks.json").read_text())
+    assert claude == install.template("claude-code")
+    assert droid == install.template("droid")
+    assert list(claude) == ["hooks"] and list(claude["hooks"]) == CLAUDE_EVENTS
+    assert list(droid) == EVENTS  # Droid ignores a "hooks" wrapper in hooks.json
+    assert claude["hooks"]["PreToolUse"][0]["matcher"] == "Write|Edit|MultiEdit|NotebookEdit"
+    assert claude["hooks"]["PostToolUse"][0]["matcher"] == "Bash"
+    assert claude["hooks"]["PostToolUseFailure"][0]["matcher"] == "Bash"
+    assert droid["PreToolUse"][0]["matcher"] == "Create|Edit|MultiEdit|ApplyPatch"
+    assert droid["PostToolUse"][0]["matcher"] == "Execute"
+
+
+@pytest.mark.parametrize(("agent", "scope"), sorted(TARGETS))
+def test_install_into_a_fresh_scope_then_uninstall_leaves_nothing(project: Workdir, home: Path, agent: str,
+                                                                 scope: str) -> None:
+    w = project
+    path = settings_path(w, home, agent, scope)
+    user = w.user_state()
+    out = w.ok("install", "--agent", agent, "--scope", scope)
+    assert f"installed {agent} hooks ({scope}) in {path}" in out
+    assert "backed up" not in out  # there was nothing to back up
+    assert not Path(f"{path}{install.BACKUP_SUFFIX}").exists()
+
+    data = json.loads(path.read_text())
+    command = install.hook_command(agent)
+    assert f"hook command: {command}" in out
+    assert command.endswith(f" hook --agent {agent}")
+    program = shlex.split(command)[0]
+    assert os.path.isabs(program) and os.access(program, os.X_OK)  # no reliance on the agent's PATH
+    # Exactly the template, with the absolute command in place of the bare one.
+    readable = json.loads(json.dumps(data).replace(json.dumps(command)[1:-1], f"git-rewind hook --agent {agent}"))
+    assert readable == install.template(agent)
+
+    status = w.ok("status")
+    assert f"  {agent:<12} {scope:<8} {path}" in status
+    assert json.loads(w.ok("status", "--json"))["installed"] == [{"agent": agent, "scope": scope,
+                                                                  "file": str(path)}]
+    if scope != "user":  # a project file shows only there; the user's shows everywhere
+        assert "hooks installed: none" in w.ok("status", cwd=home)
+
+    assert f"removed {path}" in w.ok("uninstall", "--agent", agent, "--scope", scope)
+    assert not path.exists() and not path.parent.exists()  # we created the directory too
+    assert "hooks installed: none" in w.ok("status")
+    assert w.user_state() == user  # nothing of the user's git state changed, and no stray files appeared
+
+
+@pytest.mark.parametrize(("agent", "scope", "original"), [
+    ("claude-code", "user", CLAUDE_SETTINGS),
+    ("claude-code", "local", CLAUDE_SETTINGS),
+    ("droid", "project", DROID_HOOKS),
+])
+def test_install_keeps_every_other_setting_and_uninstall_restores_the_exact_bytes(
+        project: Workdir, home: Path, agent: str, scope: str, original: str) -> None:
+    w = project
+    path = settings_path(w, home, agent, scope)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(original)
+    path.chmod(0o600)
+    backup = Path(f"{path}{install.BACKUP_SUFFIX}")
+
+    out = w.ok("install", "--agent", agent, "--scope", scope)
+    assert f"backed up {path} to {backup}" in out
+    assert backup.read_text() == original
+    installed = json.loads(path.read_text())
+    assert without_ours(installed, agent) == json.loads(original)  # everything else as it was
+    assert "hooks" not in installed or agent == "claude-code"
+    mine = ours(installed, agent)
+    assert sorted(mine) == sorted(AGENT_EVENTS[agent]) and all(len(hooks) == 1 for hooks in mine.values())
+    # Other people's hooks on the same events keep running, first.
+    groups = hook_groups(installed, agent)
+    theirs = json.loads(original)
+    for event, their_groups in hook_groups(theirs, agent).items():
+        assert groups[event][:len(their_groups)] == their_groups
+    assert path.stat().st_mode & 0o777 == 0o600  # a private file stays private
+
+    snapshot = path.read_bytes()
+    assert w.ok("install", "--agent", agent, "--scope", scope).startswith(f"already installed: {path}")
+    assert path.read_bytes() == snapshot and backup.read_text() == original
+
+    w.ok("uninstall", "--agent", agent, "--scope", scope)
+    assert path.read_text() == original
+    assert "not installed" in w.ok("uninstall", "--agent", agent, "--scope", scope)
+    assert path.read_text() == original
+
+
+def test_uninstall_after_the_user_changed_the_file_removes_only_ours(project: Workdir, home: Path) -> None:
+    w = project
+    path = settings_path(w, home, "claude-code", "project")
+    path.parent.mkdir()
+    path.write_text(CLAUDE_SETTINGS)
+    w.ok("install", "--agent", "claude-code", "--scope", "project")
+    data = json.loads(path.read_text())
+    data["theme"] = "dark"  # the user, later, by hand or through the agent's UI
+    data["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "make lint"}]})
+    path.write_text(json.dumps(data, indent=4))
+
+    w.ok("uninstall", "--agent", "claude-code", "--scope", "project")
+    expected = json.loads(CLAUDE_SETTINGS)
+    expected["theme"] = "dark"
+    expected["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "make lint"}]})
+    assert json.loads(path.read_text()) == expected
+    assert Path(f"{path}{install.BACKUP_SUFFIX}").read_text() == CLAUDE_SETTINGS  # the backup is never rewritten
+
+
+@pytest.mark.parametrize("original", ['{"hooks": {}, "model": "opus"}\n',
+                                      '{"model": "opus", "hooks": {"Stop": []}}\n'])
+def test_uninstall_restores_empty_hook_containers_the_user_had(project: Workdir, home: Path, original: str) -> None:
+    w = project
+    path = settings_path(w, home, "claude-code", "user")
+    path.parent.mkdir()
+    path.write_text(original)
+    w.ok("install", "--agent", "claude-code")
+    w.ok("uninstall", "--agent", "claude-code")
+    assert json.loads(path.read_text()) == json.loads(original)
+    assert path.read_text() == original
+
+
+def test_a_symlinked_settings_file_is_edited_through_its_link(project: Workdir, home: Path, tmp_path: Path) -> None:
+    """Settings kept in a dotfiles repository and linked into ~/.claude stay linked."""
+    w = project
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "claude.json"
+    real.write_text(CLAUDE_SETTINGS)
+    link = settings_path(w, home, "claude-code", "user")
+    link.parent.mkdir()
+    link.symlink_to(real)
+    w.ok("install", "--agent", "claude-code")
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert sorted(ours(json.loads(real.read_text()), "claude-code")) == sorted(CLAUDE_EVENTS)
+    w.ok("uninstall", "--agent", "claude-code")
+    assert link.is_symlink() and real.read_text() == CLAUDE_SETTINGS
+
+
+@pytest.mark.parametrize("command", [
+    "/old/venv/bin/git-rewind hook --agent claude-code",
+    "'/Users/me/Library/Application Support/pipx/git-rewind' hook --agent claude-code",
+    "/usr/bin/python3 -m git_rewind hook --agent claude-code",
+    "git-rewind hook",
+])
+def test_an_earlier_install_from_elsewhere_is_recognised_and_replaced(project: Workdir, home: Path,
+                                                                     command: str) -> None:
+    w = project
+    path = settings_path(w, home, "claude-code", "user")
+    path.parent.mkdir()
+    old = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command, "timeout": 30}]},
+                              {"hooks": [{"type": "command", "command": "echo my-git-rewind hooks"}]}]}}
+    path.write_text(json.dumps(old))
+    w.ok("install", "--agent", "claude-code")
+    data = json.loads(path.read_text())
+    assert {event: [h["command"] for h in hooks] for event, hooks in ours(data, "claude-code").items()} == {
+        event: [install.hook_command("claude-code")] for event in CLAUDE_EVENTS}
+    assert {"hooks": [{"type": "command", "command": "echo my-git-rewind hooks"}]} in data["hooks"]["Stop"]
+
+
+def test_droid_keeps_hooks_it_read_from_settings_json(project: Workdir) -> None:
+    """Droid reads settings.json's "hooks" only while hooks.json is absent: creating it must carry them."""
+    w = project
+    factory = w.path / ".factory"
+    factory.mkdir()
+    theirs = {"Stop": [{"hooks": [{"type": "command", "command": "./done.sh"}]}]}
+    settings = json.dumps({"model": "custom:Mock-0", "hooks": theirs})
+    (factory / "settings.json").write_text(settings)
+    w.ok("install", "--agent", "droid", "--scope", "project")
+    hooks = json.loads((factory / "hooks.json").read_text())
+    assert hooks["Stop"][0] == theirs["Stop"][0]
+    assert "hooks" not in hooks and "model" not in hooks
+    assert (factory / "settings.json").read_text() == settings  # never touched
+    w.ok("uninstall", "--agent", "droid", "--scope", "project")
+    assert json.loads((factory / "hooks.json").read_text()) == theirs  # still run, now from hooks.json
+
+
+@pytest.mark.parametrize(("text", "says", "commands"), [
+    ('{"model": "opus",, }', "not valid JSON", ("install", "uninstall")),
+    ("[1, 2]", "not a JSON object", ("install", "uninstall")),
+    ('{"hooks": ["Stop"]}', '"hooks" is not an object', ("install", "uninstall")),
+    ('{"hooks": {"Stop": {"command": "x"}}}', "hooks for Stop are not a list", ("install",)),
+])
+def test_a_settings_file_we_cannot_read_is_a_clear_error_and_left_untouched(
+        project: Workdir, home: Path, text: str, says: str, commands: tuple[str, ...]) -> None:
+    w = project
+    path = settings_path(w, home, "claude-code", "project")
+    path.parent.mkdir()
+    path.write_text(text)
+    for command in commands:
+        run = w.rewind(command, "--agent", "claude-code", "--scope", "project")
+        assert run.returncode != 0 and run.stdout == "" and len(run.stderr.splitlines()) == 1
+        assert str(path) in run.stderr and says in run.stderr, run.stderr
+        assert path.read_text() == text
+    if "uninstall" not in commands:  # nothing of ours in it: nothing to remove, nothing written
+        assert w.ok("uninstall", "--agent", "claude-code", "--scope", "project").startswith("not installed")
+        assert path.read_text() == text
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]  # no backup, no temp file
+
+
+def test_scopes_an_agent_does_not_have_or_a_project_scope_outside_a_repository(project: Workdir, home: Path,
+                                                                               tmp_path: Path) -> None:
+    w = project
+    run = w.rewind("install", "--agent", "droid", "--scope", "local")
+    assert run.returncode != 0 and "droid has no local scope (one of user, project)" in run.stderr
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    run = w.rewind("install", "--agent", "claude-code", "--scope", "project", cwd=plain)
+    assert run.returncode == 2 and "not a git repository" in run.stderr
+    run = w.rewind("install", "--agent", "codex")
+    assert run.returncode == 2 and "codex" in run.stderr
+    assert not (home / ".claude").exists() and not (home / ".factory").exists()
+    assert not (w.path / ".factory").exists() and not (plain / ".claude").exists()
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "droid"])
+def test_the_installed_command_checkpoints_even_with_the_agents_sparse_path(project: Workdir, home: Path,
+                                                                            agent: str) -> None:
+    w = project
+    w.ok("install", "--agent", agent, "--scope", "project")
+    data = json.loads(settings_path(w, home, agent, "project").read_text())
+    command = ours(data, agent)["UserPromptSubmit"][0]["command"]
+    payload = {"session_id": f"{agent}-sparse", "transcript_path": str(home / "t.jsonl"), "cwd": str(w.path),
+               "hook_event_name": "UserPromptSubmit", "prompt": "hello from the agent", "prompt_id": "p1",
+               "message_id": "p1"}
+    proc = run_hook_command(w, command, payload)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    commit = w.git("rev-parse", f"refs/rewind/{agent}-sparse").strip()
+    note = json.loads(w.git("notes", "--ref=rewind", "show", commit))
+    assert (note["agent"], note["trigger"], note["prompt"]) == (agent, "UserPromptSubmit", "hello from the agent")
+    assert note["conversation"]["prompt_id"] == "p1"
+
+
+def test_status_lists_every_installed_agent_and_scope(project: Workdir, home: Path) -> None:
+    w = project
+    assert "hooks installed: none (git rewind install --agent …)" in w.ok("status")
+    for agent, scope in (("claude-code", "user"), ("claude-code", "local"), ("droid", "project")):
+        w.ok("install", "--agent", agent, "--scope", scope)
+    installed = json.loads(w.ok("status", "--json"))["installed"]
+    assert [(i["agent"], i["scope"], i["file"]) for i in installed] == [
+        ("claude-code", "user", str(home / ".claude" / "settings.json")),
+        ("claude-code", "local", str(w.path / ".claude" / "settings.local.json")),
+        ("droid", "project", str(w.path / ".factory" / "hooks.json")),
+    ]
+    w.ok("uninstall", "--agent", "claude-code", "--scope", "local")
+    assert [i["scope"] for i in json.loads(w.ok("status", "--json"))["installed"]] == ["user", "project"]
