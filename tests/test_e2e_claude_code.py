@@ -1,0 +1,188 @@
+"""End to end with the real Claude Code CLI: its hooks, installed by `git rewind install`, checkpoint a session.
+
+Claude Code runs in print mode against the scripted mock model (tests/mockapi.py) on 127.0.0.1,
+with a scratch HOME, so the real CLI runs real tools and fires real hooks. The request log of the
+mock is the ground truth of what the model saw; the checkpoints are read back with plain git.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import agentcli
+import pytest
+from agentcli import (
+    DRAFT_1,
+    DRAFT_2,
+    DRAFT_3,
+    PLAN,
+    PLAN_FINAL,
+    PLAN_V1,
+    PLAN_V2,
+    PROMPT_1,
+    PROMPT_2,
+    SHELL_FILE,
+    SHELL_TEXT,
+    blob,
+    decisions,
+    e2e,
+)
+from conftest import Workdir
+from mockapi import MockModel, Text, ToolCall, Turn
+
+pytestmark = e2e
+
+
+@pytest.fixture(scope="module")
+def claude() -> Path:
+    return agentcli.claude_code()
+
+
+def claude_env(work: Workdir, model: MockModel, **extra: str) -> dict[str, str]:
+    """The environment of one Claude Code run: scratch HOME, the mock as the API, no telemetry or updates."""
+    return agentcli.agent_env(
+        work.env,
+        ANTHROPIC_BASE_URL=model.url,
+        ANTHROPIC_API_KEY="test-key",
+        DISABLE_TELEMETRY="1",
+        DISABLE_ERROR_REPORTING="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1",
+        IS_SANDBOX="1",  # bypassPermissions is refused to root without it
+        **extra,
+    )
+
+
+def run_claude(claude: Path, work: Workdir, env: dict[str, str], prompt: str,
+               resume: str | None = None) -> tuple[str, str]:
+    """`claude -p PROMPT` (resuming RESUME) in the work tree; returns (session id, final text)."""
+    command = [str(claude), "-p", prompt, "--permission-mode", "bypassPermissions",
+               "--output-format", "stream-json", "--verbose"]
+    if resume:
+        command += ["--resume", resume]
+    proc = agentcli.run(command, work.path, env)
+    assert proc.returncode == 0, f"claude exited {proc.returncode}: {proc.stderr[-2000:]}{proc.stdout[-2000:]}"
+    messages = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    result = messages[-1]
+    assert result.get("type") == "result" and not result.get("is_error"), result
+    return str(result["session_id"]), str(result.get("result"))
+
+
+def test_two_prompts_checkpoint_at_start_prompt_and_edit_and_undo_restores(
+        claude: Path, agent_project: Workdir) -> None:
+    """Prompt 1 writes a file, rewrites it and makes another from the shell; prompt 2 (--resume) edits it twice.
+
+    Balanced tier with no anti-spam interval: checkpoints at both session starts and both prompts and
+    before the big edit; the Write of a new file finds nothing changed; the resumed session's first
+    edit is the third in a minute (batch), its second is small.
+    """
+    work = agent_project
+    settings = agentcli.install_hooks(work, "claude-code", "project", work.env)
+    work.user_state()  # git status may refresh a racily clean index once: the second call is the reference
+    user = work.user_state()
+    assert settings == work.path / ".claude" / "settings.json"
+    ignored = agentcli.ignored_files(work)
+    plan = str(work.path / PLAN)
+    script: dict[str, list[Turn]] = {
+        PROMPT_1: [
+            ToolCall("Write", {"file_path": plan, "content": PLAN_V1}),
+            ToolCall("Edit", {"file_path": plan, "old_string": DRAFT_1, "new_string": DRAFT_2}),
+            ToolCall("Bash", {"command": f"printf '{SHELL_TEXT.strip()}\\n' > {SHELL_FILE}",
+                              "description": "leave a note"}),
+            Text("The plan is written."),
+        ],
+        PROMPT_2: [
+            ToolCall("Edit", {"file_path": plan, "old_string": DRAFT_2, "new_string": DRAFT_3}),  # 3rd edit: batch
+            ToolCall("Edit", {"file_path": plan, "old_string": "third draft", "new_string": "final draft"}),  # small
+            Text("Polished."),
+        ],
+    }
+    with MockModel(script) as model:
+        # No anti-spam interval: every edit that is not small or batched gets its checkpoint.
+        env = claude_env(work, model, GIT_REWIND_ANTI_SPAM_SECONDS="0")
+        session, text = run_claude(claude, work, env, PROMPT_1)
+        assert text == "The plan is written."
+        resumed, text = run_claude(claude, work, env, PROMPT_2, resume=session)
+        assert (resumed, text) == (session, "Polished.")
+
+    # The tools really ran: every scripted turn was played and every tool result came back clean.
+    assert model.played(PROMPT_1) == script[PROMPT_1] and model.played(PROMPT_2) == script[PROMPT_2]
+    ids_1, ids_2 = model.tool_use_ids(PROMPT_1), model.tool_use_ids(PROMPT_2)
+    results = model.tool_results()
+    for call_id in [*ids_1.values(), *ids_2.values()]:
+        assert call_id in results and results[call_id]["is_error"] is False, (call_id, results.get(call_id))
+    assert set(ids_1.values()) <= set(model.tool_results(PROMPT_2))  # the resumed conversation was sent
+    assert (work.path / PLAN).read_text() == PLAN_FINAL
+    assert (work.path / SHELL_FILE).read_text() == SHELL_TEXT
+    assert agentcli.hook_errors(work) == ""
+
+    # What the hook decided, call by call, and the checkpoints it made, read with plain git.
+    found = agentcli.check_two_prompt_session(work, session, "claude-code", "Write", "Bash")
+    start, prompt_1, edit, resume, prompt_2 = found
+    assert edit.note["conversation"]["tool_use_id"] == ids_1[1]  # the Edit's own tool call, as the mock issued it
+    transcript = Path(prompt_1.note["conversation"]["transcript"])
+    assert transcript.name == f"{session}.jsonl" and transcript.is_file()
+    assert transcript.is_relative_to(Path(work.env["HOME"]) / ".claude" / "projects")
+    # A prompt's id is the promptId of the prompt's own user line in the transcript.
+    lines = [json.loads(line) for line in transcript.read_text().splitlines() if line.strip()]
+    prompts = {line["promptId"]: line["message"]["content"] for line in lines
+               if line.get("type") == "user" and line.get("promptId") and isinstance(line["message"]["content"], str)}
+    assert prompts.get(prompt_1.note["conversation"]["prompt_id"]) == PROMPT_1, prompts
+    assert prompts.get(prompt_2.note["conversation"]["prompt_id"]) == PROMPT_2, prompts
+
+    # The trees: before the Write nothing; before the Edit the first draft; the shell's file from
+    # the next prompt on (a Bash call is not checkpointed in the balanced tier).
+    assert blob(work, prompt_1.commit, PLAN) is None and blob(work, prompt_1.commit, SHELL_FILE) is None
+    assert blob(work, prompt_1.commit, ".claude/settings.json") == settings.read_text()
+    assert blob(work, edit.commit, PLAN) == PLAN_V1 and blob(work, edit.commit, SHELL_FILE) is None
+    assert blob(work, prompt_2.commit, PLAN) == PLAN_V2 and blob(work, prompt_2.commit, SHELL_FILE) == SHELL_TEXT
+    assert work.tree_of(prompt_2.commit) == work.tree_of(resume.commit)  # a prompt checkpoints even unchanged
+    assert work.tree_of(start.commit) == work.tree_of(prompt_1.commit)
+    for c in found:
+        assert ".env" not in agentcli.tree_files(work, c.commit)  # ignored files are never captured
+
+    # Undo to the first prompt: the working tree is exactly that checkpoint's tree again.
+    agentcli.assert_undo_restores(work, prompt_1, ignored)
+    assert work.user_state() == user  # index, HEAD, branches and `git status` as before the session
+    work.fsck()
+
+
+@pytest.mark.parametrize("scope", ["user", "local"])
+def test_anti_spam_by_default(claude: Path, agent_project: Workdir, scope: str) -> None:
+    """With the defaults (balanced, 30 s anti-spam), a second big edit right after one is not checkpointed.
+
+    Hooks installed in the user's settings, then in .claude/settings.local.json: both are honoured in -p mode.
+    """
+    work = agent_project
+    agentcli.install_hooks(work, "claude-code", scope, work.env)
+    target = str(work.path / "src" / "big.py")
+    first = "".join(f"print('line {i} of the first version')\n" for i in range(4))
+    second = "".join(f"print('line {i} of the second version!')\n" for i in range(4))
+    third = "".join(f"value_{i} = 'third version of this line'\n" for i in range(4))
+    prompt = "P-SPAM: write big.py and rewrite it twice"
+    script: dict[str, list[Turn]] = {prompt: [
+        ToolCall("Write", {"file_path": target, "content": first}),
+        ToolCall("Edit", {"file_path": target, "old_string": first, "new_string": second}),
+        ToolCall("Edit", {"file_path": target, "old_string": second, "new_string": third}),
+        Text("done"),
+    ]}
+    with MockModel(script) as model:
+        session, _ = run_claude(claude, work, claude_env(work, model), prompt)
+    assert model.played(prompt) == script[prompt]
+    assert (work.path / "src" / "big.py").read_text() == third
+    log = agentcli.hook_log(work, session)
+    assert decisions(log) == [
+        ("SessionStart", None, "checkpoint"),
+        ("UserPromptSubmit", None, "checkpoint"),
+        ("PreToolUse", "Write", "unchanged"),
+        ("PreToolUse", "Edit", "checkpoint"),
+        ("PreToolUse", "Edit", "skip"),
+        ("Stop", None, "skip"),
+    ], json.dumps(log, indent=1)
+    assert "anti-spam" in log[4]["reason"], log[4]
+    found = agentcli.checkpoints(work, session)
+    assert [(c.trigger, c.note["tool"]) for c in found] == [("SessionStart", None), ("UserPromptSubmit", None),
+                                                            ("PreToolUse", "Edit")]
+    assert blob(work, found[2].commit, "src/big.py") == first
+    assert agentcli.hook_errors(work) == ""
