@@ -10,15 +10,16 @@ import json
 import os
 import re
 import time
-from typing import TYPE_CHECKING, Any
 
 from . import gitcmd
 from .errors import RewindError
 from .repo import NOTES_REF, Repo
 from .repo import check_session as check_session  # re-exported: callers know it from here
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
+    from typing import Any
 
 NOTE_VERSION = 1
 

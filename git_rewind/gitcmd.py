@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
-from typing import IO
 
 from .errors import RewindError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import IO
 
 # Settings that keep our writes private and byte-exact, whatever the user's config says.
 _QUIET = ("-c", "advice.addEmbeddedRepo=false", "-c", "core.splitIndex=false")

@@ -9,17 +9,24 @@ Two ways, both producing exactly the tree `git add -A` would:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import stat
 import time
-from typing import Any
 
 from . import gitcmd, journal
 from .config import xdg_config_home
 from .repo import Repo
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+try:  # the built-in SHA-1 loads no OpenSSL (hashlib costs ~5 ms of import on a hook)
+    from _sha1 import sha1
+except ImportError:  # pragma: no cover - builds without it
+    from hashlib import sha1
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 MODE_FILE = 0o100644
@@ -58,7 +65,7 @@ class PathState:
 
 def blob_oid(content: bytes) -> str:
     """The id git gives a blob with this content (SHA-1 repositories)."""
-    return hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()
+    return sha1(b"blob %d\0" % len(content) + content).hexdigest()
 
 
 def has_attributes(repo: Repo) -> bool:

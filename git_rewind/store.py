@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
 
 from . import checkpoints, snapshot
 from .checkpoints import dump_note, new_note
 from .errors import RewindError
 from .gitcmd import FastImport, quote_path
 from .repo import NOTES_REF, REF_PREFIX, Repo
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 COMMITTER = b"git-rewind <git-rewind@localhost>"
 MAX_NOTE_PATHS = 1000

@@ -9,6 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from git_rewind import config, policy
 from git_rewind import event as ev
@@ -258,3 +261,12 @@ def test_minimal_checkpoints_only_before_a_file_is_created() -> None:
         decision = session.at(T0 + 3, event)
         assert decision.action == SKIP and decision.reason.startswith("minimal tier"), event.name
     assert policy.decide(edit(tool="Write"), settings("minimal"), SessionState(), T0, []).action == SKIP
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab.*?/", max_size=8), st.text(alphabet="ab./", max_size=10))
+def test_glob_agrees_with_fnmatch(pattern: str, name: str) -> None:
+    """The policy's own matcher (no `re` import on the hot path) means what fnmatchcase means."""
+    import fnmatch
+
+    assert policy._glob(name, pattern) == fnmatch.fnmatchcase(name, pattern)
