@@ -286,6 +286,11 @@ class Bench:
     # setup -----------------------------------------------------------------------------------
 
     def build(self) -> None:
+        self.build_repo()
+        self.prime_tools()
+
+    def build_repo(self) -> None:
+        """The repository alone: files, one packed commit, untracked files, a fresh user index."""
         start = time.perf_counter()
         t = self.tree
         self.git("init", "-q", "-b", "main")
@@ -308,6 +313,7 @@ class Bench:
         self.log(f"  built {len(t.tracked)} tracked + {len(t.untracked)} untracked files, "
                  f"{len(t.ignored)} ignored, in {time.perf_counter() - start:.1f} s")
 
+    def prime_tools(self) -> None:
         # Each tool's first snapshot, then a warm one once the clock has moved on. The CLI's
         # private index and the shadow repository start from the user's index and objects
         # (untimed; the timed first snapshots come later).
@@ -828,6 +834,12 @@ def main(argv: list[str] | None = None) -> int:
         except BenchError as exc:
             print(f"\nABORTED: {exc}", file=sys.stderr)
             failed = True
+    return finish(report, load, started, args, base, failed)
+
+
+def finish(report: dict[str, Any], load: tuple[float, float, float], started: float, args: argparse.Namespace,
+           base: str, failed: bool) -> int:
+    """Print the targets and the load, write --json, remove the repositories unless --keep; the exit code."""
     if report["targets"]:
         print("\ntargets:")
         for t in report["targets"]:

@@ -1,0 +1,599 @@
+#!/usr/bin/env python3
+"""Whole-process cost of `git-rewind hook --agent claude-code` per event, against `python -c pass`.
+
+Builds the synthetic repositories of bench.py, then times the installed `git-rewind` script
+(beside this interpreter) as Claude Code runs it: a fresh process per call, the event's JSON
+payload on stdin, cwd and file paths inside the repository. Every call's decision is read back
+from .git/rewind/hook.log and must be the one its row claims. Baselines come from the same
+run, interleaved: `python -c pass` for every row, git's own CLI for the checkpoint rows.
+Prints medians, ratios and PASS/FAIL for the targets of the issue. See bench/README.md.
+
+    python bench/hook_bench.py                    # sizes 1000,100000
+    python bench/hook_bench.py --quick            # sizes 1000,10000: about a minute
+    python bench/hook_bench.py --sizes 1k,20k --runs 21 --json out.json
+
+Run it with the Python of the environment git-rewind is installed in (not an editable install:
+its import hook costs time an installed package does not).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench import (
+    Bench,
+    BenchError,
+    finish,
+    fmt_ms,
+    fmt_ratio,
+    isolated_env,
+    out,
+    rewind_command,
+    rotated,
+    run,
+    short,
+    verdict,
+    wait_for_next_second,
+)
+
+DEFAULT_SIZES = (1000, 100000)
+QUICK_SIZES = (1000, 10000)
+SKIP_LIMIT = 2.0  # a skip: at most this many times `python -c pass`
+SCALE_LIMIT = 1.2  # a known-path checkpoint on the largest size: at most this many times the smallest
+HIGH_ANTI_SPAM = "86400"
+# Edits whose old_string/new_string differ by fewer / at least min_change_chars (50 in balanced).
+SMALL_EDIT = ("print('hello')", "print('hello, world')")  # the real sample's edit: 7 characters
+BIG_EDIT = ("def main():\n    pass\n",
+            "def main():\n    args = parse_arguments(sys.argv[1:])\n    return run(args, verbose=True)\n")
+
+
+SETTLE = True  # --no-settle: False
+
+
+def settle() -> None:
+    """Untimed, right before a timed process: write out what the preparation left dirty.
+
+    fast-import fsyncs its pack, and on ext4 (data=ordered) an fsync commits the journal with
+    every file written since the last commit: a known-path checkpoint run right after a full
+    scan of 100k files would pay for writing that scan's 10 MB index. Settling first, every row
+    measures its own work.
+    """
+    if SETTLE:
+        os.sync()
+
+
+# payloads: the shape of the real samples (shared/agents/samples/claude-code/*.json, `hook_stdin`) --
+
+
+def payload(event: str, session: str, cwd: str, transcript: str, r: int, **extra: Any) -> bytes:
+    data: dict[str, Any] = {
+        "session_id": session,
+        "transcript_path": transcript,
+        "cwd": cwd,
+        "prompt_id": f"28e4b330-6feb-4007-a1fa-{r:012d}",
+        "permission_mode": "bypassPermissions",
+        "effort": {"level": "high"},
+        "hook_event_name": event,
+    }
+    data.update(extra)
+    return json.dumps(data).encode()
+
+
+def tool_payload(event: str, session: str, cwd: str, transcript: str, r: int, tool: str,
+                 tool_input: dict[str, Any]) -> bytes:
+    extra: dict[str, Any] = {"tool_name": tool, "tool_input": tool_input, "tool_use_id": f"toolu_bench_{r:08d}"}
+    if event == "PostToolUse":
+        extra["tool_response"] = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False,
+                                  "noOutputExpected": False}
+        extra["duration_ms"] = 34
+    return payload(event, session, cwd, transcript, r, **extra)
+
+
+def edit_input(path: str, edit: tuple[str, str]) -> dict[str, Any]:
+    return {"file_path": path, "old_string": edit[0], "new_string": edit[1], "replace_all": False}
+
+
+def bash_input() -> dict[str, Any]:
+    return {"command": "python scripts/gen.py > out.txt", "description": "Regenerate out.txt"}
+
+
+# one repository ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Call:
+    """What one timed hook call must be: its payload and environment, the decision to find."""
+
+    data: bytes
+    env: dict[str, str]
+    session: str
+    action: str  # "skip" or "checkpoint" (a checkpoint that found nothing new logs "unchanged")
+    reason: str  # prefix of the logged reason
+    check: Callable[[dict[str, Any]], None] | None = None  # untimed, after the call
+
+
+@dataclass
+class Row:
+    key: str
+    event: str
+    decision: str  # "skip" / "checkpoint"
+    baseline: str | None = None  # key of the git CLI row for "vs git CLI"
+    samples: list[float] = field(default_factory=list)
+    hook_ms: list[float] = field(default_factory=list)  # the "ms" the hook logs: its own work
+    reason: str = ""
+
+
+class HookRepo:
+    """One synthetic repository (bench.py's builder) and the hook calls on it."""
+
+    def __init__(self, base: str, size: int, seed: int, env: dict[str, str], rewind: list[str],
+                 log: Callable[[str], None]) -> None:
+        # Untimed git-rewind runs (the priming, `snap` to bring the private index up to date)
+        # never start a background repack: see pack().
+        self.env = {**env, "GIT_REWIND_AUTO_PACK": "0"}
+        self.b = Bench(base, size, seed, 1, 1, self.env, rewind, log)
+        self.size = size
+        self.hook_args = [*rewind, "hook", "--agent", "claude-code"]
+        self.transcript = os.path.join(self.b.dir, "transcript.jsonl")
+        self.log_path = os.path.join(self.b.repo, ".git", "rewind", "hook.log")
+        self.log_offset = 0
+
+    @property
+    def repo(self) -> str:
+        return self.b.repo
+
+    def abs(self, rel: str) -> str:
+        return os.path.join(self.repo, rel)
+
+    def hook_env(self, tier: str = "balanced", anti_spam: str | None = None) -> dict[str, str]:
+        """The environment of a hook call: the settings' defaults except TIER and ANTI_SPAM."""
+        env = {k: v for k, v in self.env.items() if k != "GIT_REWIND_AUTO_PACK"}
+        env["GIT_REWIND_TIER"] = tier
+        if anti_spam is not None:
+            env["GIT_REWIND_ANTI_SPAM_SECONDS"] = anti_spam
+        return env
+
+    # the hook ---------------------------------------------------------------------------------
+
+    def call(self, c: Call) -> tuple[float, dict[str, Any]]:
+        """Run the hook once: wall time in ms, and its hook.log entry (checked)."""
+        settle()
+        start = time.perf_counter()
+        proc = subprocess.run(self.hook_args, cwd=self.repo, env=c.env, input=c.data, capture_output=True)
+        ms = (time.perf_counter() - start) * 1000
+        what = f"hook {c.session}: {c.data[:300].decode(errors='replace')}"
+        if proc.returncode != 0 or proc.stderr or proc.stdout:
+            raise BenchError(f"{what}\nexit {proc.returncode}, stdout {proc.stdout!r}, stderr {proc.stderr!r}")
+        entries = self.new_log_entries()
+        if len(entries) != 1:
+            raise BenchError(f"{what}\nexpected one new hook.log entry, found {len(entries)}: {entries}")
+        entry = entries[0]
+        action = entry.get("action")
+        ok_action = action == c.action
+        if not ok_action or entry.get("session") != c.session or not str(entry.get("reason", "")).startswith(c.reason):
+            errors = ""
+            if action == "error":
+                try:
+                    with open(os.path.join(self.repo, ".git", "rewind", "hook-errors.log")) as fh:
+                        errors = "\n" + fh.read()[-3000:]
+                except FileNotFoundError:
+                    pass
+            raise BenchError(f"{what}\nexpected action {c.action!r}, reason {c.reason!r}..., "
+                             f"session {c.session!r}; hook.log says {entry}{errors}")
+        if c.check:
+            c.check(entry)
+        return ms, entry
+
+    def new_log_entries(self) -> list[dict[str, Any]]:
+        try:
+            size = os.path.getsize(self.log_path)
+        except FileNotFoundError:
+            return []
+        if size < self.log_offset:  # rotated to hook.log.1
+            self.log_offset = 0
+        with open(self.log_path, "rb") as fh:
+            fh.seek(self.log_offset)
+            text = fh.read()
+        self.log_offset += len(text)
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    def blob_check(self, session: str, rel: str) -> Callable[[dict[str, Any]], None]:
+        """The session's checkpoint holds REL exactly as it is on disk."""
+        def check(entry: dict[str, Any]) -> None:
+            have = self.b.git("rev-parse", f"refs/rewind/{session}:{rel}")
+            want = self.b.git("hash-object", "--", rel)
+            if have != want:
+                raise BenchError(f"{self.size} files, {entry.get('event')} {session}: the checkpoint holds "
+                                 f"{rel} as {have}, the work tree as {want}")
+        return check
+
+    def tree_check(self, session: str) -> None:
+        """The session's checkpoint tree is what `git add -A` writes from a scratch index."""
+        want = self.b.scratch_tree()
+        have = self.b.git("rev-parse", f"refs/rewind/{session}^{{tree}}")
+        if have != want:
+            diff = self.b.git("diff-tree", "-r", "--name-status", want, have)[:2000]
+            raise BenchError(f"{self.size} files: refs/rewind/{session} has tree {have}, `git add -A` from a "
+                             f"scratch index gives {want}:\n{diff}")
+
+    def prompt_call(self, session: str, r: int, env: dict[str, str] | None = None) -> Call:
+        return Call(payload("UserPromptSubmit", session, self.repo, self.transcript, r,
+                            prompt=f"make the parser handle case {r}"),
+                    env or self.hook_env(), session, "checkpoint", "every prompt")
+
+    # setup ------------------------------------------------------------------------------------
+
+    def build(self) -> None:
+        b = self.b
+        b.build_repo()
+        start = time.perf_counter()
+        # git-rewind: a first full checkpoint (seeds the private index), the anti-spam session's
+        # edit checkpoint; the CLI: its private index from the user's, a first commit.
+        prime = {**self.hook_env(), "GIT_REWIND_AUTO_PACK": "0"}
+        self.call(self.prompt_call("hb-sync", -1, prime))
+        session = "hb-antispam"
+        self.call(self.prompt_call(session, -1, prime))
+        rel = b.tree.pick("antispam", 1, 0)[0]
+        b.modify([rel], "antispam-prime")
+        self.call(Call(tool_payload("PreToolUse", session, self.repo, self.transcript, -1, "Edit",
+                                    edit_input(self.abs(rel), BIG_EDIT)),
+                       {**prime, "GIT_REWIND_ANTI_SPAM_SECONDS": HIGH_ANTI_SPAM}, session, "checkpoint",
+                       "before Edit", self.blob_check(session, rel)))
+        shutil.copyfile(os.path.join(b.repo, ".git", "index"), b.cli_index)
+        b.cli_snapshot()
+        self.pack()
+        wait_for_next_second(time.time())
+        for session in ("hb-prompt", "hb-bash"):
+            self.sync(session)
+        b.cli_snapshot()
+        b.log(f"  hook and git CLI primed in {time.perf_counter() - start:.1f} s")
+
+    def pack(self) -> None:
+        """Pack loose objects, untimed, before git-rewind would.
+
+        Its checkpoints start a detached `git repack` once loose objects pass auto_pack (2000,
+        estimated from one fan-out directory): that would take a core from the timed runs. The
+        first scan hashes every untracked file, and every run adds ~100 objects (checkpoints,
+        syncs, the git CLI's commits).
+        """
+        loose = int(self.b.git("count-objects").split()[0])
+        if loose > 300:
+            self.b.git("repack", "-d", "-q")
+
+    # the rows: prepare untimed, return the call to time -------------------------------------------
+
+    def skip_read(self, r: int) -> Call:
+        rel = self.b.tree.pick("read", 1, r)[0]
+        return Call(tool_payload("PreToolUse", "hb-skip", self.repo, self.transcript, r, "Read",
+                                 {"file_path": self.abs(rel)}),
+                    self.hook_env(), "hb-skip", "skip", "Read does not edit files")
+
+    def skip_stop(self, r: int) -> Call:
+        return Call(payload("Stop", "hb-skip", self.repo, self.transcript, r, stop_hook_active=False,
+                            last_assistant_message="done", background_tasks=[], session_crons=[]),
+                    self.hook_env(), "hb-skip", "skip", "balanced: nothing at turn end")
+
+    def skip_bash(self, r: int) -> Call:
+        return Call(tool_payload("PostToolUse", "hb-skip", self.repo, self.transcript, r, "Bash", bash_input()),
+                    self.hook_env(), "hb-skip", "skip", "balanced: nothing after Bash")
+
+    def skip_small(self, r: int) -> Call:
+        rel = self.b.tree.pick("small", 1, r)[0]
+        return Call(tool_payload("PreToolUse", "hb-skip", self.repo, self.transcript, r, "Edit",
+                                 edit_input(self.abs(rel), SMALL_EDIT)),
+                    self.hook_env(), "hb-skip", "skip", "small change: 7 characters < 50")
+
+    def skip_antispam(self, r: int) -> Call:
+        rel = self.b.tree.pick("antispam", 1, r)[0]
+        self.b.modify([rel], f"antispam-{r}")  # a real change: only anti-spam stops the checkpoint
+        return Call(tool_payload("PreToolUse", "hb-antispam", self.repo, self.transcript, r, "Edit",
+                                 edit_input(self.abs(rel), BIG_EDIT)),
+                    self.hook_env(anti_spam=HIGH_ANTI_SPAM), "hb-antispam", "skip", "anti-spam: ")
+
+    def checkpoint_edit(self, r: int) -> Call:
+        # A session of its own per run, started by a prompt (untimed) as a real one is: its
+        # first edit is always checkpointed (batch detection skips the 3rd edit in 60 s of a
+        # session that already has a checkpoint for the batch), and it has a tip to carry.
+        session = f"hb-edit-{r}"
+        self.call(self.prompt_call(session, r, self.hook_env(anti_spam="0")))
+        rel = self.b.tree.pick("edit", 1, r)[0]
+        self.b.modify([rel], f"edit-{r}")
+        return Call(tool_payload("PreToolUse", session, self.repo, self.transcript, r, "Edit",
+                                 edit_input(self.abs(rel), BIG_EDIT)),
+                    self.hook_env(anti_spam="0"), session, "checkpoint", "before Edit",
+                    self.blob_check(session, rel))
+
+    def sync(self, session: str) -> None:
+        """Untimed: the private index and SESSION's tip up to date with the work tree.
+
+        The same session as the timed call: as in an agent's session, the last scan is the tip's
+        (else the scan diffs the tree against both, which a lone session never does).
+        """
+        run([*self.b.rewind, "snap", "--session", session], self.repo, self.env)
+
+    def checkpoint_prompt(self, r: int) -> Call:
+        self.sync("hb-prompt")  # then 1 changed file, as for the git CLI
+        rel = self.b.tree.pick("prompt", 1, r)[0]
+        self.b.modify([rel], f"prompt-{r}")
+        c = self.prompt_call("hb-prompt", r)
+        c.check = self.blob_check("hb-prompt", rel)
+        return c
+
+    def checkpoint_bash(self, r: int) -> Call:
+        self.sync("hb-bash")
+        rel = self.b.tree.pick("bash", 1, r)[0]
+        self.b.modify([rel], f"bash-{r}")
+        return Call(tool_payload("PostToolUse", "hb-bash", self.repo, self.transcript, r, "Bash", bash_input()),
+                    self.hook_env("aggressive"), "hb-bash", "checkpoint", "after Bash, if files changed",
+                    self.blob_check("hb-bash", rel))
+
+    # baselines ------------------------------------------------------------------------------------
+
+    def python_pass(self, r: int) -> float:
+        return timed_run([sys.executable, "-c", "pass"], self.repo, self.env)
+
+    def cli_path(self, r: int) -> float:
+        """hash-object -w, update-index --add --cacheinfo (private index), write-tree, commit-tree, update-ref."""
+        self.b.sync("cli", wait=False)
+        rel = self.b.tree.pick("edit", 1, r)[0]
+        self.b.modify([rel], f"edit-{r}-cli")
+        settle()
+        start = time.perf_counter()
+        self.b.cli_path(rel)
+        return (time.perf_counter() - start) * 1000
+
+    def cli_full(self, r: int) -> float:
+        """add -A (private index), write-tree, commit-tree, update-ref: after 1 changed file."""
+        self.b.sync("cli", wait=False)
+        rel = self.b.tree.pick("prompt", 1, r)[0]
+        self.b.modify([rel], f"prompt-{r}-cli")
+        settle()
+        start = time.perf_counter()
+        self.b.cli_snapshot()
+        return (time.perf_counter() - start) * 1000
+
+
+def timed_run(args: list[str], cwd: str, env: dict[str, str]) -> float:
+    settle()
+    start = time.perf_counter()
+    proc = subprocess.run(args, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True)
+    ms = (time.perf_counter() - start) * 1000
+    if proc.returncode != 0:
+        raise BenchError(f"{' '.join(args)} failed: {proc.stderr.decode(errors='replace')}")
+    return ms
+
+
+# (key, event, decision, method, git CLI baseline key)
+HOOK_ROWS = [
+    ("read", "PreToolUse Read", "skip", HookRepo.skip_read, None),
+    ("stop", "Stop (balanced)", "skip", HookRepo.skip_stop, None),
+    ("bash-skip", "PostToolUse Bash (balanced)", "skip", HookRepo.skip_bash, None),
+    ("small", "PreToolUse Edit, 7 chars", "skip", HookRepo.skip_small, None),
+    ("antispam", "PreToolUse Edit, anti-spam", "skip", HookRepo.skip_antispam, None),
+    ("edit", "PreToolUse Edit, known path", "checkpoint", HookRepo.checkpoint_edit, "cli-path"),
+    ("prompt", "UserPromptSubmit", "checkpoint", HookRepo.checkpoint_prompt, "cli-full"),
+    ("bash", "PostToolUse Bash (aggressive)", "checkpoint", HookRepo.checkpoint_bash, "cli-full"),
+]
+BASELINES = [
+    ("pass", "python -c pass", HookRepo.python_pass),
+    ("cli-path", "git CLI, known path (5 processes)", HookRepo.cli_path),
+    ("cli-full", "git CLI, add -A + write-tree + commit (4)", HookRepo.cli_full),
+]
+FULL_SCAN = {"prompt", "bash"}
+
+
+def measure(repos: list[HookRepo], runs: int, warmup: int, repeat: int,
+            log: Callable[[str], None]) -> dict[int, dict[str, Row]]:
+    """Every row on every size, interleaved: per run the sizes and then the rows in a rotating order.
+
+    The skips and `python -c pass` take ~20 ms: they run REPEAT times per run (more samples
+    where the noise of a loaded machine weighs most, for little time).
+    """
+    rows = {h.size: {key: Row(key, event, decision, base) for key, event, decision, _m, base in HOOK_ROWS}
+            for h in repos}
+    for h in repos:
+        for key, label, _m in BASELINES:
+            rows[h.size][key] = Row(key, label, "baseline")
+    # Every row once, then the skips and the reference again, up to REPEAT rounds of them.
+    items: list[tuple[str, Callable[..., Any], bool]] = [(k, m, True) for k, _e, _d, m, _b in HOOK_ROWS]
+    items += [(k, m, False) for k, _label, m in BASELINES]
+    light: list[tuple[str, Callable[..., Any], bool]] = [(k, m, True) for k, _e, d, m, _b in HOOK_ROWS if d == "skip"]
+    light += [(k, m, False) for k, _label, m in BASELINES if k == "pass"]
+    items += light * (repeat - 1)
+    started = time.perf_counter()
+    for r in range(-warmup, runs):
+        for h in rotated(repos, r):
+            for key, method, is_hook in rotated(items, r):
+                row = rows[h.size][key]
+                if is_hook:
+                    c = method(h, r)
+                    ms, entry = h.call(c)
+                    if r >= 0:
+                        row.hook_ms.append(float(entry.get("ms", float("nan"))))
+                        row.reason = f"{entry['action']}: {entry['reason']}"
+                        if r == runs - 1 and key in FULL_SCAN:
+                            h.tree_check(c.session)
+                        if r == runs - 1 and key == "edit":
+                            h.tree_check(c.session)
+                else:
+                    ms = method(h, r)
+                if r >= 0:
+                    row.samples.append(ms)
+        for h in repos:
+            h.pack()
+        if r >= 0:
+            log(f"  run {r + 1}/{runs} done ({time.perf_counter() - started:.0f} s)")
+    return rows
+
+
+def med(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def report_size(h: HookRepo, rows: dict[str, Row], py: float, targets: list[dict[str, Any]]) -> list[list[str]]:
+    """The table of one size; PY is `python -c pass`, pooled over all sizes (it does not depend on them)."""
+    table = []
+    for key, *_rest in HOOK_ROWS:
+        row = rows[key]
+        mine = med(row.samples)
+        cli = med(rows[row.baseline].samples) if row.baseline else float("nan")
+        target = ""
+        if row.decision == "skip":
+            v = verdict(mine / py, SKIP_LIMIT)
+            target = f"<={SKIP_LIMIT:.1f}x pass: {v}"
+            targets.append({"size": h.size, "target": f"skip {row.event} <= {SKIP_LIMIT}x python -c pass",
+                            "ratio": mine / py, "verdict": v})
+        elif key == "edit":
+            target = "see summary"
+        reason = row.reason if len(row.reason) <= 52 else row.reason[:49] + "..."
+        table.append([row.event, reason, fmt_ms(mine), fmt_ms(med(row.hook_ms)), fmt_ratio(mine / py),
+                      fmt_ms(cli), fmt_ratio(mine / cli), target])
+    for key, label, _m in BASELINES[1:]:
+        table.append([label, "baseline", fmt_ms(med(rows[key].samples)), "", fmt_ratio(med(rows[key].samples) / py),
+                      "", "", ""])
+    return table
+
+
+def print_rows(title: str, header: list[str], rows: list[list[str]], numeric: set[int]) -> None:
+    """A plain-text table: columns in NUMERIC right-aligned, the others left-aligned."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    print(f"\n{title}")
+    for i, r in enumerate([header, *rows]):
+        print("  ".join(c.rjust(w) if j in numeric else c.ljust(w)
+                        for j, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
+        if i == 0:
+            print("-" * (sum(widths) + 2 * (len(widths) - 1)))
+
+
+HEADER = ["event", "decision (from hook.log)", "median ms", "in hook", "vs pass", "git CLI", "vs CLI", "target"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", help="comma-separated file counts (default 1000,100000)")
+    parser.add_argument("--runs", type=int, help="timed runs per row (default 21; --quick: 15)")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed rounds first (default 1)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="calls per run of each skip row and of python -c pass (default 3)")
+    parser.add_argument("--quick", action="store_true", help="sizes 1000,10000 and 15 runs: about a minute")
+    parser.add_argument("--seed", type=int, default=20240611, help="random seed of the trees and edits")
+    parser.add_argument("--no-settle", action="store_true",
+                        help="do not os.sync() before each timed process (rows then pay for earlier writes)")
+    parser.add_argument("--json", metavar="FILE", help="also write every sample, median and target to FILE")
+    parser.add_argument("--tmpdir", help="where to build the repositories (default: the system's temp dir)")
+    parser.add_argument("--keep", action="store_true", help="keep the repositories afterwards")
+    args = parser.parse_args(argv)
+
+    sizes = [int(s.replace("_", "").replace("k", "000")) for s in args.sizes.split(",")] if args.sizes \
+        else list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
+    runs = args.runs or (15 if args.quick else 21)
+    global SETTLE
+    SETTLE = not args.no_settle
+    rewind = rewind_command()
+    base = tempfile.mkdtemp(prefix="git-rewind-hook-bench-", dir=args.tmpdir)
+    env = isolated_env(os.path.join(base, "home"), None)
+    # An installed package has its bytecode compiled at install time; PYTHONDONTWRITEBYTECODE
+    # (set in some sandboxes) would only make a module without it recompile on every run.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    for _ in range(2):
+        run([sys.executable, "-c", "import git_rewind.hook, git_rewind.policy, git_rewind.store, "
+             "git_rewind.agents.claude_code, git_rewind.snapshot, git_rewind.config"], base, env)
+    where = out([sys.executable, "-c", "import git_rewind; print(git_rewind.__file__)"], base, env)
+    git_version = out(["git", "--version"], base, env)
+    load = os.getloadavg()
+    started = time.perf_counter()
+    print(f"git-rewind hook bench: sizes {', '.join(f'{s:,}' for s in sizes)}; {runs} runs "
+          f"(+{args.warmup} warm-up; skips and python -c pass x{args.repeat} per run); seed {args.seed}; "
+          f"{time.strftime('%Y-%m-%d %H:%M')}")
+    print(f"{git_version}; Python {platform.python_version()} ({sys.executable}); {os.cpu_count()} CPUs")
+    print(f"hook: {' '.join(rewind)} hook --agent claude-code; git_rewind imported from {where}")
+    if "site-packages" not in where:
+        print("WARNING: git_rewind is not imported from site-packages (an editable install?): "
+              "numbers include what an installed package does not pay")
+    print("medians of whole-process wall time in ms; 'in hook' = the ms the hook logs for its own work; "
+          "vs = ratio to the baseline" + ("; os.sync() before each timed process" if SETTLE else "; not settled"))
+    print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+          + ("  (WARNING: something else is running; numbers will be noisy)" if load[0] > 0.7 else ""))
+
+    report: dict[str, Any] = {
+        "meta": {"git": git_version, "python": sys.executable, "python_version": platform.python_version(),
+                 "cpus": os.cpu_count(), "platform": platform.platform(), "seed": args.seed, "runs": runs,
+                 "warmup": args.warmup, "repeat": args.repeat, "settle": SETTLE, "rewind_command": rewind,
+                 "git_rewind_module": where, "sizes": sizes,
+                 "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")},
+        "sizes": {}, "targets": [], "notes": [],
+    }
+    failed = False
+    repos: list[HookRepo] = []
+    try:
+        for size in sizes:
+            print(f"\nbuilding {size:,} files ...", flush=True)
+            h = HookRepo(base, size, args.seed, env, rewind, lambda m: print(m, flush=True))
+            h.build()
+            repos.append(h)
+        print(f"\nmeasuring: {runs} runs, each over every size and row in a rotating order ...", flush=True)
+        results = measure(repos, runs, args.warmup, args.repeat, lambda m: print(m, flush=True))
+    except BenchError as exc:
+        print(f"\nABORTED: {exc}", file=sys.stderr)
+        failed = True
+        results = {}
+
+    targets: list[dict[str, Any]] = []
+    if results:
+        py_samples = [ms for h in repos for ms in results[h.size]["pass"].samples]
+        py = med(py_samples)
+        report["python_pass"] = {"median_ms": py, "samples_ms": py_samples}
+        print_rows("reference (all sizes pooled; interleaved with the rows)", ["process", "median ms", "runs"],
+                   [["python -c pass", fmt_ms(py), str(len(py_samples))]], {1, 2})
+    for h in repos if results else []:
+        rows = results[h.size]
+        t = h.b.tree
+        print_rows(f"== {h.size:,} files ({len(t.tracked):,} tracked + {len(t.untracked):,} untracked; "
+                   f"{len(t.ignored):,} ignored) ==", HEADER, report_size(h, rows, py, targets), {2, 3, 4, 5, 6})
+        if os.path.exists(os.path.join(h.repo, ".git", "rewind", "last-pack")):
+            note = (f"{h.size}: a hook started a background `git repack` during the timed runs "
+                    "(it competed with them for the CPU)")
+            print(f"NOTE: {note}")
+            report["notes"].append(note)
+        report["sizes"][str(h.size)] = {
+            "files": len(t.files),
+            "rows": [{"key": r.key, "event": r.event, "decision": r.reason or r.decision,
+                      "median_ms": med(r.samples), "hook_logged_median_ms": med(r.hook_ms),
+                      "samples_ms": r.samples, "hook_logged_ms": r.hook_ms} for r in rows.values()],
+        }
+    if len(repos) >= 2 and results:
+        small, large = repos[0], repos[-1]
+        table = []
+        for key, label in (("edit", "hook PreToolUse Edit, known path"), ("cli-path", "git CLI, known path")):
+            a, z = med(results[small.size][key].samples), med(results[large.size][key].samples)
+            ratio = z / a
+            cell = ""
+            if key == "edit":
+                v = verdict(ratio, SCALE_LIMIT)
+                cell = f"<={SCALE_LIMIT:.1f}x: {v}"
+                targets.append({"size": large.size, "ratio": ratio, "verdict": v,
+                                "target": f"known-path checkpoint {large.size} <= {SCALE_LIMIT}x {small.size}"})
+            table.append([label, *(fmt_ms(med(results[h.size][key].samples)) for h in repos), fmt_ratio(ratio),
+                          cell])
+        print_rows("summary: known-path checkpoint across sizes (same interleaved runs)",
+                   ["", *(f"{h.size:,} files" for h in repos), f"{short(large.size)}/{short(small.size)}",
+                    "target"], table, set(range(1, len(repos) + 2)))
+    report["targets"] = targets
+    return finish(report, load, started, args, base, failed)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
