@@ -156,61 +156,110 @@ def _print_plan(plan: Any) -> None:
         click.echo(f"leave   {path} (not captured now: ignored, too large or a nested repository)")
 
 
-def _rewind(repo: Repo, target: checkpoints.Checkpoint, only: list[str], dry_run: bool, yes: bool,
-            trigger: str) -> None:
+def _describe_conversation(plan: Any) -> str:
+    where = "as a new session (--fork)" if plan.fork else f"in {plan.transcript.path}"
+    kept = ": nothing of it is kept" if plan.empty else ""
+    return f"conversation: cut {plan.where}{kept}, {where}"
+
+
+def _confirm_plan(repo: Repo, target: checkpoints.Checkpoint, only: list[str], code: bool,
+                  conversation: str | None, dry_run: bool, yes: bool, max_size: int) -> bool:
+    """Show what would change (always for --dry-run, on a terminal unless --yes); False: change nothing."""
     from . import restore
 
-    settings = _settings(repo)
-    max_size = settings["max_file_size"]
-    if dry_run or (sys.stdin.isatty() and not yes):
-        plan = restore.preview(repo, target, only, max_size)
+    if not (dry_run or (sys.stdin.isatty() and not yes)):
+        return True
+    plan = restore.preview(repo, target, only, max_size) if code else None
+    if plan is not None:
         if plan.empty:
             click.echo(f"the working tree already matches #{target.seq}")
-            return
-        _print_plan(plan)
-        click.echo(f"{len(plan.writes)} to write, {len(plan.removals)} to remove")
-        if dry_run:
-            return
-        if not click.confirm(f"Rewind the working tree to #{target.seq}?", default=False):
-            click.echo("nothing changed")
-            sys.exit(1)
-    outcome = restore.rewind(repo, target, only, max_size, trigger=trigger, auto_pack=settings["auto_pack"])
-    if outcome.safety is None:
-        click.echo(f"the working tree already matches #{target.seq}")
-        return
-    click.echo(f"safety checkpoint #{outcome.safety.seq} {outcome.safety.commit[:7]} "
-               f"(git rewind redo goes back)")
-    click.echo(f"restored #{target.seq}: {len(outcome.written)} written, {len(outcome.removed)} removed")
-    for path in outcome.plan.left_alone:
-        click.echo(f"left alone: {path}", err=True)
-    for path in outcome.conflicts:
-        click.echo(f"not restored (a directory with uncaptured files is in the way): {path}", err=True)
+        else:
+            _print_plan(plan)
+            click.echo(f"{len(plan.writes)} to write, {len(plan.removals)} to remove")
+    if conversation is not None:
+        click.echo(conversation)
+    if dry_run or ((plan is None or plan.empty) and conversation is None):
+        return False
+    if not click.confirm(f"Rewind to #{target.seq}?", default=False):
+        click.echo("nothing changed")
+        sys.exit(1)
+    return True
+
+
+def _print_result(result: Any, target_seq: int, verb: str) -> None:
+    outcome = result.outcome
+    if outcome is None or outcome.safety is None:
+        click.echo(f"the working tree already matches #{target_seq}")
+    else:
+        click.echo(f"safety checkpoint #{outcome.safety.seq} {outcome.safety.commit[:7]} "
+                   f"(git rewind redo goes back)")
+        if outcome.written or outcome.removed or outcome.plan.writes or outcome.plan.removals:
+            click.echo(f"{verb} #{target_seq}: {len(outcome.written)} written, {len(outcome.removed)} removed")
+        for path in outcome.plan.left_alone:
+            click.echo(f"left alone: {path}", err=True)
+        for path in outcome.conflicts:
+            click.echo(f"not restored (a directory with uncaptured files is in the way): {path}", err=True)
+    if result.applied is not None:
+        click.echo(result.applied.detail)
+    plan = result.plan
+    if plan is not None and plan.prompt:
+        click.echo("the prompt it cut, to send again or edit:")
+        for line in plan.prompt.splitlines() or [""]:
+            click.echo(f"  {line}")
+    if result.resume:
+        click.echo(f"resume with: {result.resume}")
 
 
 @cli.command("undo", context_settings=CONTEXT)
 @click.argument("ident", metavar="[ID]", required=False, default="@")
+@click.option("--code", "mode", flag_value="code", default=True, help="Rewind the working tree only (the default).")
+@click.option("--conversation", "mode", flag_value="conversation",
+              help="Rewind the agent's conversation only (its transcript; the files stay).")
+@click.option("--full", "mode", flag_value="full", help="Rewind both the working tree and the conversation.")
+@click.option("--fork", is_flag=True,
+              help="Write the rewound conversation as a new session; leave the original untouched.")
 @click.option("--dry-run", is_flag=True, help="List what would be written and removed; change nothing.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--only", "only", multiple=True, metavar="PATH", help="Restore only these paths.")
-def undo_command(ident: str, dry_run: bool, yes: bool, only: tuple[str, ...]) -> None:
-    """Restore the working tree to a checkpoint (default: the newest), after a safety checkpoint."""
+def undo_command(ident: str, mode: str, fork: bool, dry_run: bool, yes: bool, only: tuple[str, ...]) -> None:
+    """Rewind the code, the conversation or both to a checkpoint (default: the newest), after a safety checkpoint."""
+    from . import undo
+
+    if fork and mode == "code":
+        raise click.UsageError("--fork rewinds a conversation: use it with --conversation or --full")
     repo = Repo.discover()
+    settings = _settings(repo)
     target = checkpoints.lookup(repo, ident)
     paths = [repo.relpath(p) for p in only]
-    _rewind(repo, target, paths, dry_run, yes, "pre-rewind")
+    conversation = undo.plan_conversation(target, fork) if mode != "code" else None
+    described = _describe_conversation(conversation) if conversation is not None else None
+    if not _confirm_plan(repo, target, paths, mode != "conversation", described, dry_run, yes,
+                         settings["max_file_size"]):
+        return
+    result = undo.undo(repo, target, mode, fork, paths, settings["max_file_size"], settings["auto_pack"],
+                       plan=conversation)
+    _print_result(result, target.seq, "restored")
 
 
 @cli.command("redo", context_settings=CONTEXT)
 @click.option("--dry-run", is_flag=True, help="List what would be written and removed; change nothing.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def redo_command(dry_run: bool, yes: bool) -> None:
-    """Reverse the most recent undo: restore the safety checkpoint it took."""
-    from . import restore
+    """Reverse the most recent undo: its code and its conversation, as they were before it."""
+    from . import restore, undo
 
     repo = Repo.discover()
+    settings = _settings(repo)
     target = restore.safety_for_redo(repo)
-    only = list((target.note.get("rewind") or {}).get("only") or [])
-    _rewind(repo, target, only, dry_run, yes, "pre-redo")
+    record = target.note.get("rewind") or {}
+    code = str(record.get("mode") or "code") in ("code", "full")
+    info = record.get("conversation")
+    described = f"conversation: back as it was before the rewind, in {info.get('transcript')}" if info else None
+    if not _confirm_plan(repo, target, list(record.get("only") or []), code, described, dry_run, yes,
+                         settings["max_file_size"]):
+        return
+    result = undo.redo(repo, settings["max_file_size"], settings["auto_pack"])
+    _print_result(result, target.seq, "restored")
 
 
 @cli.command("gc", context_settings=CONTEXT)

@@ -50,8 +50,18 @@ class Event:
         """Where in the agent's transcript this happened, for the note."""
         if not (self.transcript or self.prompt_id or self.tool_use_id):
             return None
+        # The transcript's size now: where this moment is when no message id names it (Droid's
+        # tool calls, turn ends). Agents flush their transcript a little later, so it is a hint.
+        offset = None
+        if self.transcript:
+            import os
+
+            try:
+                offset = os.stat(self.transcript).st_size
+            except OSError:
+                pass
         return {"transcript": self.transcript, "prompt_id": self.prompt_id,
-                "tool_use_id": self.tool_use_id, "message_uuid": None}
+                "tool_use_id": self.tool_use_id, "message_uuid": None, "offset": offset}
 
 
 def from_payload(agent: str, kinds: dict[str, str], payload: dict[str, Any], prompt_id_key: str) -> Event:

@@ -96,6 +96,8 @@ def _rewrite(
                 fi.data(commit.raw_message)
                 if index:
                     fi.write(f"from :{mark - 1}\n".encode())
+                for extra in commit.parent_ids[1:]:  # attachments (a transcript backup) stay reachable
+                    fi.write(f"merge {extra}\n".encode())
                 fi.write(f'M 040000 {commit.tree_id} ""\n\n'.encode())
                 note_targets.append((f":{mark}", _note_blob(pyrepo, item.commit)))
         fi.write(f"reset {NOTES_REF}\n".encode())

@@ -122,21 +122,36 @@ def rewind(
     max_size: int,
     trigger: str = "pre-rewind",
     auto_pack: int = 2000,
+    code: bool = True,
+    mode: str = "code",
+    conversation: dict[str, object] | None = None,
+    attachments: store.Attachments | None = None,
 ) -> Outcome:
-    """Checkpoint the current state, then bring the working tree to TARGET."""
+    """Checkpoint the current state, then bring the working tree to TARGET.
+
+    With CODE false the working tree is left as it is: the safety checkpoint is still taken
+    (it holds the transcript backup of a conversation-only rewind). CONVERSATION is recorded
+    in its note for redo.
+    """
     with repo.worktree_lock():
         plan, scan, excludes = _plan_locked(repo, target, only, max_size)
-        if plan.empty:
+        if not code:
+            plan.writes, plan.removals, plan.left_alone = [], [], []
+        if plan.empty and conversation is None:
             return Outcome(plan=plan, safety=None)
+        record: dict[str, object] = {"to": target.seq, "to_commit": target.commit, "only": only, "mode": mode}
+        if conversation is not None:
+            record["conversation"] = conversation
         request = store.Request(
             session=target.session or "manual",
             trigger=trigger,
-            message=f"{trigger} to #{target.seq}",
+            message=f"{trigger} to #{target.seq}" + ("" if mode == "code" else f" ({mode})"),
             allow_empty=True,
             max_file_size=max_size,
             auto_pack=auto_pack,
             excludes_file=excludes,
-            extra={"rewind": {"to": target.seq, "to_commit": target.commit, "only": only}},
+            extra={"rewind": record},
+            attachments=attachments,
         )
         safety = store.save_locked(repo, request, scan)
         outcome = Outcome(plan=plan, safety=safety)

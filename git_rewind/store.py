@@ -32,7 +32,7 @@ class Request:
 
     __slots__ = ("session", "message", "agent", "trigger", "tool", "paths", "tags", "prompt",
                  "summary", "conversation", "extra", "allow_empty", "max_file_size", "excludes_file",
-                 "auto_pack")
+                 "auto_pack", "attachments")
 
     def __init__(
         self,
@@ -51,6 +51,7 @@ class Request:
         max_file_size: int = 50 * 1024 * 1024,
         excludes_file: str | None = None,
         auto_pack: int = 2000,
+        attachments: Attachments | None = None,
     ) -> None:
         self.session = session
         self.message = message
@@ -67,6 +68,22 @@ class Request:
         self.max_file_size = max_file_size
         self.excludes_file = excludes_file
         self.auto_pack = auto_pack
+        self.attachments = attachments
+
+
+class Attachments:
+    """Files kept beside a checkpoint (a transcript before it was cut), as its second parent.
+
+    They live in a commit of their own whose tree holds just these files, merged into the
+    checkpoint: reachable for as long as the checkpoint is (git gc keeps them), and readable
+    with `git show <checkpoint>^2:<name>`. The working-tree chain stays the first parents.
+    """
+
+    __slots__ = ("message", "files")
+
+    def __init__(self, message: str, files: dict[str, bytes]) -> None:
+        self.message = message
+        self.files = files
 
 
 class Result:
@@ -253,10 +270,17 @@ def _commit(
     stamp = b"committer " + COMMITTER + b" %d +0000\n" % now
     fi = fi or FastImport(repo.root)
     try:
+        if req.attachments is not None:
+            _write_attachments(fi, req.attachments, stamp)
         fi.write(b"commit " + (REF_PREFIX + req.session).encode() + b"\nmark :1\n" + stamp)
         fi.data(f"#{seq} {message}\n".encode("utf-8", "surrogateescape"))
         if tip is not None:
             fi.write(b"from " + tip.commit.encode() + b"\n")
+        if req.attachments is not None:
+            if tip is None:  # a merge needs a first parent: start the chain at the attachments' root
+                fi.write(b"from :2\n")
+            else:
+                fi.write(b"merge :2\n")
         if tree is not None:
             fi.write(b'M 040000 ' + tree.encode() + b' ""\n')
         for edit in edits or []:
@@ -288,6 +312,37 @@ def _commit(
     if req.auto_pack:
         maybe_pack(repo, req.auto_pack)
     return Result(True, seq, commit, new_tree, note)
+
+
+def _write_attachments(fi: FastImport, attachments: Attachments, stamp: bytes) -> None:
+    """The attachments' own root commit, mark :2 (no ref: the checkpoint's merge keeps it)."""
+    fi.write(b"commit refs/rewind-attachments/pending\nmark :2\n" + stamp)
+    fi.data(attachments.message.encode("utf-8", "surrogateescape") + b"\n")
+    for name, content in attachments.files.items():
+        fi.write(b"M 100644 inline " + quote_path(os.fsencode(name)) + b"\n")
+        fi.data(content)
+    fi.write(b"\nreset refs/rewind-attachments/pending\nfrom 0000000000000000000000000000000000000000\n\n")
+
+
+def update_note(repo: Repo, commit: str, note: dict[str, Any]) -> None:
+    """Replace one checkpoint's note (e.g. to record a message uuid resolved later)."""
+    with repo.store_lock():
+        notes_tip = repo.read_ref(NOTES_REF)
+        now = int(time.time())
+        fi = FastImport(repo.root)
+        try:
+            fi.write(b"commit " + NOTES_REF.encode() + b"\n")
+            fi.write(b"committer " + COMMITTER + b" %d +0000\n" % now)
+            fi.data(f"checkpoint #{note.get('seq')}: note updated\n".encode())
+            if notes_tip:
+                fi.write(b"from " + notes_tip.encode() + b"\n")
+            fi.write(b"N inline " + commit.encode() + b"\n")
+            fi.data(dump_note(note))
+            fi.write(b"\n")
+            fi.finish()
+        except BaseException:
+            fi.abort()
+            raise
 
 
 def loose_objects_estimate(repo: Repo) -> int:

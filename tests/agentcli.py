@@ -205,7 +205,7 @@ def checkpoints(work: Workdir, session: str) -> list[Checkpoint]:
     ref = f"refs/rewind/{session}"
     if not work.git("rev-parse", "-q", "--verify", ref, check=False).strip():
         return []
-    commits = work.git("log", "--format=%H", ref).split()
+    commits = work.git("log", "--first-parent", "--format=%H", ref).split()  # ^2: transcript backups
     found = []
     for commit in reversed(commits):
         note = json.loads(work.git("notes", "--ref=rewind", "show", commit))
@@ -318,11 +318,16 @@ def assert_undo_restores(work: Workdir, checkpoint: Checkpoint, ignored: dict[st
     and the ignored files (IGNORED, taken before the session) as they were."""
     undo = work.rewind("undo", str(checkpoint.seq), "--yes")
     assert undo.returncode == 0, f"git rewind undo {checkpoint.seq} --yes failed ({undo.returncode}): {undo.stderr}"
+    assert_tree_on_disk(work, checkpoint.commit, ignored, f"after undo {checkpoint.seq}")
+
+
+def assert_tree_on_disk(work: Workdir, commit: str, ignored: dict[str, tuple[str, str]], when: str) -> None:
+    """The files on disk are exactly COMMIT's tree (byte and mode), the ignored files (IGNORED) as they were."""
     ignored_now = ignored_files(work)
     assert ignored_now == ignored
-    want = tree_files(work, checkpoint.commit)
+    want = tree_files(work, commit)
     have = {path: v for path, v in disk_files(work.path).items() if path not in ignored_now}
-    assert have == want, (f"after undo {checkpoint.seq}: missing {sorted(want.keys() - have.keys())}, "
+    assert have == want, (f"{when}: missing {sorted(want.keys() - have.keys())}, "
                           f"extra {sorted(have.keys() - want.keys())}, differing "
                           f"{sorted(p for p in want.keys() & have.keys() if want[p] != have[p])}")
 

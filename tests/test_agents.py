@@ -76,7 +76,7 @@ def test_every_recorded_claude_code_payload_becomes_an_event(name: str, tmp_path
     assert event.source == (payload.get("source") or payload.get("reason"))
     conversation = event.conversation()
     assert conversation == {"transcript": payload["transcript_path"], "prompt_id": payload.get("prompt_id"),
-                            "tool_use_id": payload.get("tool_use_id"), "message_uuid": None}
+                            "tool_use_id": payload.get("tool_use_id"), "message_uuid": None, "offset": None}
     assert conversation["transcript"].startswith(f"{home}/.claude/projects/")
 
 
@@ -151,7 +151,7 @@ def test_droid_prompt_keeps_its_message_id_and_is_recognised_by_its_shape(tmp_pa
     event = droid.parse(payload)
     assert (event.agent, event.kind, event.prompt, event.prompt_id) == ("droid", ev.PROMPT, "add tests", "msg-7")
     assert event.conversation() == {"transcript": payload["transcript_path"], "prompt_id": "msg-7",
-                                    "tool_use_id": None, "message_uuid": None}
+                                    "tool_use_id": None, "message_uuid": None, "offset": None}
 
 
 def test_droid_session_and_turn_events(tmp_path: Path) -> None:

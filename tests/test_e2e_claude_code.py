@@ -186,3 +186,99 @@ def test_anti_spam_by_default(claude: Path, agent_project: Workdir, scope: str) 
                                                             ("PreToolUse", "Edit")]
     assert blob(work, found[2].commit, "src/big.py") == first
     assert agentcli.hook_errors(work) == ""
+
+
+CONTINUE = "P3-CONTINUE: carry on from here"
+AGAIN = "P4-AGAIN: and once more"
+
+
+def sent_text(model: MockModel, prompt: str) -> str:
+    """Everything the CLI sent the model in the first request for PROMPT, as one JSON text."""
+    requests = model.main_requests(prompt)
+    assert requests, f"no request for {prompt!r}"
+    return json.dumps(requests[0].body["messages"])
+
+
+def test_undo_full_rewinds_code_and_conversation_and_redo_brings_both_back(
+        claude: Path, agent_project: Workdir) -> None:
+    """Two prompts; `undo <first prompt> --full`; the resumed session sends nothing of them; redo; all of it again.
+
+    Also a conversation-only rewind to the first prompt's Edit: the resumed conversation ends just
+    before that Edit call, and the files are left as they were.
+    """
+    work = agent_project
+    agentcli.install_hooks(work, "claude-code", "project", work.env)
+    ignored = agentcli.ignored_files(work)
+    plan = str(work.path / PLAN)
+    script: dict[str, list[Turn]] = {
+        PROMPT_1: [
+            ToolCall("Write", {"file_path": plan, "content": PLAN_V1}),
+            ToolCall("Edit", {"file_path": plan, "old_string": DRAFT_1, "new_string": DRAFT_2}),
+            ToolCall("Bash", {"command": f"printf '{SHELL_TEXT.strip()}\\n' > {SHELL_FILE}",
+                              "description": "leave a note"}),
+            Text("The plan is written."),
+        ],
+        PROMPT_2: [
+            ToolCall("Edit", {"file_path": plan, "old_string": DRAFT_2, "new_string": DRAFT_3}),
+            Text("Polished."),
+        ],
+        CONTINUE: [Text("Carrying on.")],
+        AGAIN: [Text("Once more.")],
+    }
+    with MockModel(script) as model:
+        env = claude_env(work, model, GIT_REWIND_ANTI_SPAM_SECONDS="0")
+        session, _ = run_claude(claude, work, env, PROMPT_1)
+        run_claude(claude, work, env, PROMPT_2, resume=session)
+        ids = model.tool_use_ids(PROMPT_1)
+        found = agentcli.checkpoints(work, session)
+        prompt_1 = next(c for c in found if c.trigger == "UserPromptSubmit" and c.note["prompt"] == PROMPT_1)
+        edit = next(c for c in found if c.trigger == "PreToolUse" and c.note["tool"] == "Edit")
+        transcript = Path(prompt_1.note["conversation"]["transcript"])
+        finished = agentcli.disk_files(work.path)
+
+        # Conversation only, to just before the first Edit: the files stay, the resumed chat ends before it.
+        before = transcript.read_bytes()
+        run = work.rewind("undo", str(edit.seq), "--conversation", "--yes", env=env)
+        assert run.returncode == 0, run.stderr
+        assert f"resume with: claude --resume {session}" in run.stdout, run.stdout
+        assert transcript.read_bytes().startswith(before)  # appended to, nothing rewritten
+        assert agentcli.disk_files(work.path) == finished
+        run_claude(claude, work, env, CONTINUE, resume=session)
+        sent = sent_text(model, CONTINUE)
+        assert PROMPT_1 in sent and ids[0] in sent  # the prompt and its Write
+        assert ids[1] not in sent and ids[2] not in sent and PROMPT_2 not in sent  # not the Edit, nor later
+
+        # Both, to the first prompt: the files of that moment, a conversation that ends before it.
+        run = work.rewind("undo", str(prompt_1.seq), "--full", "--yes", env=env)
+        assert run.returncode == 0, run.stderr
+        assert f"resume with: claude --resume {session}" in run.stdout and PROMPT_1 in run.stdout, run.stdout
+        agentcli.assert_tree_on_disk(work, prompt_1.commit, ignored, "after undo --full")
+        safety = agentcli.checkpoints(work, session)[-1]
+        assert safety.trigger == "pre-rewind" and safety.note["rewind"]["mode"] == "full"
+        # The whole transcript as it was is in git, as the safety checkpoint's second parent.
+        backup = work.git("show", f"{safety.commit}^2:{transcript.name}")
+        assert backup.encode() == transcript.read_bytes()[:len(backup.encode())] and CONTINUE in backup
+        # The prompt's message, resolved now, is recorded in its note.
+        note = json.loads(work.git("notes", "--ref=rewind", "show", prompt_1.commit))
+        uuids = {json.loads(line).get("uuid"): json.loads(line) for line in backup.splitlines() if line.strip()}
+        assert uuids[note["conversation"]["message_uuid"]]["message"]["content"] == PROMPT_1
+        run_claude(claude, work, env, AGAIN, resume=session)
+        sent = sent_text(model, AGAIN)
+        for gone in (PROMPT_1, PROMPT_2, CONTINUE, *ids.values()):
+            assert gone not in sent, gone
+
+        # Redo: the files as they were before the last undo, its conversation back (AGAIN stays a branch).
+        run = work.rewind("redo", "--yes", env=env)
+        assert run.returncode == 0, run.stderr
+        assert f"resume with: claude --resume {session}" in run.stdout, run.stdout
+        assert agentcli.disk_files(work.path) == finished
+        model.script["P5-FINAL: done?"] = [Text("Done.")]
+        run_claude(claude, work, env, "P5-FINAL: done?", resume=session)
+        sent = sent_text(model, "P5-FINAL: done?")
+        # Back to the conversation as it stood before the --full undo: the first rewind's cut still holds.
+        for back in (PROMPT_1, ids[0], CONTINUE):
+            assert back in sent, back
+        for gone in (AGAIN, ids[1], PROMPT_2):
+            assert gone not in sent, gone
+    assert agentcli.hook_errors(work) == ""
+    work.fsck()

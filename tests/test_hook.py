@@ -144,7 +144,7 @@ def test_replaying_a_recorded_claude_code_session_checkpoints_start_and_prompts(
     assert (first["trigger"], first["prompt"], first["tags"], first["tool"]) == (
         "UserPromptSubmit", "make hello", ["prompt"], None)
     assert first["conversation"] == {"transcript": payload["transcript_path"], "prompt_id": PROMPT_ID,
-                                     "tool_use_id": None, "message_uuid": None}
+                                     "tool_use_id": None, "message_uuid": None, "offset": None}
     assert first["conversation"]["transcript"].startswith(str(home / ".claude" / "projects"))
     assert w.tree_of(first["commit"]) == w.tree_of(start["commit"])  # a prompt is recorded even unchanged
     # The next prompt's full checkpoint holds what the Write, the Edit and the Bash command made.

@@ -88,3 +88,221 @@ def _absolute(path: str, cwd: str) -> str:
 
 def resume_command(session: str) -> str:
     return f"claude --resume {session}"
+
+
+# conversation rewind -------------------------------------------------------------------------
+#
+# Claude Code resumes the chain that ends at the leaf named by the last `last-prompt` line with
+# `explicit: true` (shared/agents/claude-code.md, "Resume"). Appending one that names an earlier
+# message rewinds the conversation without deleting a line: what came after stays in the file
+# as a dead branch, and a later `last-prompt` can bring it back (redo).
+
+def _is_prompt(line: dict[str, Any]) -> bool:
+    """A user line that is a prompt someone typed (not a tool result, not a meta line)."""
+    if line.get("type") != "user" or line.get("isMeta") or "toolUseResult" in line:
+        return False
+    content = (line.get("message") or {}).get("content")
+    if isinstance(content, str):
+        return True
+    return isinstance(content, list) and not any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
+
+def _has_block(line: dict[str, Any], kind: str, key: str, value: str) -> bool:
+    content = (line.get("message") or {}).get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == kind and b.get(key) == value for b in content)
+
+
+def _prompt_text(line: dict[str, Any]) -> str:
+    content = (line.get("message") or {}).get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(b.get("text") or "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+
+
+def current_leaf(transcript: Any) -> str | None:
+    """The message Claude Code would resume from now.
+
+    The leaf of the last `last-prompt` line, unless messages were written after it (the
+    session went on): then the last of those. Seen live: Claude Code's own later last-prompt
+    lines, not explicit, win over an earlier explicit one.
+    """
+    leaf: str | None = None
+    for line in transcript.lines:
+        if line is None:
+            continue
+        if line.get("type") == "last-prompt":
+            leaf = line.get("leafUuid")
+        elif line.get("uuid") and line.get("type") in ("user", "assistant"):
+            leaf = str(line["uuid"])
+    return leaf
+
+
+def _locate(transcript: Any, note: dict[str, Any]) -> tuple[int, str | None, str, str | None]:
+    """(index of the checkpoint's message, uuid of the last message kept, where in words, prompt to resend)."""
+    from ..errors import RewindError
+
+    conv = note.get("conversation") or {}
+    trigger = note.get("trigger")
+    resolved = conv.get("message_uuid")
+    lines = transcript.lines
+
+    def by_uuid(uuid: str) -> int | None:
+        return transcript.index_where(lambda line: line.get("uuid") == uuid)
+
+    if trigger == "UserPromptSubmit" and (resolved or conv.get("prompt_id")):
+        index = by_uuid(resolved) if resolved else transcript.index_where(
+            lambda line: _is_prompt(line) and line.get("promptId") == conv["prompt_id"])
+        if index is None:
+            raise RewindError(f"the prompt of #{note.get('seq')} is not in {transcript.path}")
+        line = lines[index]
+        return index, line.get("parentUuid"), "just before the prompt", _prompt_text(line)
+    if trigger == "PreToolUse" and (resolved or conv.get("tool_use_id")):
+        index = by_uuid(resolved) if resolved else transcript.index_where(
+            lambda line: line.get("type") == "assistant" and _has_block(line, "tool_use", "id", conv["tool_use_id"]))
+        if index is None:
+            raise RewindError(f"the {note.get('tool') or 'tool'} call of #{note.get('seq')} "
+                              f"is not in {transcript.path}")
+        # An assistant message is written one content block per line: go back to its first line.
+        message_id = (lines[index].get("message") or {}).get("id")
+        while message_id:
+            parent = by_uuid(str(lines[index].get("parentUuid") or ""))
+            if parent is None or (lines[parent].get("message") or {}).get("id") != message_id:
+                break
+            index = parent
+        return index, lines[index].get("parentUuid"), f"just before the {note.get('tool')} call", None
+    if trigger in ("PostToolUse", "PostToolUseFailure") and (resolved or conv.get("tool_use_id")):
+        index = by_uuid(resolved) if resolved else transcript.index_where(
+            lambda line: line.get("type") == "user" and _has_block(line, "tool_result", "tool_use_id",
+                                                                   conv["tool_use_id"]))
+        if index is None:
+            raise RewindError(f"the {note.get('tool') or 'tool'} result of #{note.get('seq')} is not in "
+                              f"{transcript.path}")
+        return index, lines[index].get("uuid"), f"just after the {note.get('tool')} result", None
+    return _locate_end_of(transcript, note, resolved)
+
+
+def _locate_end_of(transcript: Any, note: dict[str, Any], resolved: str | None) -> tuple[int, str | None, str, None]:
+    """A checkpoint between turns (session start, turn end, /clear): keep what had been said by then."""
+    from ..errors import RewindError
+
+    conv = note.get("conversation") or {}
+    lines = transcript.lines
+    stop: int | None = None
+    if resolved:
+        stop = transcript.index_where(lambda line: line.get("uuid") == resolved)
+        if stop is None:
+            raise RewindError(f"message {resolved} of #{note.get('seq')} is not in {transcript.path}")
+        return stop, resolved, "where it was", None
+    if note.get("trigger") == "Stop" and conv.get("prompt_id"):
+        # The turn ends where the next prompt starts (the final text may be flushed after the hook ran).
+        start = transcript.index_where(lambda line: _is_prompt(line) and line.get("promptId") == conv["prompt_id"])
+        if start is not None:
+            following = transcript.index_where(_is_prompt, start + 1)
+            stop = following if following is not None else len(lines)
+    if stop is None:
+        offset = conv.get("offset")
+        if not isinstance(offset, int):
+            raise RewindError(f"#{note.get('seq')} does not record where its conversation stood")
+        stop = transcript.lines_within(offset)
+    for index in range(stop - 1, -1, -1):
+        line = lines[index]
+        if line is not None and line.get("uuid") and line.get("type") in ("user", "assistant"):
+            return index, str(line["uuid"]), "at the end of the turn", None
+    return 0, None, "at the start of the session", None
+
+
+def plan_rewind(note: dict[str, Any], fork: bool) -> Any:
+    """Where the conversation of a checkpoint stands, checked against the transcript now."""
+    from ..conversation import Plan, Transcript
+    from ..errors import RewindError
+
+    conv = note.get("conversation") or {}
+    transcript = Transcript.load(conv.get("transcript"))
+    index, leaf, where, prompt = _locate(transcript, note)
+    lines = transcript.lines
+    compacted = transcript.index_where(
+        lambda line: line.get("type") == "system" and line.get("subtype") == "compact_boundary", index + 1)
+    if compacted is not None:
+        raise RewindError(f"the conversation was compacted after #{note.get('seq')}: Claude Code no longer "
+                          "resumes from that point (rewind the code alone with --code)")
+    session = str((lines[index] or {}).get("sessionId") or note.get("session") or "")
+    plan = Plan(NAME, session, transcript)
+    plan.target_uuid = str((lines[index] or {}).get("uuid") or "") or None
+    plan.leaf = leaf
+    plan.prompt = prompt
+    plan.fork = fork
+    plan.empty = leaf is None
+    plan.where = where
+    return plan
+
+
+def _chain(transcript: Any, leaf: str) -> list[int]:
+    """Line indexes of the chain from the root to LEAF, in file order."""
+    index = {line["uuid"]: i for i, line in enumerate(transcript.lines) if line is not None and line.get("uuid")}
+    kept: list[int] = []
+    uuid: str | None = leaf
+    while uuid and uuid in index and len(kept) <= len(index):
+        kept.append(index[uuid])
+        uuid = transcript.lines[index[uuid]].get("parentUuid") or transcript.lines[index[uuid]].get(
+            "logicalParentUuid")
+    return sorted(kept)
+
+
+def _last_prompt_line(transcript: Any, leaf: str | None, session: str) -> dict[str, Any]:
+    last = ""
+    if leaf:
+        for i in reversed(_chain(transcript, leaf)):
+            if _is_prompt(transcript.lines[i]):
+                last = _prompt_text(transcript.lines[i])
+                break
+    return {"type": "last-prompt", "lastPrompt": last, "leafUuid": leaf, "explicit": True, "rewound": True,
+            "sessionId": session}
+
+
+def apply_rewind(plan: Any) -> Any:
+    """Append the last-prompt line (or write the fork); the file's earlier lines are never changed."""
+    import json
+    import os
+    import uuid as uuidlib
+
+    from ..conversation import Applied, append_line, write_atomic
+
+    transcript = plan.transcript
+    if not plan.fork:
+        append_line(transcript.path, _last_prompt_line(transcript, plan.leaf, plan.session), len(transcript.data))
+        detail = "conversation cut " + plan.where + " (later messages kept in the file as a branch)"
+        return Applied(plan.session, resume_command(plan.session), transcript.path, detail)
+    if plan.leaf is None:
+        return Applied(None, "claude", None, "nothing of the conversation precedes this checkpoint: "
+                                             "start a new session")
+    new = str(uuidlib.uuid4())
+    out = []
+    for i in _chain(transcript, plan.leaf):
+        line = dict(transcript.lines[i])
+        line["sessionId"] = new
+        out.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+    out.append(json.dumps(_last_prompt_line(transcript, plan.leaf, new), separators=(",", ":")).encode() + b"\n")
+    path = os.path.join(os.path.dirname(transcript.path), new + ".jsonl")
+    write_atomic(path, b"".join(out), like=transcript.path)
+    return Applied(new, resume_command(new), path, f"new session {new} with the conversation cut {plan.where}; "
+                                                   f"{plan.session} is unchanged")
+
+
+def apply_redo(info: dict[str, Any], backup: bytes | None = None) -> Any:
+    """Point the session back at the leaf it had before the rewind; what was said since stays a branch."""
+    from ..conversation import Applied, Transcript, append_line
+    from ..errors import RewindError
+
+    if info.get("fork"):
+        return Applied(info.get("session"), resume_command(str(info.get("session"))), info.get("transcript"),
+                       "the rewind forked a new session; the original was never changed")
+    transcript = Transcript.load(info.get("transcript"))
+    leaf = info.get("leaf_before")
+    if leaf and transcript.index_where(lambda line: line.get("uuid") == leaf) is None:
+        raise RewindError(f"message {leaf} is no longer in {transcript.path}")
+    session = str(info.get("session") or "")
+    append_line(transcript.path, _last_prompt_line(transcript, leaf, session), len(transcript.data))
+    return Applied(session, resume_command(session), transcript.path,
+                   "conversation back where it was before the rewind (what was said since stays as a branch)")

@@ -93,3 +93,175 @@ def _read_tool_input(event: Event, tool: str, tool_input: dict[str, Any]) -> Non
 
 def resume_command(session: str) -> str:
     return f"droid --resume {session}"
+
+
+# conversation rewind -------------------------------------------------------------------------
+#
+# Droid resumes a session file in the order its lines stand, so the rewind cuts the file (its
+# full content is in git first). The first line, `session_start`, is always kept. Its hooks
+# name the prompt's message (UserPromptSubmit message_id) but not a tool call: a tool
+# checkpoint is found by its tool and file, nearest to the transcript's size at the hook.
+
+
+def _content(line: dict[str, Any]) -> list[Any]:
+    content = (line.get("message") or {}).get("content")
+    return content if isinstance(content, list) else []
+
+
+def _is_prompt(line: dict[str, Any]) -> bool:
+    if line.get("type") != "message" or (line.get("message") or {}).get("role") != "user":
+        return False
+    if str(line.get("id") or "").startswith(("context-", "todo-")):
+        return False
+    texts = [b for b in _content(line) if isinstance(b, dict) and b.get("type") == "text"]
+    return bool(texts) and not all(str(b.get("text") or "").startswith("<system-reminder>") for b in texts)
+
+
+def _tool_call_matches(line: dict[str, Any], tool: str | None, paths: list[str]) -> bool:
+    if line.get("type") != "message" or (line.get("message") or {}).get("role") != "assistant":
+        return False
+    for block in _content(line):
+        if not isinstance(block, dict) or block.get("type") != "tool_use" or block.get("name") != tool:
+            continue
+        tool_input: dict[str, Any] = block["input"] if isinstance(block.get("input"), dict) else {}
+        named = str(tool_input.get("file_path") or tool_input.get("path") or "")
+        if not paths or any(named == p or named.endswith("/" + p) for p in paths):
+            return True
+        patch = next((v for v in tool_input.values() if isinstance(v, str) and "*** " in v), "")
+        if any(p in patch for p in paths):
+            return True
+    return False
+
+
+def _locate(transcript: Any, note: dict[str, Any]) -> tuple[int, str, str | None]:
+    """(lines to keep, where in words, the prompt to resend)."""
+    from ..errors import RewindError
+
+    conv = note.get("conversation") or {}
+    lines = transcript.lines
+    trigger = note.get("trigger")
+    message_id = conv.get("message_uuid") or conv.get("prompt_id")
+    if trigger == "UserPromptSubmit" and message_id:
+        index = transcript.index_where(lambda line: line.get("id") == message_id)
+        if index is None:
+            raise RewindError(f"the prompt of #{note.get('seq')} is not in {transcript.path}")
+        prompt = "\n".join(str(b.get("text") or "") for b in _content(lines[index] or {})
+                           if isinstance(b, dict) and b.get("type") == "text")
+        # The system reminders Droid sends with a prompt go with it.
+        while index > 1 and str((lines[index - 1] or {}).get("id") or "").startswith("context-"):
+            index -= 1
+        return index, "just before the prompt", prompt
+    if trigger == "PreToolUse":
+        found = [i for i, line in enumerate(lines)
+                 if line is not None and _tool_call_matches(line, note.get("tool"), list(note.get("paths") or []))]
+        if conv.get("message_uuid"):
+            found = [i for i in found if (lines[i] or {}).get("id") == conv["message_uuid"]]
+        if not found:
+            raise RewindError(f"the {note.get('tool') or 'tool'} call of #{note.get('seq')} "
+                              f"is not in {transcript.path}")
+        offset = conv.get("offset")
+        at = transcript.lines_within(offset) if isinstance(offset, int) else len(lines)
+        index = min(found, key=lambda i: (abs(i - at), -i))
+        return index, f"just before the {note.get('tool')} call", None
+    if message_id and trigger in ("SessionStart", "Stop"):
+        index = transcript.index_where(lambda line: line.get("id") == message_id)
+        if index is not None:
+            return index + 1, "where it was", None
+    offset = conv.get("offset")
+    if not isinstance(offset, int):
+        raise RewindError(f"#{note.get('seq')} does not record where its conversation stood")
+    return max(1, transcript.lines_within(offset)), "where it was", None
+
+
+def plan_rewind(note: dict[str, Any], fork: bool) -> Any:
+    """Where the conversation of a checkpoint stands, checked against the session file now."""
+    from ..conversation import Plan, Transcript
+    from ..errors import RewindError
+
+    conv = note.get("conversation") or {}
+    transcript = Transcript.load(conv.get("transcript"), "Droid session file")
+    first = transcript.lines[0] if transcript.lines else None
+    if not first or first.get("type") != "session_start":
+        raise RewindError(f"{transcript.path} does not start with Droid's session_start line")
+    cut, where, prompt = _locate(transcript, note)
+    if cut < 1:
+        cut = 1
+    if transcript.index_where(lambda line: line.get("type") == "compaction_state", cut) is not None:
+        raise RewindError(f"the conversation was compacted after #{note.get('seq')}: Droid no longer resumes "
+                          "from that point (rewind the code alone with --code)")
+    plan = Plan(NAME, str(first.get("id") or note.get("session") or ""), transcript)
+    plan.cut = cut
+    plan.target_uuid = str((transcript.lines[cut] or {}).get("id") or "") or None if cut < len(transcript.lines) \
+        else None
+    plan.prompt = prompt
+    plan.fork = fork
+    plan.where = where
+    plan.empty = not any(line is not None and line.get("type") == "message" for line in transcript.lines[:cut])
+    return plan
+
+
+def _fork(transcript: Any, upto: int, old: str) -> tuple[str, str]:
+    """A new session file holding the first UPTO lines under a new id; its settings copied. (id, path)"""
+    import json
+    import shutil
+    import uuid as uuidlib
+
+    from ..conversation import write_atomic
+
+    new = str(uuidlib.uuid4())
+    head = dict(transcript.lines[0])
+    head["id"] = new
+    head["parent"] = old
+    data = json.dumps(head, separators=(",", ":")).encode() + b"\n" + b"".join(transcript.raw[1:upto])
+    if data and not data.endswith(b"\n"):
+        data += b"\n"
+    folder = os.path.dirname(transcript.path)
+    path = os.path.join(folder, new + ".jsonl")
+    write_atomic(path, data, like=transcript.path)
+    settings = os.path.join(folder, old + ".settings.json")
+    if os.path.isfile(settings):
+        shutil.copyfile(settings, os.path.join(folder, new + ".settings.json"))
+    return new, path
+
+
+def apply_rewind(plan: Any) -> Any:
+    """Cut the session file at the checkpoint (or write the cut as a new session with --fork)."""
+    from ..conversation import Applied, write_atomic
+    from ..errors import RewindError
+
+    transcript = plan.transcript
+    if plan.fork:
+        new, path = _fork(transcript, plan.cut, plan.session)
+        return Applied(new, resume_command(new), path,
+                       f"new session {new} with the conversation cut {plan.where}; {plan.session} is unchanged")
+    if os.path.getsize(transcript.path) != len(transcript.data):
+        raise RewindError(f"{transcript.path} changed while rewinding (is droid still running?); it was not cut")
+    keep = transcript.ends[plan.cut - 1]
+    write_atomic(transcript.path, transcript.data[:keep])
+    return Applied(plan.session, resume_command(plan.session), transcript.path,
+                   f"conversation cut {plan.where} ({len(transcript.raw) - plan.cut} lines; all kept in git)")
+
+
+def apply_redo(info: dict[str, Any], backup: bytes | None) -> Any:
+    """Put the session file back as it was before the rewind; lines written since become a forked session."""
+    from ..conversation import Applied, Transcript, write_atomic
+    from ..errors import RewindError
+
+    if info.get("fork"):
+        return Applied(info.get("session"), resume_command(str(info.get("session"))), info.get("transcript"),
+                       "the rewind forked a new session; the original was never changed")
+    if backup is None:
+        raise RewindError("the transcript backup of that rewind is missing from the repository")
+    path = str(info.get("transcript") or "")
+    try:
+        current = Transcript.load(path, "Droid session file")
+    except RewindError:
+        current = None
+    detail = "conversation back as it was before the rewind"
+    cut = int(info.get("cut") or 0)
+    if current is not None and len(current.raw) > cut and current.data != backup[:len(current.data)]:
+        branch, _ = _fork(current, len(current.raw), str(info.get("session") or ""))
+        detail += f"; what was said after the rewind is kept as session {branch} ({resume_command(branch)})"
+    write_atomic(path, backup)
+    session = str(info.get("session") or "")
+    return Applied(session, resume_command(session), path, detail)

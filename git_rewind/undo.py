@@ -1,0 +1,153 @@
+"""`git rewind undo` and `redo`: the code, the conversation, or both, with nothing lost.
+
+Order of work for an undo: check the conversation can be rewound (any failure: an error and
+nothing changed) → safety checkpoint of the working tree with the transcript's full content
+attached (store.Attachments) and what redo needs in its note → restore the code → change the
+transcript through the agent module → record the resolved message in the target's note.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import agents, conversation, restore, store
+from .checkpoints import Checkpoint
+from .errors import RewindError
+from .repo import Repo
+
+MODES = ("code", "conversation", "full")
+
+
+class Result:
+    """What an undo or redo did, for the command to print."""
+
+    __slots__ = ("outcome", "applied", "plan", "resume")
+
+    def __init__(self, outcome: restore.Outcome | None, applied: conversation.Applied | None,
+                 plan: conversation.Plan | None, resume: str | None) -> None:
+        self.outcome = outcome
+        self.applied = applied
+        self.plan = plan
+        self.resume = resume  # the command that resumes the agent's session
+
+
+def _agent_module(note: dict[str, Any]) -> Any:
+    agent = note.get("agent")
+    if not agent or not note.get("conversation"):
+        raise RewindError(f"#{note.get('seq')} has no conversation to rewind (taken by {agent or 'hand'}); "
+                          "use --code")
+    module = agents.module(str(agent))
+    if not hasattr(module, "plan_rewind"):
+        raise RewindError(f"conversation rewind is not available for {agent}; use --code")
+    return module
+
+
+def resume_hint(note: dict[str, Any]) -> str | None:
+    """The agent's resume command for the checkpoint's session, when an agent took it."""
+    agent = note.get("agent")
+    if not agent or not note.get("session"):
+        return None
+    try:
+        module = agents.module(str(agent))
+    except RewindError:
+        return None
+    command = getattr(module, "resume_command", None)
+    return str(command(str(note["session"]))) if command else None
+
+
+def plan_conversation(target: Checkpoint, fork: bool) -> conversation.Plan:
+    """The conversation side of an undo, worked out (and checked) before anything changes."""
+    module = _agent_module(target.note)
+    plan: conversation.Plan = module.plan_rewind(target.note, fork)
+    return plan
+
+
+def _record(plan: conversation.Plan, module: Any) -> dict[str, Any]:
+    """What redo needs, kept in the safety checkpoint's note."""
+    leaf_before = module.current_leaf(plan.transcript) if hasattr(module, "current_leaf") else None
+    return {
+        "agent": plan.agent, "session": plan.session, "transcript": plan.transcript.path,
+        "backup": conversation.backup_name(plan.transcript.path), "leaf_before": leaf_before,
+        "leaf": plan.leaf, "cut": plan.cut, "fork": plan.fork,
+    }
+
+
+def undo(repo: Repo, target: Checkpoint, mode: str, fork: bool, only: list[str], max_size: int,
+         auto_pack: int, plan: conversation.Plan | None = None) -> Result:
+    """Rewind to TARGET: MODE is code, conversation or full."""
+    if mode not in MODES:
+        raise RewindError(f"unknown mode {mode} (one of {', '.join(MODES)})")
+    if mode != "code" and plan is None:
+        plan = plan_conversation(target, fork)
+    record = attachments = None
+    module = None
+    if plan is not None:
+        module = agents.module(plan.agent)
+        record = _record(plan, module)
+        attachments = store.Attachments(
+            f"transcript of {plan.agent} session {plan.session} before the rewind to #{target.seq}",
+            {str(record["backup"]): plan.transcript.data})
+    outcome = restore.rewind(repo, target, only, max_size, trigger="pre-rewind", auto_pack=auto_pack,
+                             code=mode in ("code", "full"), mode=mode,
+                             conversation=record, attachments=attachments)
+    applied = None
+    if plan is not None and module is not None:
+        applied = module.apply_rewind(plan)
+        _remember_message(repo, target, plan)
+    resume = applied.resume if applied else resume_hint(target.note)
+    return Result(outcome, applied, plan, resume)
+
+
+def _remember_message(repo: Repo, target: Checkpoint, plan: conversation.Plan) -> None:
+    """Record the message the checkpoint resolved to, so later rewinds need no search."""
+    conv = dict(target.note.get("conversation") or {})
+    if not plan.target_uuid or conv.get("message_uuid") == plan.target_uuid:
+        return
+    conv["message_uuid"] = plan.target_uuid
+    target.note["conversation"] = conv
+    store.update_note(repo, target.commit, target.note)
+
+
+def backup_of(repo: Repo, safety: Checkpoint) -> bytes | None:
+    """The transcript a rewind attached to its safety checkpoint (the commit's second parent)."""
+    info = (safety.note.get("rewind") or {}).get("conversation") or {}
+    name = info.get("backup")
+    if not name:
+        return None
+    from .gitcmd import GitError
+
+    try:
+        return repo.git(["cat-file", "blob", f"{safety.commit}^2:{name}"])
+    except GitError:
+        return None
+
+
+def redo(repo: Repo, max_size: int, auto_pack: int) -> Result:
+    """Reverse the newest undo: its code (as it undid it) and its conversation."""
+    target = restore.safety_for_redo(repo)
+    record = target.note.get("rewind") or {}
+    mode = str(record.get("mode") or "code")
+    only = list(record.get("only") or [])
+    info = record.get("conversation")
+    module = agents.module(str(info["agent"])) if info else None
+    attachments = None
+    redo_record = None
+    if info and module is not None and not info.get("fork"):
+        try:
+            current = conversation.Transcript.load(info.get("transcript"))
+        except RewindError:
+            current = None
+        if current is not None:
+            attachments = store.Attachments(f"transcript of {info['agent']} session {info.get('session')} before "
+                                            f"the redo to #{target.seq}",
+                                            {conversation.backup_name(current.path): current.data})
+            redo_record = {**info, "backup": conversation.backup_name(current.path),
+                           "leaf_before": module.current_leaf(current) if hasattr(module, "current_leaf") else None}
+    outcome = restore.rewind(repo, target, only, max_size, trigger="pre-redo", auto_pack=auto_pack,
+                             code=mode in ("code", "full"), mode=mode, conversation=redo_record,
+                             attachments=attachments)
+    applied = None
+    if info and module is not None:
+        applied = module.apply_redo(info, backup_of(repo, target))
+    resume = applied.resume if applied else resume_hint(target.note)
+    return Result(outcome, applied, None, resume)
