@@ -116,10 +116,14 @@ def backup_of(repo: Repo, safety: Checkpoint) -> bytes | None:
         return None
     from .gitcmd import GitError
 
-    try:
-        return repo.git(["cat-file", "blob", f"{safety.commit}^2:{name}"])
-    except GitError:
-        return None
+    # Its second parent; the first when gc kept it as the oldest checkpoint of its session.
+    for parent in (f"{safety.commit}^2", f"{safety.commit}^1"):
+        try:
+            if repo.git(["log", "-1", "--format=%s", parent]).startswith(b"transcript of "):
+                return repo.git(["cat-file", "blob", f"{parent}:{name}"])
+        except GitError:
+            continue
+    return None
 
 
 def redo(repo: Repo, max_size: int, auto_pack: int) -> Result:

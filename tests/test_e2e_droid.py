@@ -284,3 +284,75 @@ def test_plain_exec_has_no_prompt_hook_and_a_fork_is_a_new_session(droid: Path, 
     assert blob(work, fork_start.commit, PLAN) == PLAN_V2
 
     agentcli.assert_undo_restores(work, start, ignored)
+
+
+CONTINUE = "P3-CONTINUE: carry on from here"
+AGAIN = "P4-AGAIN: and once more"
+
+
+def rpc_prompt(droid: Path, work: Workdir, env: dict[str, str], session: str | None, prompt: str) -> str:
+    """One process: a new session (SESSION None) or `droid.load_session` of SESSION, then PROMPT; its id."""
+    rpc = RpcSession(droid, work, env)
+    try:
+        if session is None:
+            started = rpc.request("droid.initialize_session", {
+                "machineId": "git-rewind-tests", "cwd": str(work.path), "sessionId": str(uuid.uuid4()),
+                "modelId": MODEL, "autonomyLevel": "high"})
+            session = str(started["sessionId"])
+        else:
+            rpc.request("droid.load_session", {"sessionId": session})
+        assert rpc.prompt(prompt)["reason"] == "completed"
+        assert rpc.close() == 0
+    finally:
+        rpc.kill()
+    return session
+
+
+def test_undo_full_cuts_the_session_file_and_redo_puts_it_back(droid: Path, agent_project: Workdir) -> None:
+    """Two prompts; `undo <first prompt> --full`: files of that moment, the resumed session sends neither prompt;
+    redo: the whole conversation back, and what was said after the rewind kept as a session of its own."""
+    work = agent_project
+    agentcli.install_hooks(work, "droid", "project", work.env)
+    ignored = agentcli.ignored_files(work)
+    script = edit_script(str(work.path / PLAN))
+    script[CONTINUE] = [Text("Carrying on.")]
+    script[AGAIN] = [Text("Once more.")]
+    with MockModel(script) as model:
+        env = droid_env(work, model, GIT_REWIND_ANTI_SPAM_SECONDS="0")
+        session = rpc_prompt(droid, work, env, None, PROMPT_1)
+        rpc_prompt(droid, work, env, session, PROMPT_2)
+        ids = check_tools_ran(model, {PROMPT_1: script[PROMPT_1], PROMPT_2: script[PROMPT_2]})
+        found = agentcli.checkpoints(work, session)
+        prompt_1 = next(c for c in found if c.trigger == "UserPromptSubmit" and c.note["prompt"] == PROMPT_1)
+        transcript = Path(prompt_1.note["conversation"]["transcript"])
+        whole = transcript.read_bytes()
+        finished = agentcli.disk_files(work.path)
+
+        run = work.rewind("undo", str(prompt_1.seq), "--full", "--yes", env=env)
+        assert run.returncode == 0, run.stderr
+        assert f"resume with: droid --resume {session}" in run.stdout and PROMPT_1 in run.stdout, run.stdout
+        agentcli.assert_tree_on_disk(work, prompt_1.commit, ignored, "after undo --full")
+        cut = transcript.read_bytes()
+        assert whole.startswith(cut) and PROMPT_1.encode() not in cut
+        assert json.loads(cut.splitlines()[0])["type"] == "session_start"
+        safety = agentcli.checkpoints(work, session)[-1]
+        assert work.git("show", f"{safety.commit}^2:{transcript.name}").encode() == whole
+        rpc_prompt(droid, work, env, session, CONTINUE)
+        sent = json.dumps(model.main_requests(CONTINUE)[0].body["messages"])
+        for gone in (PROMPT_1, PROMPT_2, *ids[PROMPT_1].values(), *ids[PROMPT_2].values()):
+            assert gone not in sent, gone
+
+        run = work.rewind("redo", "--yes", env=env)
+        assert run.returncode == 0, run.stderr
+        assert agentcli.disk_files(work.path) == finished
+        assert transcript.read_bytes() == whole
+        branch = [s for s in transcript.parent.glob("*.jsonl")
+                  if s != transcript and CONTINUE.encode() in s.read_bytes()]
+        assert len(branch) == 1 and branch[0].stem in run.stdout, run.stdout
+        rpc_prompt(droid, work, env, session, AGAIN)
+        sent = json.dumps(model.main_requests(AGAIN)[0].body["messages"])
+        for back in (PROMPT_1, PROMPT_2, *ids[PROMPT_1].values(), *ids[PROMPT_2].values()):
+            assert back in sent, back
+        assert CONTINUE not in sent
+    assert agentcli.hook_errors(work) == ""
+    work.fsck()

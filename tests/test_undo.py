@@ -1,0 +1,232 @@
+"""`git rewind undo --conversation/--full/--fork` and `redo` on transcripts, with every failure changing nothing.
+
+The Claude Code transcript is a real one (tests/samples/claude-code/transcript_main_print_mode.jsonl, the
+session of the recorded hook payloads: prompt "make hello", then Write, Edit, Bash); the hooks are replayed
+through the real `git rewind hook`. Droid's session file is built in its verified shape (other-agents.md §5).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agentcli import disk_files
+from conftest import CLAUDE_SAMPLES, Workdir
+from test_hook import MAIN, PROMPT_ID, Agent
+
+EDIT_CALL = "toolu_mock_601f38abdb2f4e42b38d"  # the recorded Edit's tool_use id
+PROMPT_UUID = "66cf5f8e"  # prefix of the recorded prompt line's uuid
+NO_LIMITS = {"GIT_REWIND_ANTI_SPAM_SECONDS": "0", "GIT_REWIND_MIN_CHANGE_CHARS": "0"}
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def notes(w: Workdir) -> list[dict[str, Any]]:
+    out = []
+    for row in w.git("notes", "--ref=rewind", "list").splitlines():
+        out.append(json.loads(w.git("notes", "--ref=rewind", "show", row.split()[1])))
+    return sorted(out, key=lambda n: n["seq"])
+
+
+@pytest.fixture
+def claude(agent_project: Workdir) -> Agent:
+    """The recorded session's transcript in place; checkpoints at its prompt and before its Edit."""
+    agent = Agent(agent_project, session=MAIN, env=NO_LIMITS)
+    Path(agent.transcript).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(CLAUDE_SAMPLES / "transcript_main_print_mode.jsonl", agent.transcript)
+    assert agent.prompt("make hello", prompt_id=PROMPT_ID)["action"] == "checkpoint"
+    agent_project.write("hello.py", "print('hello')\n")
+    decision = agent.send("PreToolUse", tool_name="Edit", tool_use_id=EDIT_CALL, prompt_id=PROMPT_ID,
+                          tool_input={"file_path": str(agent_project.path / "hello.py"),
+                                      "old_string": "print('hello')", "new_string": "print('hello, world')"})
+    assert decision["action"] == "checkpoint"
+    agent_project.write("hello.py", "print('hello, world')\n")
+    return agent
+
+
+def test_a_prompt_checkpoint_cuts_just_before_the_prompt_by_appending_one_line(claude: Agent) -> None:
+    w, transcript = claude.w, Path(claude.transcript)
+    before, tree = transcript.read_bytes(), disk_files(w.path)
+    run = w.rewind("undo", "1", "--conversation", "--yes")
+    assert run.returncode == 0, run.stderr
+    assert f"resume with: claude --resume {MAIN}" in run.stdout
+    assert "the prompt it cut, to send again or edit:\n  make hello" in run.stdout
+    after = transcript.read_bytes()
+    assert after.startswith(before) and after.count(b"\n") == before.count(b"\n") + 1  # one line appended
+    last = lines(transcript)[-1]
+    prompt = next(line for line in lines(transcript) if line.get("uuid", "").startswith(PROMPT_UUID))
+    assert last == {"type": "last-prompt", "lastPrompt": "", "leafUuid": prompt["parentUuid"], "explicit": True,
+                    "rewound": True, "sessionId": MAIN}
+    assert disk_files(w.path) == tree  # --conversation leaves the files alone
+    safety = notes(w)[-1]
+    assert safety["trigger"] == "pre-rewind" and safety["rewind"]["mode"] == "conversation"
+    assert w.git("show", f"refs/rewind/{MAIN}^2:{transcript.name}").encode() == before
+    assert notes(w)[0]["conversation"]["message_uuid"] == prompt["uuid"]  # resolved, and recorded
+
+
+def test_an_edit_checkpoint_cuts_before_the_assistant_message_that_called_the_edit(claude: Agent) -> None:
+    w, transcript = claude.w, Path(claude.transcript)
+    run = w.rewind("undo", "2", "--full", "--yes")
+    assert run.returncode == 0, run.stderr
+    assert w.path.joinpath("hello.py").read_text() == "print('hello')\n"  # the code too
+    every = lines(transcript)
+    call = next(line for line in every if EDIT_CALL in json.dumps(line.get("message", {}).get("content", "")))
+    assert call["type"] == "assistant"
+    assert every[-1]["leafUuid"] == call["parentUuid"]
+
+
+def test_fork_writes_the_kept_chain_as_a_new_session_and_leaves_the_original(claude: Agent) -> None:
+    w, transcript = claude.w, Path(claude.transcript)
+    before = transcript.read_bytes()
+    run = w.rewind("undo", "2", "--conversation", "--fork", "--yes")
+    assert run.returncode == 0, run.stderr
+    assert transcript.read_bytes() == before
+    (forked,) = [p for p in transcript.parent.glob("*.jsonl") if p != transcript]
+    assert f"resume with: claude --resume {forked.stem}" in run.stdout
+    kept = lines(forked)
+    assert all(line["sessionId"] == forked.stem for line in kept)
+    assert EDIT_CALL not in forked.read_text() and "toolu_mock_d768fdbc680d4babb9ca" in forked.read_text()
+    uuids = {line["uuid"] for line in kept if "uuid" in line}
+    assert all(line["parentUuid"] in uuids for line in kept if line.get("parentUuid"))  # one unbroken chain
+    assert kept[-1]["type"] == "last-prompt" and kept[-1]["leafUuid"] in uuids
+
+
+def test_redo_points_the_session_back_at_the_leaf_it_had(claude: Agent) -> None:
+    w, transcript = claude.w, Path(claude.transcript)
+    old_leaf = lines(transcript)[-1]["leafUuid"]  # the recorded session's own last-prompt
+    assert w.rewind("undo", "1", "--full", "--yes").returncode == 0
+    assert w.path.joinpath("hello.py").exists() is False
+    run = w.rewind("redo", "--yes")
+    assert run.returncode == 0, run.stderr
+    assert lines(transcript)[-1]["leafUuid"] == old_leaf
+    assert w.path.joinpath("hello.py").read_text() == "print('hello, world')\n"
+
+
+def _unchanged_after_failure(w: Workdir, transcript: Path, args: list[str], message: str) -> None:
+    before, tree, count = (transcript.read_bytes() if transcript.exists() else None), disk_files(w.path), len(notes(w))
+    run = w.rewind("undo", *args, "--yes")
+    assert run.returncode == 1 and message in run.stderr and run.stderr.count("\n") == 1, run.stderr
+    assert (transcript.read_bytes() if transcript.exists() else None) == before
+    assert disk_files(w.path) == tree and len(notes(w)) == count  # no byte changed, no checkpoint taken
+
+
+def test_a_missing_transcript_is_one_error_and_nothing_changes(claude: Agent) -> None:
+    transcript = Path(claude.transcript)
+    transcript.rename(transcript.with_suffix(".moved"))
+    _unchanged_after_failure(claude.w, transcript, ["1", "--full"], "transcript not found")
+    # The code alone still rewinds.
+    assert claude.w.rewind("undo", "1", "--code", "--yes").returncode == 0
+    assert not claude.w.path.joinpath("hello.py").exists()
+
+
+def test_a_message_no_longer_in_the_transcript_is_one_error(claude: Agent) -> None:
+    transcript = Path(claude.transcript)
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines(transcript)
+                                  if not line.get("uuid", "").startswith(PROMPT_UUID)))
+    _unchanged_after_failure(claude.w, transcript, ["1", "--full"], "is not in")
+
+
+def test_a_transcript_compacted_since_is_one_error(claude: Agent) -> None:
+    transcript = Path(claude.transcript)
+    with transcript.open("a") as fh:
+        fh.write(json.dumps({"parentUuid": None, "type": "system", "subtype": "compact_boundary",
+                             "uuid": "b0b0b0b0-0000-0000-0000-000000000000", "sessionId": MAIN}) + "\n")
+    _unchanged_after_failure(claude.w, transcript, ["2", "--conversation"], "compacted")
+
+
+def test_a_checkpoint_without_a_conversation_and_fork_without_one(claude: Agent) -> None:
+    w = claude.w
+    assert w.rewind("snap", "-m", "by hand").returncode == 0
+    _unchanged_after_failure(w, Path(claude.transcript), ["@", "--conversation"], "no conversation")
+    run = w.rewind("undo", "1", "--fork", "--yes")
+    assert run.returncode == 2 and "--fork" in run.stderr
+
+
+def test_the_backup_survives_git_gc_and_git_rewind_gc(claude: Agent) -> None:
+    w, transcript = claude.w, Path(claude.transcript)
+    before = transcript.read_bytes()
+    assert w.rewind("undo", "1", "--conversation", "--yes").returncode == 0
+    assert w.rewind("gc", "--keep", "2").returncode == 0  # drops #1, rewrites the chain
+    w.git("gc", "--prune=now", "-q")
+    assert w.git("show", f"refs/rewind/{MAIN}^2:{transcript.name}").encode() == before
+    w.fsck()
+
+
+# Droid ------------------------------------------------------------------------------------------
+
+
+def droid_session(w: Workdir, session: str) -> Path:
+    """A Droid session file: session_start, a reminder, prompt 1 with a Create, prompt 2 with an answer."""
+    path = w.path.parent / "factory-sessions" / f"{session}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    file_path = str(w.path / "plan.md")
+
+    def message(mid: str, parent: str | None, role: str, content: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"type": "message", "id": mid, "parentId": parent, "message": {"role": role, "content": content}}
+
+    rows = [
+        {"type": "session_start", "id": session, "title": "t", "version": 2, "cwd": str(w.path)},
+        message("context-1", None, "user", [{"type": "text", "text": "<system-reminder>tools</system-reminder>"}]),
+        message("m-p1", "context-1", "user", [{"type": "text", "text": "write the plan"}]),
+        message("m-a1", "m-p1", "assistant", [{"type": "tool_use", "id": "call_1", "name": "Create",
+                                               "input": {"file_path": file_path, "content": "x" * 80}}]),
+        message("m-r1", "m-a1", "user", [{"type": "tool_result", "tool_use_id": "call_1", "content": "ok"}]),
+        message("m-a2", "m-r1", "assistant", [{"type": "text", "text": "written"}]),
+        {"type": "agent_turn_outcome", "turnId": "t1", "reason": "completed"},
+        message("m-p2", "m-a2", "user", [{"type": "text", "text": "polish it"}]),
+        message("m-a3", "m-p2", "assistant", [{"type": "text", "text": "polished"}]),
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    path.with_name(f"{session}.settings.json").write_text('{"model": "custom:Mock-0"}\n')
+    return path
+
+
+def test_droid_prompt_rewind_cuts_the_file_and_fork_and_redo(agent_project: Workdir) -> None:
+    w = agent_project
+    agent = Agent(w, agent="droid", session="d-1", env=NO_LIMITS)
+    agent.transcript = str(droid_session(w, "d-1"))
+    transcript = Path(agent.transcript)
+    whole = transcript.read_bytes()
+    assert agent.prompt("polish it", prompt_id="m-p2")["action"] == "checkpoint"
+    assert agent.prompt("write the plan", prompt_id="m-p1")["action"] == "checkpoint"
+
+    run = w.rewind("undo", "2", "--conversation", "--fork", "--yes")  # prompt 1, as a new session
+    assert run.returncode == 0, run.stderr
+    (forked,) = [p for p in transcript.parent.glob("*.jsonl") if p != transcript]
+    assert f"droid --resume {forked.stem}" in run.stdout and transcript.read_bytes() == whole
+    # Only session_start: the reminder sent with the prompt goes with it.
+    assert [line.get("id") for line in lines(forked)] == [forked.stem]
+    assert forked.with_name(f"{forked.stem}.settings.json").read_text() == '{"model": "custom:Mock-0"}\n'
+    forked.unlink()
+    forked.with_name(f"{forked.stem}.settings.json").unlink()
+
+    run = w.rewind("undo", "1", "--conversation", "--yes")  # prompt 2, in place
+    assert run.returncode == 0, run.stderr
+    assert "droid --resume d-1" in run.stdout and "polish it" in run.stdout
+    kept = [line["id"] for line in lines(transcript) if line["type"] == "message"]
+    assert kept[-1] == "m-a2" and whole.startswith(transcript.read_bytes())
+    assert w.git("show", f"refs/rewind/d-1^2:{transcript.name}").encode() == whole
+
+    with transcript.open("a") as fh:  # the user went on after the rewind
+        fh.write(json.dumps({"type": "message", "id": "m-p9", "parentId": "m-a2",
+                             "message": {"role": "user", "content": [{"type": "text", "text": "new idea"}]}}) + "\n")
+    run = w.rewind("redo", "--yes")
+    assert run.returncode == 0, run.stderr
+    assert transcript.read_bytes() == whole
+    (branch,) = [p for p in transcript.parent.glob("*.jsonl") if p != transcript]
+    assert b"new idea" in branch.read_bytes() and branch.stem in run.stdout
+
+
+def test_droid_file_that_is_not_a_session_is_one_error(agent_project: Workdir) -> None:
+    w = agent_project
+    agent = Agent(w, agent="droid", session="d-2", env=NO_LIMITS)
+    path = droid_session(w, "d-2")
+    agent.transcript = str(path)
+    assert agent.prompt("write the plan", prompt_id="m-p1")["action"] == "checkpoint"
+    path.write_text('{"type": "message"}\n')
+    _unchanged_after_failure(w, path, ["1", "--conversation"], "session_start")
