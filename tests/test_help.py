@@ -30,7 +30,7 @@ COMMANDS: dict[str, list[str]] = {
     "show": ["--json"],
     "diff": ["--stat", "--name-status"],
     "files": ["--all"],
-    "undo": ["--dry-run", "-y", "--yes", "--only"],
+    "undo": ["--code", "--conversation", "--full", "--fork", "--dry-run", "-y", "--yes", "--only"],
     "redo": ["--dry-run", "-y", "--yes"],
     "gc": ["--keep", "--older-than", "--dry-run"],
     "hook": ["--agent"],
