@@ -14,6 +14,7 @@ from . import agents, conversation, restore, store
 from .checkpoints import Checkpoint
 from .errors import RewindError
 from .repo import Repo
+from .snapshot import blob_oid
 
 MODES = ("code", "conversation", "full")
 
@@ -67,7 +68,8 @@ def _record(plan: conversation.Plan, module: Any) -> dict[str, Any]:
     leaf_before = module.current_leaf(plan.transcript) if hasattr(module, "current_leaf") else None
     return {
         "agent": plan.agent, "session": plan.session, "transcript": plan.transcript.path,
-        "backup": conversation.backup_name(plan.transcript.path), "leaf_before": leaf_before,
+        "backup": conversation.backup_name(plan.transcript.path),
+        "backup_blob": blob_oid(plan.transcript.data), "leaf_before": leaf_before,
         "leaf": plan.leaf, "cut": plan.cut, "fork": plan.fork,
     }
 
@@ -146,6 +148,7 @@ def redo(repo: Repo, max_size: int, auto_pack: int) -> Result:
                                             f"the redo to #{target.seq}",
                                             {conversation.backup_name(current.path): current.data})
             redo_record = {**info, "backup": conversation.backup_name(current.path),
+                           "backup_blob": blob_oid(current.data),
                            "leaf_before": module.current_leaf(current) if hasattr(module, "current_leaf") else None}
     outcome = restore.rewind(repo, target, only, max_size, trigger="pre-redo", auto_pack=auto_pack,
                              code=mode in ("code", "full"), mode=mode, conversation=redo_record,

@@ -66,6 +66,7 @@ def test_a_prompt_checkpoint_cuts_just_before_the_prompt_by_appending_one_line(c
     safety = notes(w)[-1]
     assert safety["trigger"] == "pre-rewind" and safety["rewind"]["mode"] == "conversation"
     assert w.git("show", f"refs/rewind/{MAIN}^2:{transcript.name}").encode() == before
+    assert w.git("cat-file", "blob", safety["rewind"]["conversation"]["backup_blob"]).encode() == before
     assert notes(w)[0]["conversation"]["message_uuid"] == prompt["uuid"]  # resolved, and recorded
 
 
