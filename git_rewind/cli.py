@@ -365,7 +365,8 @@ def status_command(limit: int, as_json: bool) -> None:
     except RewindError as exc:  # hooks run on the defaults meanwhile: show those, and why
         config_error = str(exc)
         settings = config.resolve_tier({k: config.Setting(v, "default") for k, v in config.DEFAULTS.items()})
-    policy_keys = ("tier", "anti_spam_seconds", "min_change_chars")
+    policy_keys = ("tier", "anti_spam_seconds", "min_change_chars", "auto_resume_on_start",
+                   "auto_checkpoint_on_clear", "verify_before_clear")
     decisions = hook.read_decisions(repo, limit) if repo else []
     hooks = install.installed(repo.root if repo else None)
     if as_json:
@@ -380,7 +381,7 @@ def status_command(limit: int, as_json: bool) -> None:
     if config_error:
         click.echo(f"config error: {config_error} (hooks use the defaults)")
     for key in policy_keys:
-        click.echo(f"{key}: {settings[key].value}  ({settings[key].source})")
+        click.echo(f"{key}: {config.format_value(settings[key].value, bare_string=True)}  ({settings[key].source})")
     click.echo("hooks installed:" if hooks else "hooks installed: none (git rewind install --agent …)")
     for agent, scope, path in hooks:
         click.echo(f"  {agent:<12} {scope:<8} {path}")

@@ -32,6 +32,10 @@ DEFAULTS: dict[str, Any] = {
     ],
     "exclude_patterns": ["node_modules/", ".git/", "dist/", "build/", "*.log"],
     "risky_prompts": ["refactor all", "delete.*files", "migrate all", "convert all", "rewrite.*all"],
+    # Picking up after /clear, compaction or a restart: see hook.py and resume.py.
+    "auto_resume_on_start": True,  # SessionStart tells the agent about the last checkpoint
+    "auto_checkpoint_on_clear": True,  # a full checkpoint before /clear and compaction (balanced, aggressive)
+    "verify_before_clear": True,  # that checkpoint's message counts what changed since the previous one
 }
 
 # The tier's value for a setting left at None.
@@ -105,6 +109,21 @@ def _regex_list(value: Any) -> list[str]:
     return patterns
 
 
+_TRUE = ("true", "1", "yes", "on")
+_FALSE = ("false", "0", "no", "off")
+
+
+def _bool(value: Any) -> bool:
+    """A TOML boolean, or (environment, command line) true/false, 1/0, yes/no, on/off."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ValueError(f"not a boolean: {value!r} (true or false)")
+
+
 _CONVERT = {
     "max_file_size": parse_size,
     "gc_keep": _non_negative_int,
@@ -117,6 +136,9 @@ _CONVERT = {
     "critical_files": _string_list,
     "exclude_patterns": _string_list,
     "risky_prompts": _regex_list,
+    "auto_resume_on_start": _bool,
+    "auto_checkpoint_on_clear": _bool,
+    "verify_before_clear": _bool,
 }
 
 
@@ -243,6 +265,8 @@ def check_key(key: str, where: str | None = None) -> None:
 
 def format_value(value: Any, bare_string: bool = False) -> str:
     """VALUE as TOML would write it: `["a", "b"]`, `42`, `"balanced"` (or `balanced` if BARE_STRING)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, list):
         return "[" + ", ".join(_toml_string(item) for item in value) + "]"
     if isinstance(value, str):

@@ -16,6 +16,8 @@ PROMPT = "prompt"
 PRE_TOOL = "pre_tool"
 POST_TOOL = "post_tool"
 STOP = "stop"
+SESSION_END = "session_end"  # its reason is in `source` ("clear", "logout", "other"…)
+PRE_COMPACT = "pre_compact"  # its trigger ("manual", "auto") is in `source`
 OTHER = "other"
 
 # Tool kinds: a tool that creates a file, one that edits files, a shell.
@@ -44,7 +46,7 @@ class Event:
         self.paths: list[str] = []  # as the agent named them (usually absolute)
         self.change_chars: int | None = None  # characters the edit changes, when known
         self.prompt: str | None = None
-        self.source: str | None = None  # SessionStart source, SessionEnd reason
+        self.source: str | None = None  # SessionStart source, SessionEnd reason, PreCompact trigger
 
     def conversation(self) -> dict[str, Any] | None:
         """Where in the agent's transcript this happened, for the note."""
@@ -74,6 +76,8 @@ def from_payload(agent: str, kinds: dict[str, str], payload: dict[str, Any], pro
     event.tool_use_id = text(payload.get("tool_use_id"))
     event.prompt = text(payload.get("prompt"))
     event.source = text(payload.get("source")) or text(payload.get("reason"))
+    if event.kind == PRE_COMPACT:
+        event.source = text(payload.get("trigger"))
     event.tool = text(payload.get("tool_name"))
     return event
 

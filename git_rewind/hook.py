@@ -50,12 +50,23 @@ def main(argv: list[str]) -> int:
             return 0
         if not event.session:
             raise RewindError(f"{event.name or 'hook'} payload has no session_id")
-        entry = handle(repo, event)
+        entry, context = handle(repo, event)
         entry["ms"] = round((time.time() - started) * 1000, 1)
         log_decision(repo, entry)
+        if context:
+            _print_context(event.name, context)
     except Exception as exc:  # a hook never breaks the agent
         _report_error(repo, agent, exc)
     return 0
+
+
+def _print_context(event_name: str, text: str) -> None:
+    """The one JSON object agents read from a SessionStart hook's stdout (Claude Code and Droid alike)."""
+    import json  # ASCII-only output, whatever the locale's encoding; session start only
+
+    out = {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
+    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.flush()
 
 
 def _agent_option(argv: list[str]) -> str | None:
@@ -67,8 +78,8 @@ def _agent_option(argv: list[str]) -> str | None:
     return None
 
 
-def handle(repo: Repo, event: Any) -> dict[str, Any]:
-    """Decide and, if so decided, checkpoint; returns the log entry."""
+def handle(repo: Repo, event: Any) -> tuple[dict[str, Any], str | None]:
+    """Decide and, if so decided, checkpoint; returns the log entry and, at session start, the context."""
     from . import policy
     from .lock import Lock
 
@@ -95,6 +106,7 @@ def handle(repo: Repo, event: Any) -> dict[str, Any]:
         now = time.time()
         decision = policy.decide(event, settings, state, now, paths)
         entry["reason"] = decision.reason
+        result = None
         if decision.action == policy.SKIP:
             entry["action"] = "skip"
         else:
@@ -102,9 +114,33 @@ def handle(repo: Repo, event: Any) -> dict[str, Any]:
             policy.record(state, decision, result.created, now)
             entry["action"] = "checkpoint" if result.created else "unchanged"
             entry["seq"] = result.seq
+            if decision.verify and result.created:
+                entry["changes"] = result.note.get("changes")
         data["policy"] = state.to_dict()
         minijson.dump_file(state_file, data)
-    return entry
+    context = None
+    if event.kind == "session_start":
+        context = _session_context(repo, settings, result, entry)
+    return entry, context
+
+
+def _session_context(repo: Repo, settings: dict[str, Any], taken: Any, entry: dict[str, Any]) -> str | None:
+    """What the new session is told about the last checkpoint; None when off, none, or on any error."""
+    if not settings["auto_resume_on_start"]:
+        entry["context"] = "off: auto_resume_on_start = false"
+        return None
+    try:
+        from . import resume
+
+        text, info = resume.context(repo, taken, settings["max_file_size"])
+    except Exception as exc:  # the session starts without it; the checkpoint above stands
+        entry["context"] = "error"
+        entry["context_error"] = str(exc)
+        where = _trace(repo, entry.get("agent"), exc)
+        print(f"git-rewind: no resume context, {type(exc).__name__}: {exc} (details: {where})", file=sys.stderr)
+        return None
+    entry.update(info)
+    return text
 
 
 def _settings(repo: Repo) -> tuple[dict[str, Any], str | None]:
@@ -139,6 +175,8 @@ def _message(event: Any, decision: Any) -> str:
         return f"session start ({event.source or 'startup'})"
     if event.kind == "stop":
         return "turn end"
+    if event.kind in ("session_end", "pre_compact"):
+        return decision.reason  # "before /clear", "before compaction (manual)"
     if event.kind == "post_tool":
         return f"after {event.tool}"
     shown = " ".join(decision.paths[:3]) + (f" (+{len(decision.paths) - 3})" if len(decision.paths) > 3 else "")
@@ -162,6 +200,10 @@ def _checkpoint(repo: Repo, event: Any, decision: Any, settings: dict[str, Any],
         max_file_size=settings["max_file_size"],
         auto_pack=settings["auto_pack"],
     )
+    if decision.verify:
+        from . import resume
+
+        return resume.save_counted(repo, request)
     return store.save(repo, request)
 
 
@@ -232,20 +274,30 @@ def _log_outside_repository(cwd: str, why: str) -> None:
         pass
 
 
-def _report_error(repo: Repo | None, agent: str | None, exc: BaseException) -> None:
-    """One line on stderr; the trace in .git/rewind/hook-errors.log (or the state dir)."""
+def _trace(repo: Repo | None, agent: str | None, exc: BaseException) -> str:
+    """Append EXC's trace to hook-errors.log; returns where it went."""
     import traceback
 
-    if repo is None:
-        try:
-            repo = Repo.find(os.getcwd())  # agents run hooks in the project directory
-        except Exception:
-            repo = None
     where = os.path.join(repo.rewind_dir if repo else state_home(), ERROR_LOG)
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     try:
         _append(where, f"--- {stamp} agent={agent}\n{trace}")
+    except OSError:
+        return "(log not writable)"
+    return where
+
+
+def _report_error(repo: Repo | None, agent: str | None, exc: BaseException) -> None:
+    """One line on stderr; the trace in .git/rewind/hook-errors.log (or the state dir)."""
+    if repo is None:
+        try:
+            repo = Repo.find(os.getcwd())  # agents run hooks in the project directory
+        except Exception:
+            repo = None
+    where = _trace(repo, agent, exc)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    try:
         if repo is not None:
             log_decision(repo, {"time": stamp, "agent": agent, "action": "error", "reason": str(exc)})
     except OSError:

@@ -54,8 +54,12 @@ def details(item: Checkpoint) -> list[str]:
         rows.append(("tags", " ".join(note["tags"])))
     for entry in note.get("skipped") or []:
         rows.append(("skipped", f"{entry.get('path')} ({entry.get('reason')})"))
-    if note.get("summary"):
-        rows.append(("summary", str(note["summary"])))
     if note.get("rewind"):
         rows.append(("rewind", f"safety checkpoint before restoring #{note['rewind'].get('to')}"))
-    return [f"{key + ':':<12}{value}" for key, value in rows]
+    lines = [f"{key + ':':<12}{value}" for key, value in rows]
+    if note.get("summary"):
+        from .summary import render
+
+        lines.append("summary:")
+        lines.extend(render(note["summary"], indent="  "))
+    return lines

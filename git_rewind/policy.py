@@ -8,6 +8,9 @@
   60 s) already has its checkpoint.
 - aggressive: balanced with tighter limits, risky prompts tagged, a full checkpoint after
   every shell command and at turn end when files changed.
+- balanced and aggressive also take a full checkpoint before /clear (SessionEnd, reason
+  "clear") and before compaction (PreCompact), even unchanged: it anchors the conversation
+  that is about to be wiped or summarised (setting auto_checkpoint_on_clear).
 
 `decide` is pure: it reads the event, the settings and the session's state and returns a
 Decision; `record` updates the state once the caller knows what was taken.
@@ -34,15 +37,16 @@ BATCH_SIZE = 3  # edits in one window that make it a batch
 class Decision:
     """What to do about one event, and why (the reason is logged either way)."""
 
-    __slots__ = ("action", "reason", "tags", "allow_empty", "paths")
+    __slots__ = ("action", "reason", "tags", "allow_empty", "paths", "verify")
 
     def __init__(self, action: str, reason: str, tags: list[str] | None = None, allow_empty: bool = False,
-                 paths: list[str] | None = None) -> None:
+                 paths: list[str] | None = None, verify: bool = False) -> None:
         self.action = action
         self.reason = reason
         self.tags = tags or []
         self.allow_empty = allow_empty
         self.paths = paths or []
+        self.verify = verify  # count what changed since the session's last checkpoint, in the message
 
 
 class SessionState:
@@ -133,7 +137,8 @@ def decide(event: Event, settings: dict[str, Any], state: SessionState, now: flo
             if not paths:
                 return _skip("no file inside the repository")
             return Decision(PATHS, f"minimal: before {event.tool}", paths=paths)
-        return _skip(f"minimal tier: only before a file is created ({event.name} {event.tool or ''})".strip())
+        what = " ".join(x for x in (event.name, event.tool) if x)
+        return _skip(f"minimal tier: only before a file is created ({what})")
     if kind == ev.SESSION_START:
         return Decision(FULL, f"session start ({event.source or 'unknown'})")
     if kind == ev.PROMPT:
@@ -157,7 +162,20 @@ def decide(event: Event, settings: dict[str, Any], state: SessionState, now: flo
         if tier == "aggressive":
             return Decision(FULL, "turn end, if files changed")
         return _skip(f"{tier}: nothing at turn end")
+    if kind in (ev.SESSION_END, ev.PRE_COMPACT):
+        return _before_clear(event, settings)
     return _skip(f"no checkpoint for {event.name or 'this event'}")
+
+
+def _before_clear(event: Event, settings: dict[str, Any]) -> Decision:
+    """SessionEnd "clear" and PreCompact: the conversation is about to go; keep where it stood."""
+    if event.kind == ev.SESSION_END and event.source != "clear":
+        return _skip(f"session end ({event.source or 'unknown'}): only /clear is checkpointed")
+    what = "before /clear" if event.kind == ev.SESSION_END else f"before compaction ({event.source or 'unknown'})"
+    if not settings["auto_checkpoint_on_clear"]:
+        return _skip(f"{what}: auto_checkpoint_on_clear is off")
+    tag = "clear" if event.kind == ev.SESSION_END else "compact"
+    return Decision(FULL, what, tags=[tag], allow_empty=True, verify=bool(settings["verify_before_clear"]))
 
 
 def _before_edit(event: Event, settings: dict[str, Any], state: SessionState, now: float,

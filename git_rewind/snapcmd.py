@@ -79,15 +79,6 @@ def parse(argv: list[str]) -> dict[str, Any] | None:
     return values
 
 
-def _structured(text: str) -> Any:
-    """A summary given as a JSON object is stored as one; anything else as trimmed text."""
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        return text.strip()
-    return parsed if isinstance(parsed, dict) else text.strip()
-
-
 def run(options: dict[str, Any]) -> int:
     """Take the checkpoint and print the contract output; returns the exit code."""
     from . import config, store
@@ -100,7 +91,9 @@ def run(options: dict[str, Any]) -> int:
     if summary == "-":
         summary = sys.stdin.read()
     if isinstance(summary, str):
-        summary = _structured(summary)
+        from .summary import structured  # sections are parsed with re: only --summary pays for it
+
+        summary = structured(summary)
     base = os.getcwd()
     paths = [repo.relpath(p, base) for p in options.get("paths") or []]
     if "" in paths:  # the work tree's root was named: that is a whole-tree snapshot

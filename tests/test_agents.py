@@ -48,11 +48,11 @@ CLAUDE_CASES: dict[str, tuple[str, str | None, str | None, list[str], int | None
     "Stop_stop_hook_active": (ev.STOP, None, None, [], None),
     "SubagentStart_subagent": (ev.OTHER, None, None, [], None),
     "SubagentStop_subagent": (ev.OTHER, None, None, [], None),
-    "PreCompact": (ev.OTHER, None, None, [], None),
+    "PreCompact": (ev.PRE_COMPACT, None, None, [], None),
     "PostCompact": (ev.OTHER, None, None, [], None),
     "Notification": (ev.OTHER, None, None, [], None),
-    "SessionEnd_other": (ev.OTHER, None, None, [], None),
-    "SessionEnd_prompt_input_exit": (ev.OTHER, None, None, [], None),
+    "SessionEnd_other": (ev.SESSION_END, None, None, [], None),
+    "SessionEnd_prompt_input_exit": (ev.SESSION_END, None, None, [], None),
 }
 
 
@@ -73,7 +73,9 @@ def test_every_recorded_claude_code_payload_becomes_an_event(name: str, tmp_path
     assert event.paths == [str(project / p) for p in paths]
     assert event.change_chars == change_chars
     assert event.prompt == payload.get("prompt")
-    assert event.source == (payload.get("source") or payload.get("reason"))
+    # SessionStart's source, SessionEnd's reason, PreCompact's trigger (PostCompact's is not read).
+    expected = payload.get("trigger") if name == "PreCompact" else payload.get("source") or payload.get("reason")
+    assert event.source == expected
     conversation = event.conversation()
     assert conversation == {"transcript": payload["transcript_path"], "prompt_id": payload.get("prompt_id"),
                             "tool_use_id": payload.get("tool_use_id"), "message_uuid": None, "offset": None}
@@ -90,6 +92,11 @@ def test_prompt_and_tool_payloads_carry_the_conversation_anchors(tmp_path: Path,
 
     start = claude_code.parse(claude_sample("SessionStart_startup", tmp_path, home)[0])
     assert start.prompt_id is None and start.source == "startup"  # a fresh session has no prompt yet
+
+    compact = claude_code.parse(claude_sample("PreCompact", tmp_path, home)[0])
+    assert (compact.kind, compact.source) == (ev.PRE_COMPACT, "manual")  # its trigger
+    end = claude_code.parse(claude_sample("SessionEnd_other", tmp_path, home)[0])
+    assert (end.kind, end.source) == (ev.SESSION_END, "other")  # its reason
 
 
 def test_a_write_is_sized_against_the_file_it_replaces(tmp_path: Path, home: Path) -> None:
@@ -162,7 +169,9 @@ def test_droid_session_and_turn_events(tmp_path: Path) -> None:
     end = _droid(tmp_path, "SessionEnd", reason="exit", session_duration_ms=5000, message_count=4)
     assert (droid.parse(start).kind, droid.parse(start).source) == (ev.SESSION_START, "startup")
     assert (droid.parse(stop).kind, droid.parse(stop).prompt_id) == (ev.STOP, "msg-9")
-    assert (droid.parse(end).kind, droid.parse(end).source) == (ev.OTHER, "exit")
+    assert (droid.parse(end).kind, droid.parse(end).source) == (ev.SESSION_END, "exit")
+    compact = _droid(tmp_path, "PreCompact", trigger="auto", custom_instructions="")
+    assert (droid.parse(compact).kind, droid.parse(compact).source) == (ev.PRE_COMPACT, "auto")
     assert agents.detect(stop, {}) == "droid" and agents.detect(end, {}) == "droid"
 
 

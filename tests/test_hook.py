@@ -48,10 +48,15 @@ class Agent:
         return self.w.rewind("hook", *args, input=stdin, env={**self.env, **(env or {})}, cwd=cwd)
 
     def send(self, event: str, **fields: Any) -> dict[str, Any]:
-        """Deliver one event; the agent must see exit 0 and silence. Returns the logged decision."""
+        """Deliver one event; the agent must see exit 0 and silence (a SessionStart may add its context).
+
+        Returns the logged decision.
+        """
         before = len(decisions(self.w))
         run = self.call(json.dumps(self.payload(event, **fields)))
-        assert (run.returncode, run.stderr, run.stdout) == (0, "", "")
+        assert (run.returncode, run.stderr) == (0, "")
+        if event != "SessionStart" or run.stdout:
+            assert_context_or_silence(run, event)
         logged = decisions(self.w)
         assert len(logged) == before + 1  # one decision per call
         return logged[-1]
@@ -79,6 +84,17 @@ class Agent:
 
     def stop(self) -> dict[str, Any]:
         return self.send("Stop", stop_hook_active=False, last_assistant_message="done")
+
+
+def assert_context_or_silence(run: Run, event: str) -> None:
+    """Nothing on stdout, or at SessionStart exactly one JSON object: the resume context."""
+    if event != "SessionStart":
+        assert run.stdout == "", run.stdout
+        return
+    out = json.loads(run.stdout)
+    assert list(out) == ["hookSpecificOutput"] and run.stdout.endswith("}\n") and run.stdout.count("\n") == 1
+    assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert out["hookSpecificOutput"]["additionalContext"].startswith("Resumed from checkpoint #")
 
 
 def decisions(w: Workdir, log: Path | None = None) -> list[dict[str, Any]]:
@@ -163,7 +179,10 @@ def test_replaying_a_recorded_claude_code_session_checkpoints_start_and_prompts(
 
 
 def test_every_recorded_payload_passes_through_silently(agent_project: Workdir, home: Path) -> None:
-    """Whatever event the agent sends (subagents, compaction, permissions, session end), exit 0 and quiet."""
+    """Whatever event the agent sends (subagents, compaction, permissions, session end), exit 0 and quiet.
+
+    Only a SessionStart after an earlier checkpoint says something: the resume context, as JSON.
+    """
     w = agent_project
     names = sorted(p.stem for p in CLAUDE_SAMPLES.glob("*.json") if "hook_stdin" in json.loads(p.read_text()))
     assert len(names) >= 29
@@ -172,7 +191,8 @@ def test_every_recorded_payload_passes_through_silently(agent_project: Workdir, 
         payload, hook_env = claude_sample(name, w.path, home)
         events.add(payload["hook_event_name"])
         run = w.rewind("hook", input=json.dumps(payload), env=hook_env)
-        assert (run.returncode, run.stdout, run.stderr) == (0, "", ""), name
+        assert (run.returncode, run.stderr) == (0, ""), name
+        assert_context_or_silence(run, payload["hook_event_name"])
     logged = decisions(w)
     assert len(logged) == len(names)
     assert [d for d in logged if d["action"] == "error"] == []

@@ -20,9 +20,11 @@ from conftest import Workdir
 from git_rewind import install
 
 ROOT = Path(__file__).resolve().parent.parent
-EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]
+# SessionEnd (reason "clear") and PreCompact: a checkpoint before the conversation is wiped or summarised.
+EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd", "PreCompact"]
 # Claude Code reports a Bash command that exited non-zero as PostToolUseFailure, not PostToolUse.
-CLAUDE_EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop"]
+CLAUDE_EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop",
+                 "SessionEnd", "PreCompact"]
 AGENT_EVENTS = {"claude-code": CLAUDE_EVENTS, "droid": EVENTS}
 
 # (agent, scope) → the settings file, from the user's home (~) or the project (.)

@@ -27,6 +27,8 @@ _KINDS = {
     "PostToolUse": ev.POST_TOOL,
     "PostToolUseFailure": ev.POST_TOOL,  # a Bash command that exited non-zero may still have written files
     "Stop": ev.STOP,
+    "SessionEnd": ev.SESSION_END,  # reason "clear": the conversation is about to be wiped
+    "PreCompact": ev.PRE_COMPACT,
 }
 TOOL_KINDS = {"Write": ev.WRITE, "Edit": ev.EDIT, "MultiEdit": ev.EDIT, "NotebookEdit": ev.EDIT, "Bash": ev.SHELL}
 
@@ -38,6 +40,8 @@ HOOKS: dict[str, str | None] = {
     "PostToolUse": "Bash",
     "PostToolUseFailure": "Bash",
     "Stop": None,
+    "SessionEnd": None,
+    "PreCompact": None,
 }
 
 

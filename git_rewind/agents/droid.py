@@ -26,6 +26,8 @@ _KINDS = {
     "PreToolUse": ev.PRE_TOOL,
     "PostToolUse": ev.POST_TOOL,
     "Stop": ev.STOP,
+    "SessionEnd": ev.SESSION_END,  # reason "clear": the conversation is about to be wiped
+    "PreCompact": ev.PRE_COMPACT,
 }
 TOOL_KINDS = {"Create": ev.WRITE, "Edit": ev.EDIT, "MultiEdit": ev.EDIT, "ApplyPatch": ev.EDIT,
               "Execute": ev.SHELL}
@@ -36,6 +38,8 @@ HOOKS: dict[str, str | None] = {
     "PreToolUse": "Create|Edit|MultiEdit|ApplyPatch",
     "PostToolUse": "Execute",
     "Stop": None,
+    "SessionEnd": None,
+    "PreCompact": None,
 }
 
 _PATCH_FILE = r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$"
