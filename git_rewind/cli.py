@@ -322,11 +322,28 @@ def install_command(agent: str, scope: str) -> None:
     change = install.install(agent, scope, _scope_root(scope))
     if not change.changed:
         click.echo(f"already installed: {change.path}")
-        return
-    if change.backup:
-        click.echo(f"backed up {change.path} to {change.backup}")
-    click.echo(f"installed {agent} hooks ({scope}) in {change.path}")
-    click.echo(f"hook command: {install.hook_command(agent)}")
+    else:
+        if change.backup:
+            click.echo(f"backed up {change.path} to {change.backup}")
+        click.echo(f"installed {agent} hooks ({scope}) in {change.path}")
+        click.echo(f"hook command: {install.hook_command(agent)}")
+    _echo_commands(change.commands)
+
+
+def _echo_commands(changes: list[Any]) -> None:
+    """One line per slash command file install or uninstall changed (or refused to)."""
+    for c in changes:
+        name = "/" + os.path.splitext(os.path.basename(c.path))[0]
+        if c.action == "installed":
+            if c.backup:
+                click.echo(f"backed up {c.path} to {c.backup}")
+            click.echo(f"installed command {name}: {c.path}")
+        elif c.action == "removed":
+            click.echo(f"removed command {name}: {c.path}")
+        elif c.action == "restored":
+            click.echo(f"restored your {c.path} from {c.backup}")
+        elif c.action == "kept":
+            click.echo(f"kept {c.path}: changed since git-rewind installed it, so {name} stays")
 
 
 @cli.command("uninstall", context_settings=CONTEXT)
@@ -344,6 +361,7 @@ def uninstall_command(agent: str, scope: str) -> None:
         click.echo(f"removed {change.path} (git-rewind had created it)")
     else:
         click.echo(f"removed {agent} hooks ({scope}) from {change.path}")
+    _echo_commands(change.commands)
 
 
 @cli.command("status", context_settings=CONTEXT)

@@ -25,15 +25,32 @@ _OWN = re.compile(r"(?:^|[\s/'\"])git-rewind['\"]?\s+hook\b|-m\s+git_rewind['\"]
 
 
 class Change:
-    """What install or uninstall did to one file."""
+    """What install or uninstall did to one file (and to the agent's slash commands)."""
 
-    __slots__ = ("path", "changed", "backup", "removed")
+    __slots__ = ("path", "changed", "backup", "removed", "commands")
 
-    def __init__(self, path: str, changed: bool, backup: str | None = None, removed: bool = False) -> None:
+    def __init__(self, path: str, changed: bool, backup: str | None = None, removed: bool = False,
+                 commands: list[CommandChange] | None = None) -> None:
         self.path = path
         self.changed = changed
         self.backup = backup
         self.removed = removed  # the file itself was deleted (we had created it)
+        self.commands = commands or []
+
+
+class CommandChange:
+    """What install or uninstall did to one slash command file.
+
+    action: "installed", "unchanged" (already ours), "removed", "restored" (the user's own file
+    put back from its backup), "kept" (changed since we installed it: left alone).
+    """
+
+    __slots__ = ("path", "action", "backup")
+
+    def __init__(self, path: str, action: str, backup: str | None = None) -> None:
+        self.path = path
+        self.action = action
+        self.backup = backup
 
 
 def executable() -> list[str]:
@@ -179,7 +196,7 @@ def _droid_inherited_hooks(path: str) -> dict[str, Any]:
 
 def install(agent: str, scope: str, root: str | None, home: str | None = None,
             program: list[str] | None = None) -> Change:
-    """Write our hook entries for AGENT at SCOPE; a second install changes nothing."""
+    """Write our hook entries (and slash commands) for AGENT at SCOPE; a second install changes nothing."""
     module = agents.module(agent)
     path = target(agent, scope, root, home)
     original = _original(path)
@@ -195,24 +212,29 @@ def install(agent: str, scope: str, root: str | None, home: str | None = None,
             raise RewindError(f"{path}: hooks for {event_name} are not a list; nothing changed")
         existing.extend(groups)
     if original is not None and json.dumps(data, sort_keys=True) == before:
-        return Change(path, changed=False)
-    return Change(path, changed=True, backup=_write(path, data, original))
+        change = Change(path, changed=False)
+    else:
+        change = Change(path, changed=True, backup=_write(path, data, original))
+    change.commands = install_commands(agent, scope, root, home)
+    return change
 
 
 def uninstall(agent: str, scope: str, root: str | None, home: str | None = None) -> Change:
-    """Remove exactly our entries for AGENT at SCOPE; a file we created and left empty goes too."""
+    """Remove exactly our entries (and unchanged slash commands) for AGENT at SCOPE; a file we created and
+    left empty goes too."""
     module = agents.module(agent)
     path = target(agent, scope, root, home)
     original = _original(path)
     if original is None:
-        return Change(path, changed=False)
+        return Change(path, changed=False, commands=uninstall_commands(agent, scope, root, home))
     data = _load(path)
     had_hooks = "hooks" in data
     hooks = _hooks_of(data, module.WRAPPED, path)
+    commands = uninstall_commands(agent, scope, root, home)  # the file is readable: now change things
     if not _strip_own(hooks):
         if module.WRAPPED and not had_hooks:
             del data["hooks"]
-        return Change(path, changed=False)
+        return Change(path, changed=False, commands=commands)
     if module.WRAPPED and not hooks:
         del data["hooks"]
     backup = path + BACKUP_SUFFIX
@@ -222,15 +244,115 @@ def uninstall(agent: str, scope: str, root: str | None, home: str | None = None)
             os.rmdir(os.path.dirname(path))  # .claude/ or .factory/, if we made it and it is empty
         except OSError:
             pass
-        return Change(path, changed=True, removed=True)
+        return Change(path, changed=True, removed=True, commands=commands)
     try:
         # Back to what it was before us: put back its exact bytes.
         if _pruned(_load(backup), module.WRAPPED) == _pruned(data, module.WRAPPED):
             shutil.copy2(backup, path)
-            return Change(path, changed=True)
+            return Change(path, changed=True, commands=commands)
     except RewindError:
         pass
-    return Change(path, changed=True, backup=_write(path, data, original))
+    return Change(path, changed=True, backup=_write(path, data, original), commands=commands)
+
+
+# slash commands (Claude Code) --------------------------------------------------------------------
+#
+# /checkpoint, /resume and /rewind are markdown files shipped inside the package (readable copies
+# in hooks/claude-code/commands/). A file is ours when its bytes are exactly the shipped ones: a
+# user's own file of the same name is backed up before we write ours, and put back on uninstall;
+# a file of ours the user changed since is left where it is.
+
+COMMANDS_PACKAGE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "slash_commands")
+
+
+def shipped_commands(agent: str) -> dict[str, bytes]:
+    """File name → content of the slash commands we install for AGENT (none for Droid)."""
+    if agent != "claude-code":
+        return {}
+    found = {}
+    for name in sorted(os.listdir(COMMANDS_PACKAGE_DIR)):
+        if name.endswith(".md"):
+            with open(os.path.join(COMMANDS_PACKAGE_DIR, name), "rb") as fh:
+                found[name] = fh.read()
+    if not found:
+        raise RewindError(f"no slash commands in {COMMANDS_PACKAGE_DIR}: is git-rewind installed whole?")
+    return found
+
+
+def commands_dir(agent: str, scope: str, root: str | None, home: str | None = None) -> str:
+    """~/.claude/commands (user) or <project>/.claude/commands (project, local): beside the settings file."""
+    return os.path.join(os.path.dirname(target(agent, scope, root, home)), "commands")
+
+
+def _read_bytes(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+
+
+def _free_backup(path: str) -> str:
+    """PATH + BACKUP_SUFFIX, or with .1, .2 … when an earlier backup is there already."""
+    backup = path + BACKUP_SUFFIX
+    n = 0
+    while os.path.lexists(backup):
+        n += 1
+        backup = f"{path}{BACKUP_SUFFIX}.{n}"
+    return backup
+
+
+def install_commands(agent: str, scope: str, root: str | None, home: str | None = None) -> list[CommandChange]:
+    """Copy our slash commands into the agent's commands directory, backing up a different file first."""
+    shipped = shipped_commands(agent)
+    if not shipped:
+        return []
+    directory = commands_dir(agent, scope, root, home)
+    changes = []
+    for name, content in shipped.items():
+        path = os.path.join(directory, name)
+        current = _read_bytes(path)
+        if current == content:
+            changes.append(CommandChange(path, "unchanged"))
+            continue
+        backup = None
+        if current is not None:
+            backup = _free_backup(path)
+            shutil.copy2(path, backup)
+        os.makedirs(directory, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(content)
+        os.replace(tmp, path)
+        changes.append(CommandChange(path, "installed", backup))
+    return changes
+
+
+def uninstall_commands(agent: str, scope: str, root: str | None, home: str | None = None) -> list[CommandChange]:
+    """Remove our slash commands that are still exactly as shipped, putting back what they replaced."""
+    shipped = shipped_commands(agent)
+    if not shipped:
+        return []
+    directory = commands_dir(agent, scope, root, home)
+    changes = []
+    for name, content in shipped.items():
+        path = os.path.join(directory, name)
+        current = _read_bytes(path)
+        if current is None:
+            continue
+        if current != content:
+            changes.append(CommandChange(path, "kept"))
+            continue
+        backup = path + BACKUP_SUFFIX
+        if os.path.exists(backup):
+            os.replace(backup, path)
+            changes.append(CommandChange(path, "restored", backup))
+        else:
+            os.unlink(path)
+            changes.append(CommandChange(path, "removed"))
+    if changes and not os.listdir(directory):
+        os.rmdir(directory)  # ours alone were in it
+    return changes
 
 
 def installed(root: str | None, home: str | None = None) -> list[tuple[str, str, str]]:

@@ -340,3 +340,101 @@ def test_status_lists_every_installed_agent_and_scope(project: Workdir, home: Pa
     ]
     w.ok("uninstall", "--agent", "claude-code", "--scope", "local")
     assert [i["scope"] for i in json.loads(w.ok("status", "--json"))["installed"]] == ["user", "project"]
+
+
+# Slash commands (Claude Code): /checkpoint, /resume, /rewind ----------------------------------------
+
+COMMANDS = ["checkpoint.md", "resume.md", "rewind.md"]
+SHIPPED = ROOT / "git_rewind" / "slash_commands"
+
+
+def commands_dir(w: Workdir, home: Path, scope: str) -> Path:
+    return (home if scope == "user" else w.path) / ".claude" / "commands"
+
+
+def test_the_commands_under_hooks_are_the_ones_install_copies() -> None:
+    readable = ROOT / "hooks" / "claude-code" / "commands"
+    assert sorted(p.name for p in readable.iterdir()) == COMMANDS
+    assert sorted(p.name for p in SHIPPED.iterdir()) == COMMANDS
+    for name in COMMANDS:
+        text = (readable / name).read_text()
+        assert (SHIPPED / name).read_text() == text, f"hooks/claude-code/commands/{name} differs from the package's"
+        front, body = text.split("---\n", 2)[1:]
+        keys = dict(line.split(": ", 1) for line in front.splitlines())
+        assert set(keys) <= {"description", "allowed-tools", "argument-hint"} and keys["description"]
+        assert keys["allowed-tools"].startswith("Bash(git rewind ")
+        assert body.strip()
+    checkpoint = (readable / "checkpoint.md").read_text()
+    assert "git rewind snap" in checkpoint and "--summary -" in checkpoint and "$ARGUMENTS" in checkpoint
+    for section in ("Done:", "State:", "Next:", "Files:"):
+        assert f"\n{section} " in checkpoint
+    assert "!`git rewind show @`" in (readable / "resume.md").read_text()
+    rewind = (readable / "rewind.md").read_text()
+    assert "!`git rewind list -n 20`" in rewind and "claude --resume <session id>" in rewind
+    for flag in ("--code", "--conversation", "--full", "--fork", "git rewind redo"):
+        assert flag in rewind
+
+
+@pytest.mark.parametrize("scope", ["user", "project", "local"])
+def test_install_copies_the_commands_once_and_uninstall_removes_them(project: Workdir, home: Path,
+                                                                     scope: str) -> None:
+    w = project
+    where = commands_dir(w, home, scope)
+    out = w.ok("install", "--agent", "claude-code", "--scope", scope)
+    for name in COMMANDS:
+        assert f"installed command /{name[:-3]}: {where / name}" in out
+        assert (where / name).read_bytes() == (SHIPPED / name).read_bytes()
+    again = w.ok("install", "--agent", "claude-code", "--scope", scope)
+    assert again.startswith("already installed: ") and "command /" not in again
+
+    out = w.ok("uninstall", "--agent", "claude-code", "--scope", scope)
+    for name in COMMANDS:
+        assert f"removed command /{name[:-3]}: {where / name}" in out
+    assert not where.exists() and not where.parent.exists()  # nothing of ours left, not even .claude/
+    assert w.ok("uninstall", "--agent", "claude-code", "--scope", scope).startswith("not installed: ")
+
+
+def test_droid_gets_no_commands(project: Workdir, home: Path) -> None:
+    out = project.ok("install", "--agent", "droid", "--scope", "project")
+    assert "command /" not in out and not (project.path / ".factory" / "commands").exists()
+
+
+def test_a_users_own_command_is_backed_up_and_put_back(project: Workdir, home: Path) -> None:
+    w = project
+    where = commands_dir(w, home, "user")
+    where.mkdir(parents=True)
+    mine = "---\ndescription: my own checkpoint\n---\nDo it my way.\n"
+    (where / "checkpoint.md").write_text(mine)
+    (where / "deploy.md").write_text("Deploy.\n")
+    backup = where / f"checkpoint.md{install.BACKUP_SUFFIX}"
+
+    out = w.ok("install", "--agent", "claude-code")
+    assert f"backed up {where / 'checkpoint.md'} to {backup}" in out
+    assert backup.read_text() == mine
+    assert (where / "checkpoint.md").read_bytes() == (SHIPPED / "checkpoint.md").read_bytes()
+    assert "command /" not in w.ok("install", "--agent", "claude-code")  # idempotent: no second backup
+    assert sorted(p.name for p in where.iterdir()) == sorted([*COMMANDS, "deploy.md", backup.name])
+
+    out = w.ok("uninstall", "--agent", "claude-code")
+    assert f"restored your {where / 'checkpoint.md'} from {backup}" in out
+    assert (where / "checkpoint.md").read_text() == mine
+    assert sorted(p.name for p in where.iterdir()) == ["checkpoint.md", "deploy.md"]
+
+
+def test_a_command_the_user_changed_is_left_and_reported(project: Workdir, home: Path) -> None:
+    w = project
+    where = commands_dir(w, home, "project")
+    w.ok("install", "--agent", "claude-code", "--scope", "project")
+    changed = (where / "resume.md").read_text() + "\nAlso run the tests first.\n"
+    (where / "resume.md").write_text(changed)
+
+    out = w.ok("uninstall", "--agent", "claude-code", "--scope", "project")
+    assert f"kept {where / 'resume.md'}: changed since git-rewind installed it, so /resume stays" in out
+    assert (where / "resume.md").read_text() == changed
+    assert sorted(p.name for p in where.iterdir()) == ["resume.md"]
+    assert not (w.path / ".claude" / "settings.json").exists()
+
+    # Installing again backs the changed file up before writing ours, so nothing is lost.
+    out = w.ok("install", "--agent", "claude-code", "--scope", "project")
+    assert f"backed up {where / 'resume.md'} to {where / 'resume.md'}{install.BACKUP_SUFFIX}" in out
+    assert Path(f"{where / 'resume.md'}{install.BACKUP_SUFFIX}").read_text() == changed
