@@ -148,11 +148,8 @@ def context(repo: Repo, taken: Any, max_file_size: int) -> tuple[str | None, dic
     summarised = next(((c, n) for c, n in reversed(items) if n.get("summary")), None)
     lines = _banner(note, summarised)
     lines += _changes(int(note["seq"]), changed)
-    seq = note["seq"]
-    lines.append(f"To rewind: `git rewind undo {seq}` restores the code as it was at #{seq}; "
-                 f"`git rewind undo {seq} --full` restores the code and the conversation; "
-                 "`git rewind list` shows every checkpoint.")
-    info = {"context": {"from": seq, "changed": len(changed),
+    lines.append(_how_to_rewind(note))
+    info = {"context": {"from": note["seq"], "changed": len(changed),
                         "summary": summarised[1]["seq"] if summarised else None}}
     return "\n".join(lines), info
 
@@ -171,6 +168,15 @@ def _banner(note: dict[str, Any], summarised: tuple[str, dict[str, Any]] | None)
             lines.append(f"Latest summary, saved with checkpoint #{source['seq']} ({ago(source.get('created'))}):")
         lines += render(source["summary"], indent="  ")
     return lines
+
+
+def _how_to_rewind(note: dict[str, Any]) -> str:
+    """The commands, offering --full only where there is a conversation to rewind with the code."""
+    seq = note["seq"]
+    code = f"To rewind: `git rewind undo {seq}` restores the code as it was at #{seq}; "
+    if note.get("conversation"):
+        code += f"`git rewind undo {seq} --full` restores the code and the conversation; "
+    return code + "`git rewind list` shows every checkpoint."
 
 
 def _changes(seq: int, changed: list[tuple[str, str]]) -> list[str]:

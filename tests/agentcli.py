@@ -344,14 +344,20 @@ def check_two_prompt_session(work: Workdir, session: str, agent: str, write_tool
         ("PreToolUse", "Edit", "checkpoint"),
         ("PostToolUse", shell_tool, "skip"),
         ("Stop", None, "skip"),
+        ("SessionEnd", None, "skip"),  # reason "other": only /clear is checkpointed
         ("SessionStart", None, "checkpoint"),  # resumed: the shell's file is new since the last checkpoint
         ("UserPromptSubmit", None, "checkpoint"),
         ("PreToolUse", "Edit", "skip"),
         ("PreToolUse", "Edit", "skip"),
         ("Stop", None, "skip"),
+        ("SessionEnd", None, "skip"),
     ], json.dumps(log, indent=1)
-    assert "batch" in log[8]["reason"], log[8]
-    assert "small" in log[9]["reason"], log[9]
+    assert "batch" in log[9]["reason"], log[9]
+    assert "small" in log[10]["reason"], log[10]
+    # The resumed session was told where it stood: since the first session's last checkpoint (before
+    # the Edit) the plan changed and the shell made its file.
+    assert log[7]["context"] == {"from": 3, "changed": 2, "summary": None}, log[7]
+    assert log[0]["context"] == "none: no earlier checkpoint", log[0]
     assert all(e.get("paths") == [PLAN] for e in log if e["event"] == "PreToolUse"), log
 
     assert sessions(work) == [session]

@@ -179,6 +179,7 @@ def test_anti_spam_by_default(claude: Path, agent_project: Workdir, scope: str) 
         ("PreToolUse", "Edit", "checkpoint"),
         ("PreToolUse", "Edit", "skip"),
         ("Stop", None, "skip"),
+        ("SessionEnd", None, "skip"),  # reason "other": only /clear is checkpointed
     ], json.dumps(log, indent=1)
     assert "anti-spam" in log[4]["reason"], log[4]
     found = agentcli.checkpoints(work, session)

@@ -268,10 +268,12 @@ def test_plain_exec_has_no_prompt_hook_and_a_fork_is_a_new_session(droid: Path, 
         ("PreToolUse", "Edit", "checkpoint"),
         ("PostToolUse", "Execute", "skip"),
         ("Stop", None, "skip"),
+        ("SessionEnd", None, "skip"),  # reason "other": only /clear is checkpointed
     ]
     assert decisions(agentcli.hook_log(work, forked)) == [
         ("SessionStart", None, "checkpoint"),
         ("Stop", None, "skip"),
+        ("SessionEnd", None, "skip"),
     ]
     assert sorted(agentcli.sessions(work)) == sorted([session, forked])
     start, edit = agentcli.checkpoints(work, session)

@@ -128,8 +128,8 @@ def test_after_clear_the_new_session_hears_of_the_checkpoint_its_summary_and_wha
     assert "  Files: git_rewind/summary.py, tests/test_resume.py" in lines
     changed = lines[lines.index(f"Files changed since #{saved} (3):") + 1:][:3]
     assert changed == ["  deleted README.md", "  added new.txt", "  modified src/app.py"]
-    assert f"`git rewind undo {saved}`" in context and f"`git rewind undo {saved} --full`" in context
-    assert "`git rewind list`" in context
+    assert f"`git rewind undo {saved}` restores the code as it was at #{saved}; `git rewind list`" in context
+    assert "--full" not in context  # a checkpoint taken by hand has no conversation to rewind
     assert logged["context"] == {"from": saved, "changed": 3, "summary": saved}
     assert logged["seq"] == saved + 1  # the new session's own checkpoint is not the one it resumes from
 
@@ -147,6 +147,7 @@ def test_the_latest_summary_is_shown_even_when_newer_checkpoints_have_none(agent
                               "lines removed: 0 (since #1) (saved just now).\n")
     assert "Latest summary, saved with checkpoint #2 (just now):\n  Next: write the docs\n" in context
     assert "Files changed since #3: none." in context
+    assert "`git rewind undo 3 --full` restores the code and the conversation" in context  # the agent's own
 
 
 def test_a_resumed_session_with_nothing_new_resumes_from_its_own_last_checkpoint(agent_project: Workdir) -> None:
