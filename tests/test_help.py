@@ -150,6 +150,19 @@ def test_git_rewind_help_shows_the_man_page(installed: Installed) -> None:
     assert "Usage:" not in run.stdout, "click's help was shown instead of the man page"
 
 
+def test_the_installed_package_ships_the_slash_commands(installed: Installed) -> None:
+    """`install --agent claude-code` from a non-editable install finds /checkpoint, /resume and /rewind."""
+    home = Path(installed.env["HOME"])
+    run = installed.run("git", "rewind", "install", "--agent", "claude-code")
+    assert run.returncode == 0, run.stderr
+    source = ROOT / "hooks" / "claude-code" / "commands"
+    for name in ("checkpoint", "resume", "rewind"):
+        assert f"installed command /{name}:" in run.stdout
+        assert (home / ".claude" / "commands" / f"{name}.md").read_bytes() == (source / f"{name}.md").read_bytes()
+    run = installed.run("git", "rewind", "uninstall", "--agent", "claude-code")
+    assert run.returncode == 0 and not (home / ".claude").exists(), run.stdout + run.stderr
+
+
 # (b) -h prints click's help, for the group and every command -------------------------------------------
 
 
