@@ -158,7 +158,7 @@ def _banner(note: dict[str, Any], summarised: tuple[str, dict[str, Any]] | None)
     from .summary import headline, render
 
     seq = note["seq"]
-    what = headline(note["summary"]) if note.get("summary") else str(note.get("message") or "")
+    what = (headline(note["summary"]) if note.get("summary") else "") or str(note.get("message") or "")
     lines = [f"Resumed from checkpoint #{seq}: {what} (saved {ago(note.get('created'))})."]
     if summarised is not None:
         source = summarised[1]

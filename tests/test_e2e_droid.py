@@ -201,6 +201,9 @@ def test_rpc_session_two_prompts_checkpoint_at_start_prompt_and_edit_and_undo_re
 
     ids = check_tools_ran(model, script)
     assert set(ids[PROMPT_1].values()) <= set(model.tool_results(PROMPT_2))  # the resumed conversation was sent
+    # The resumed session's SessionStart context reached the model: the first session's last checkpoint.
+    assert "Resumed from checkpoint #3: before Edit notes/plan.md" in json.dumps(
+        model.main_requests(PROMPT_2)[0].body), json.dumps(model.main_requests(PROMPT_2)[0].body)[:3000]
     assert (work.path / PLAN).read_text() == PLAN_FINAL
     assert (work.path / SHELL_FILE).read_text() == SHELL_TEXT
     assert agentcli.hook_errors(work) == ""

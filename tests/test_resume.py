@@ -211,6 +211,14 @@ def test_a_context_that_cannot_be_built_is_left_out_and_the_agent_starts(agent_p
     assert "Traceback" in (w.path / ".git" / "rewind" / "hook-errors.log").read_text()
 
 
+def test_a_summary_of_unknown_shape_falls_back_to_the_message(agent_project: Workdir) -> None:
+    w = agent_project
+    w.ok("snap", "-m", "tagged by a tool", "--summary", '{"ticket": "ENG-1"}')
+    context, _ = start(Agent(w))
+    assert context is not None and context.startswith("Resumed from checkpoint #1: tagged by a tool (saved")
+    assert '  {"ticket": "ENG-1"}' in context.splitlines()
+
+
 def test_droid_gets_the_same_context(agent_project: Workdir) -> None:
     w = agent_project
     w.ok("snap", "-m", "earlier")
