@@ -164,3 +164,30 @@ def lookup(repo: Repo, ident: str, checkpoints: list[Checkpoint] | None = None) 
         if len(found) > 1:
             raise RewindError(f"ambiguous checkpoint id: {ident}")
     raise RewindError(f"unknown checkpoint: {ident}")
+
+
+def stats(repo: Repo) -> dict[str, Any]:
+    """Counts, sessions, the disk the checkpoints' own objects use, and the oldest and newest."""
+    items = load_all(repo)
+    sessions: dict[str, int] = {}
+    for item in items:
+        sessions[item.session] = sessions.get(item.session, 0) + 1
+    storage = 0
+    refs = [f"refs/rewind/{name}" for name in repo.session_refs()]
+    if items and refs:
+        # Objects reachable from our refs and not from the user's own history: what we add.
+        out = repo.git(["rev-list", "--objects", "--disk-usage", *refs, NOTES_REF, "--not", "--branches", "--tags"])
+        storage = int(out.strip() or 0)
+
+    def brief(item: Checkpoint) -> dict[str, Any]:
+        return {"seq": item.seq, "created": item.note.get("created"), "message": item.message}
+
+    return {
+        "checkpoints": len(items),
+        "sessions": dict(sorted(sessions.items(), key=lambda kv: -kv[1])),
+        "storage_bytes": storage,
+        "oldest": brief(items[0]) if items else None,
+        "newest": brief(items[-1]) if items else None,
+        "with_summary": sum(1 for item in items if item.note.get("summary")),
+        "safety": sum(1 for item in items if str(item.note.get("trigger") or "").startswith("pre-")),
+    }

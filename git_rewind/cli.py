@@ -291,6 +291,16 @@ def gc_command(keep: int | None, older_than: int | None, dry_run: bool) -> None:
 AGENT_CHOICE = click.Choice(["claude-code", "droid"])
 
 
+@cli.command("mcp", context_settings=CONTEXT)
+@click.option("--repo", "repo_path", metavar="PATH",
+              help="The repository to serve (default: $GIT_REWIND_REPO, else the current directory).")
+def mcp_command(repo_path: str | None) -> None:
+    """Serve the checkpoint tools over the Model Context Protocol on stdin/stdout."""
+    from . import mcp
+
+    mcp.serve(repo_path)
+
+
 @cli.command("hook", context_settings=CONTEXT)
 @click.option("--agent", type=AGENT_CHOICE, help="The agent calling (default: detected from its environment).")
 def hook_command(agent: str | None) -> None:

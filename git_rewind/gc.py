@@ -46,9 +46,27 @@ def select(items: list[Checkpoint], keep: int, older_than_days: int, now: dateti
 
 def collect(repo: Repo, keep: int, older_than_days: int, dry_run: bool = False) -> Collection:
     """Drop what `select` picks; with DRY_RUN only say what that would be."""
+    return _drop(repo, lambda items: select(items, keep, older_than_days), dry_run)
+
+
+def delete(repo: Repo, ident: str) -> Checkpoint:
+    """Drop one checkpoint (its session's chain is rewritten around it); returns it."""
+    found: list[Checkpoint] = []
+
+    def choose(items: list[Checkpoint]) -> Collection:
+        target = checkpoints.lookup(repo, ident, items)
+        found.append(target)
+        return Collection(dropped=[target], kept=[c for c in items if c.commit != target.commit])
+
+    _drop(repo, choose, dry_run=False)
+    return found[0]
+
+
+def _drop(repo: Repo, choose: Any, dry_run: bool) -> Collection:
+    """Drop what CHOOSE (all checkpoints → Collection) picks, under both locks."""
     with repo.worktree_lock(), repo.store_lock():
         items = checkpoints.load_all(repo)
-        result = select(items, keep, older_than_days)
+        result: Collection = choose(items)
         sessions = repo.session_refs()
         kept_by_session: dict[str, list[Checkpoint]] = {}
         for item in result.kept:

@@ -34,6 +34,7 @@ COMMANDS: dict[str, list[str]] = {
     "redo": ["--dry-run", "-y", "--yes"],
     "gc": ["--keep", "--older-than", "--dry-run"],
     "hook": ["--agent"],
+    "mcp": ["--repo"],
     "install": ["--agent", "--scope"],
     "uninstall": ["--agent", "--scope"],
     "status": ["-n", "--json"],

@@ -1,0 +1,365 @@
+"""`git rewind mcp`: the checkpoint tools over the Model Context Protocol, on stdio.
+
+A thin face over the library, like cli.py: every tool calls the same functions as the
+commands (store.save, undo.undo, gc.delete, config.set_value…), so a rewind through MCP
+takes the same safety checkpoint as `git rewind undo`. Each result is a short text for
+the model plus the same facts as structured content; a failure is an MCP tool error with
+one sentence and nothing half-applied (the library checks before it changes anything).
+
+The SDK is imported when the server starts; pygit2 and the rest only when a tool needs them,
+so `initialize` is answered as soon as the SDK is up.
+"""
+
+import os
+from typing import Any
+
+SERVER_NAME = "git-rewind"
+INSTRUCTIONS = (
+    "git-rewind keeps checkpoints of this repository's working tree (and where the conversation stood) in git. "
+    "Create one before risky changes (checkpoint_create), store a summary before the context is cleared "
+    "(store_checkpoint), list and diff them, and rewind the code, the conversation or both "
+    "(checkpoint_rewind_*). Every rewind first checkpoints the current state, so it can be undone."
+)
+AUTOMATION_KEYS = ("tier", "auto_checkpoint_on_clear", "auto_resume_on_start", "verify_before_clear",
+                   "anti_spam_seconds", "min_change_chars")
+
+
+class Tools:
+    """The tools, bound to one repository and session; the repository is opened on first use."""
+
+    def __init__(self, repo_path: str | None, session: str | None) -> None:
+        self.repo_path = repo_path or os.environ.get("GIT_REWIND_REPO") or os.getcwd()
+        self.session = session or os.environ.get("GIT_REWIND_SESSION") or None
+        self._repo: Any = None
+
+    # plumbing ----------------------------------------------------------------------------------
+
+    def repo(self) -> Any:
+        if self._repo is None:
+            from .repo import Repo
+
+            self._repo = Repo.discover(self.repo_path)
+        return self._repo
+
+    def settings(self) -> dict[str, Any]:
+        from . import config
+
+        return config.values(self.repo().root)
+
+    def session_for(self, client: str | None) -> str:
+        """GIT_REWIND_SESSION, else mcp-<client name> (made safe for a ref name)."""
+        if self.session:
+            return self.session
+        import re
+
+        name = re.sub(r"[^A-Za-z0-9._-]+", "-", client or "client").strip("-.") or "client"
+        return f"mcp-{name}"
+
+    def _lookup(self, ident: str | int) -> Any:
+        from . import checkpoints
+
+        return checkpoints.lookup(self.repo(), str(ident))
+
+    # creating ----------------------------------------------------------------------------------
+
+    def create(self, client: str | None, description: str, summary: str | None = None,
+               files: list[str] | None = None, tags: list[str] | None = None) -> tuple[str, dict[str, Any]]:
+        from . import store
+
+        repo = self.repo()
+        settings = self.settings()
+        structured = None
+        if summary:
+            from .summary import structured as parse_summary
+
+            structured = parse_summary(summary)
+        paths = [p for p in (repo.relpath(f, repo.root) for f in files or []) if p]
+        result = store.save(repo, store.Request(
+            session=self.session_for(client), message=description.strip() or "checkpoint", agent="mcp",
+            trigger="mcp", tool="checkpoint_create", paths=paths, tags=list(tags or []), summary=structured,
+            allow_empty=True, max_file_size=settings["max_file_size"], auto_pack=settings["auto_pack"]))
+        text = f"checkpoint #{result.seq} {result.commit[:7]}: {result.note['message']}"
+        return text, _checkpoint_json(result.commit, result.note)
+
+    def store_summary(self, client: str | None, content: str) -> tuple[str, dict[str, Any]]:
+        from .summary import headline, structured
+
+        if not content.strip():
+            raise _error("the summary is empty")
+        first = headline(structured(content), 60) or "summary"
+        return self.create(client, f"summary: {first}", summary=content, tags=["summary"])
+
+    # reading -----------------------------------------------------------------------------------
+
+    def list_checkpoints(self, limit: int = 20, session: str | None = None, tags: list[str] | None = None
+             ) -> tuple[str, dict[str, Any]]:
+        from . import checkpoints, output
+
+        items = checkpoints.load_all(self.repo())
+        if session:
+            items = [c for c in items if c.session == session]
+        if tags:
+            items = [c for c in items if set(tags) <= set(c.note.get("tags") or [])]
+        items = list(reversed(items))[:limit] if limit else list(reversed(items))
+        text = "\n".join(output.line(c) for c in items) or "no checkpoints"
+        return text, {"checkpoints": [_checkpoint_json(c.commit, c.note) for c in items]}
+
+    def show(self, ident: str | int) -> tuple[str, dict[str, Any]]:
+        from . import output
+
+        item = self._lookup(ident)
+        repo = self.repo()
+        parent = repo.git(["rev-parse", "--verify", "-q", item.commit + "^"], check=False).decode().strip()
+        from .snapshot import EMPTY_TREE
+
+        stat = repo.git(["diff", "--stat", parent or EMPTY_TREE, item.commit]).decode("utf-8", "replace")
+        text = "\n".join(output.details(item) + ["", stat.rstrip() or "no change since the previous checkpoint"])
+        return text, {**_checkpoint_json(item.commit, item.note), "diffstat": stat}
+
+    def latest(self) -> tuple[str, dict[str, Any]]:
+        from . import checkpoints
+
+        items = checkpoints.load_all(self.repo())
+        if not items:
+            raise _error("no checkpoints yet in this repository")
+        return self.show(items[-1].seq)
+
+    def diff(self, ident: str | int, fmt: str = "unified") -> tuple[str, dict[str, Any]]:
+        from . import snapshot
+
+        if fmt not in ("unified", "summary"):
+            raise _error(f"format must be unified or summary, not {fmt}")
+        item = self._lookup(ident)
+        repo = self.repo()
+        with repo.worktree_lock():
+            current = snapshot.scan(repo, self.settings()["max_file_size"]).tree
+        status = repo.git(["diff", "--name-status", "--no-renames", item.commit, current]).decode("utf-8", "replace")
+        files = [{"status": line.split("\t", 1)[0], "path": line.split("\t", 1)[1]}
+                 for line in status.splitlines() if "\t" in line]
+        if fmt == "summary":
+            text = repo.git(["diff", "--stat", item.commit, current]).decode("utf-8", "replace").rstrip()
+        else:
+            text = repo.git(["diff", item.commit, current]).decode("utf-8", "replace").rstrip()
+        return (text or f"the working tree matches #{item.seq}"), {
+            "checkpoint": item.seq, "format": fmt, "files": files, "diff": text}
+
+    def stats(self) -> tuple[str, dict[str, Any]]:
+        from . import checkpoints
+
+        data = checkpoints.stats(self.repo())
+        lines = [f"{data['checkpoints']} checkpoints in {len(data['sessions'])} sessions, "
+                 f"{data['storage_bytes'] / 1024:.0f} KiB of objects of their own"]
+        for name in ("oldest", "newest"):
+            if data[name]:
+                lines.append(f"{name}: #{data[name]['seq']} {data[name]['created']} {data[name]['message']}")
+        return "\n".join(lines), data
+
+    # changing ----------------------------------------------------------------------------------
+
+    def rewind(self, ident: str | int, mode: str, preview: bool = False,
+               selective_files: list[str] | None = None) -> tuple[str, dict[str, Any]]:
+        from . import restore, undo
+
+        repo = self.repo()
+        settings = self.settings()
+        target = self._lookup(ident)
+        only = [p for p in (repo.relpath(f, repo.root) for f in selective_files or [])]
+        plan = undo.plan_conversation(target, fork=False) if mode != "code" else None
+        if preview:
+            code = restore.preview(repo, target, only, settings["max_file_size"]) if mode != "conversation" else None
+            data: dict[str, Any] = {
+                "checkpoint": target.seq, "preview": True,
+                "write": [c.path for c in code.writes] if code else [],
+                "remove": [c.path for c in code.removals] if code else [],
+                "left_alone": list(code.left_alone) if code else [],
+            }
+            text = (f"rewinding to #{target.seq} would write {len(data['write'])} and remove "
+                    f"{len(data['remove'])} files") + "".join(f"\n  write {p}" for p in data["write"]) + "".join(
+                f"\n  remove {p}" for p in data["remove"])
+            return text, data
+        result = undo.undo(repo, target, mode, False, only, settings["max_file_size"], settings["auto_pack"],
+                           plan=plan)
+        outcome = result.outcome
+        data = {"checkpoint": target.seq, "mode": mode,
+                "safety_checkpoint": outcome.safety.seq if outcome and outcome.safety else None,
+                "written": list(outcome.written) if outcome else [],
+                "removed": list(outcome.removed) if outcome else [],
+                "conversation": result.applied.as_json() if result.applied else None,
+                "prompt": plan.prompt if plan else None, "resume": result.resume}
+        lines = []
+        if data["safety_checkpoint"] is None:
+            lines.append(f"the working tree already matches #{target.seq}; nothing changed")
+        else:
+            lines.append(f"safety checkpoint #{data['safety_checkpoint']} (redo goes back)")
+            if mode != "conversation":
+                lines.append(f"restored #{target.seq}: {len(data['written'])} written, {len(data['removed'])} removed")
+        if result.applied:
+            lines.append(result.applied.detail)
+        if data["prompt"]:
+            lines.append(f"the prompt it cut: {data['prompt']}")
+        if result.resume:
+            lines.append(f"resume with: {result.resume}")
+        return "\n".join(lines), data
+
+    def delete(self, ident: str | int) -> tuple[str, dict[str, Any]]:
+        from . import gc
+
+        item = gc.delete(self.repo(), str(ident))
+        return f"deleted #{item.seq} ({item.message}); git gc can now prune it", {"deleted": item.seq}
+
+    def configure(self, changes: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        from . import config
+
+        repo = self.repo()
+        path = config.project_file(repo.root)
+        for key, value in changes.items():
+            if value is None:
+                continue
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            config.set_value(path, key, text)
+        settings = config.load(repo.root)
+        data = {key: {"value": settings[key].value, "source": settings[key].source}
+                for key in AUTOMATION_KEYS if key in settings}
+        text = "\n".join(f"{key} = {config.format_value(v['value'])}  ({v['source']})" for key, v in data.items())
+        return text, {"settings": data, "file": path if any(v is not None for v in changes.values()) else None}
+
+
+def _checkpoint_json(commit: str, note: dict[str, Any]) -> dict[str, Any]:
+    keys = ("seq", "session", "agent", "trigger", "tool", "paths", "message", "summary", "tags", "created")
+    return {"commit": commit, **{key: note.get(key) for key in keys}}
+
+
+def _error(message: str) -> Exception:
+    from .errors import RewindError
+
+    return RewindError(message)
+
+
+def _client_name(ctx: Any) -> str | None:
+    try:
+        return str(ctx.session.client_params.client_info.name)
+    except AttributeError:
+        return None
+
+
+def build(tools: Tools) -> Any:
+    """The MCPServer with every tool registered, each argument described in its input schema."""
+    from typing import Annotated
+
+    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.types import CallToolResult, TextContent
+    from pydantic import Field
+
+    from .errors import RewindError
+
+    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
+
+    def result(call: Any) -> CallToolResult:
+        try:
+            text, data = call()
+        except RewindError as exc:  # one sentence, and the library changed nothing
+            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+    Ident = Annotated[str, Field(description="A checkpoint: its sequence number (42), '@' for the newest, "
+                                             "'@~N' for the Nth before it, or a (short) commit id.")]
+    Paths = Annotated[list[str] | None, Field(description="Paths, relative to the repository's root.")]
+
+    def checkpoint_create(
+        description: Annotated[str, Field(description="One line saying what this moment is.")],
+        ctx: Context,
+        summary: Annotated[str | None, Field(description="Notes: what was done, the current state, "
+                                                         "next steps, files.")] = None,
+        files: Annotated[list[str] | None, Field(description="Files about to change (recorded in the note; "
+                                                             "the whole tree is checkpointed).")] = None,
+        tags: Annotated[list[str] | None, Field(description="Labels to find it by.")] = None,
+    ) -> CallToolResult:
+        """Checkpoint the working tree now: tracked and untracked files, never ignored ones."""
+        return result(lambda: tools.create(_client_name(ctx), description, summary, files, tags))
+
+    def store_checkpoint(
+        content: Annotated[str, Field(description="The summary: sections 'Done:', 'State:', 'Next:' and "
+                                                  "'Files:', or a JSON object.")],
+        ctx: Context,
+    ) -> CallToolResult:
+        """Store a summary checkpoint (the working tree plus a structured summary); a later session is offered it."""
+        return result(lambda: tools.store_summary(_client_name(ctx), content))
+
+    def checkpoint_list(
+        limit: Annotated[int, Field(description="How many, newest first (0: all).", ge=0)] = 20,
+        session: Annotated[str | None, Field(description="Only this session.")] = None,
+        tags: Annotated[list[str] | None, Field(description="Only checkpoints with all of these tags.")] = None,
+    ) -> CallToolResult:
+        """List checkpoints, newest first."""
+        return result(lambda: tools.list_checkpoints(limit, session, tags))
+
+    def checkpoint_show(checkpoint_id: Ident) -> CallToolResult:
+        """One checkpoint's metadata and what changed since the previous checkpoint of its session."""
+        return result(lambda: tools.show(checkpoint_id))
+
+    def get_latest_checkpoint() -> CallToolResult:
+        """The newest checkpoint, with its summary if it has one."""
+        return result(tools.latest)
+
+    def checkpoint_diff(
+        checkpoint_id: Ident,
+        format: Annotated[str, Field(description="'unified' (the whole diff) or 'summary' (a diffstat).",  # noqa: A002
+                                     pattern="^(unified|summary)$")] = "unified",
+    ) -> CallToolResult:
+        """Diff a checkpoint against the working tree as it is now."""
+        return result(lambda: tools.diff(checkpoint_id, format))
+
+    def checkpoint_rewind_code(
+        checkpoint_id: Ident,
+        preview: Annotated[bool, Field(description="Only say what would change.")] = False,
+        selective_files: Paths = None,
+    ) -> CallToolResult:
+        """Restore the working tree to a checkpoint, after a safety checkpoint of the current state."""
+        return result(lambda: tools.rewind(checkpoint_id, "code", preview, selective_files))
+
+    def checkpoint_rewind_conversation(checkpoint_id: Ident) -> CallToolResult:
+        """Rewind the agent's conversation to where it stood at a checkpoint (the files stay); the
+        transcript is backed up in git first, and the result gives the command to resume."""
+        return result(lambda: tools.rewind(checkpoint_id, "conversation"))
+
+    def checkpoint_rewind_full(checkpoint_id: Ident) -> CallToolResult:
+        """Rewind the working tree and the conversation to a checkpoint, after a safety checkpoint."""
+        return result(lambda: tools.rewind(checkpoint_id, "full"))
+
+    def checkpoint_delete(checkpoint_id: Ident) -> CallToolResult:
+        """Delete one checkpoint (its session's chain is rewritten without it)."""
+        return result(lambda: tools.delete(checkpoint_id))
+
+    def checkpoint_stats() -> CallToolResult:
+        """Counts, sessions, storage used, the oldest and the newest checkpoint."""
+        return result(tools.stats)
+
+    def checkpoint_config(
+        tier: Annotated[str | None, Field(description="minimal, balanced or aggressive.")] = None,
+        auto_checkpoint_on_clear: Annotated[bool | None, Field(description="Checkpoint before /clear and "
+                                                                           "compaction.")] = None,
+        auto_resume_on_start: Annotated[bool | None, Field(description="Tell a new session where the last "
+                                                                       "checkpoint left off.")] = None,
+        verify_before_clear: Annotated[bool | None, Field(description="State files and lines changed in the "
+                                                                      "/clear checkpoint.")] = None,
+        anti_spam_seconds: Annotated[int | None, Field(description="Minimum seconds between edit checkpoints.",
+                                                       ge=0)] = None,
+        min_change_chars: Annotated[int | None, Field(description="Smaller edits are not checkpointed.",
+                                                      ge=0)] = None,
+    ) -> CallToolResult:
+        """Read the automation settings; values given are written to the project's .git-rewind.toml."""
+        changes = {"tier": tier, "auto_checkpoint_on_clear": auto_checkpoint_on_clear,
+                   "auto_resume_on_start": auto_resume_on_start, "verify_before_clear": verify_before_clear,
+                   "anti_spam_seconds": anti_spam_seconds, "min_change_chars": min_change_chars}
+        return result(lambda: tools.configure(changes))
+
+    for fn in (checkpoint_create, store_checkpoint, checkpoint_list, checkpoint_show, get_latest_checkpoint,
+               checkpoint_diff, checkpoint_rewind_code, checkpoint_rewind_conversation, checkpoint_rewind_full,
+               checkpoint_delete, checkpoint_stats, checkpoint_config):
+        server.add_tool(fn, name=fn.__name__, description=" ".join((fn.__doc__ or "").split()))
+    return server
+
+
+def serve(repo_path: str | None) -> None:
+    """Run the server on stdin/stdout until the client closes it."""
+    build(Tools(repo_path, None)).run("stdio")

@@ -1,0 +1,203 @@
+"""`git rewind mcp`: every tool, called by the MCP SDK's own client over stdio, checked in the repository.
+
+Each test starts the real server process (`git-rewind mcp --repo …`) and talks to it as an agent
+would; what the tools say is checked against what git shows afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agentcli import disk_files, tree_files
+from conftest import CLAUDE_SAMPLES, REWIND, Workdir
+from test_hook import MAIN, PROMPT_ID, Agent
+
+CLIENT = "test-client"
+
+
+class Reply:
+    """One tool result: its text, its structured content, whether it is an error."""
+
+    def __init__(self, result: Any) -> None:
+        self.error = bool(result.is_error)
+        self.text = "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+        self.data: dict[str, Any] = result.structured_content or {}
+
+
+def session(w: Workdir, story: Callable[[Callable[..., Reply]], None], repo: Path | None = None,
+            env: dict[str, str] | None = None) -> list[str]:
+    """Start the server for W's repository and run STORY with a blocking `call(tool, **arguments)`.
+
+    Returns the names of the tools the server lists, after checking each one and each of its
+    arguments is described.
+    """
+    from anyio.from_thread import start_blocking_portal
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.types import Implementation
+
+    params = StdioServerParameters(command=REWIND[0], args=[*REWIND[1:], "mcp", "--repo", str(repo or w.path)],
+                                   env={**w.env, **(env or {})}, cwd=str(w.path))
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(stdio_client(params)) as streams, \
+            portal.wrap_async_context_manager(ClientSession(
+                *streams, client_info=Implementation(name=CLIENT, version="1"))) as client:
+        init = portal.call(client.initialize)
+        assert init.server_info.name == "git-rewind"
+        listed = portal.call(client.list_tools)
+        for tool in listed.tools:
+            assert tool.description and tool.input_schema["type"] == "object", tool.name
+            for name, prop in tool.input_schema.get("properties", {}).items():
+                assert prop.get("description"), f"{tool.name}.{name} has no description"
+
+        def call(tool: str, **arguments: Any) -> Reply:
+            return Reply(portal.call(client.call_tool, tool, arguments))
+
+        story(call)
+    return [tool.name for tool in listed.tools]
+
+
+def notes(w: Workdir) -> list[dict[str, Any]]:
+    rows = [row.split()[1] for row in w.git("notes", "--ref=rewind", "list").splitlines()]
+    return sorted((json.loads(w.git("notes", "--ref=rewind", "show", c)) | {"commit": c} for c in rows),
+                  key=lambda n: n["seq"])
+
+
+TOOLS = {"checkpoint_create", "store_checkpoint", "checkpoint_list", "checkpoint_show", "get_latest_checkpoint",
+         "checkpoint_diff", "checkpoint_rewind_code", "checkpoint_rewind_conversation", "checkpoint_rewind_full",
+         "checkpoint_delete", "checkpoint_stats", "checkpoint_config"}
+
+
+def test_every_tool_on_a_real_repository(project: Workdir) -> None:
+    w = project
+    user = w.user_state()
+    app = w.path / "src" / "app.py"
+    seen: dict[str, Reply] = {}
+
+    def story(call: Callable[..., Reply]) -> None:
+        seen["create"] = call("checkpoint_create", description="before the refactor", files=["src/app.py"],
+                              tags=["manual"])
+        app.write_text("print('refactored')\n")
+        (w.path / "new.txt").write_text("new\n")
+        seen["summary"] = call("store_checkpoint", content="Done: refactored app.py\nState: tests pass\n"
+                                                           "Next: docs\nFiles:\n- src/app.py\n")
+        seen["list"] = call("checkpoint_list", limit=1)
+        seen["list_tagged"] = call("checkpoint_list", tags=["manual"])
+        seen["show"] = call("checkpoint_show", checkpoint_id="1")
+        seen["latest"] = call("get_latest_checkpoint")
+        seen["diff_summary"] = call("checkpoint_diff", checkpoint_id="1", format="summary")
+        seen["diff"] = call("checkpoint_diff", checkpoint_id="1")
+        seen["preview"] = call("checkpoint_rewind_code", checkpoint_id="1", preview=True)
+        assert app.read_text() == "print('refactored')\n"  # a preview changes nothing
+        seen["selective"] = call("checkpoint_rewind_code", checkpoint_id="1", selective_files=["src/app.py"])
+        assert app.read_text() == "print('hello')\n" and (w.path / "new.txt").exists()  # that file alone
+        seen["rewind"] = call("checkpoint_rewind_code", checkpoint_id="1")
+        seen["delete"] = call("checkpoint_delete", checkpoint_id="2")
+        seen["stats"] = call("checkpoint_stats")
+        seen["config_set"] = call("checkpoint_config", tier="aggressive", verify_before_clear=False)
+        seen["config_get"] = call("checkpoint_config")
+
+    assert set(session(w, story)) == TOOLS
+
+    created = seen["create"]
+    assert not created.error and created.data["seq"] == 1 and created.text.startswith("checkpoint #1 ")
+    first = notes(w)[0]
+    assert (first["session"], first["message"], first["paths"], first["tags"]) == (
+        f"mcp-{CLIENT}", "before the refactor", ["src/app.py"], ["manual"])
+    summary = seen["summary"].data["summary"]
+    assert (summary["done"], summary["state"], summary["next"], summary["files"]) == (
+        "refactored app.py", "tests pass", "docs", ["src/app.py"])
+    assert [c["seq"] for c in seen["list"].data["checkpoints"]] == [2]
+    assert [c["seq"] for c in seen["list_tagged"].data["checkpoints"]] == [1]
+    assert "before the refactor" in seen["show"].text and seen["show"].data["seq"] == 1
+    assert seen["latest"].data["seq"] == 2 and "refactored app.py" in seen["latest"].text
+    files = {f["path"]: f["status"] for f in seen["diff_summary"].data["files"]}
+    assert files == {"src/app.py": "M", "new.txt": "A"}
+    assert "+print('refactored')" in seen["diff"].text and "-print('hello')" in seen["diff"].text
+    assert seen["preview"].data["write"] == ["src/app.py"] and seen["preview"].data["remove"] == ["new.txt"]
+    assert seen["selective"].data["written"] == ["src/app.py"] and seen["selective"].data["removed"] == []
+    rewound = seen["rewind"]
+    assert rewound.data["removed"] == ["new.txt"] and rewound.data["safety_checkpoint"] is not None
+    assert "safety checkpoint #" in rewound.text
+    assert seen["delete"].data == {"deleted": 2}
+    assert 2 not in [n["seq"] for n in notes(w)]
+    stats = seen["stats"].data
+    assert stats["checkpoints"] == len(notes(w)) and stats["storage_bytes"] > 0
+    assert stats["oldest"]["seq"] == 1 and stats["newest"]["seq"] == max(n["seq"] for n in notes(w))
+    settings = seen["config_get"].data["settings"]
+    assert settings["tier"] == {"value": "aggressive", "source": str(w.path / ".git-rewind.toml")}
+    assert settings["verify_before_clear"]["value"] is False
+    assert "tier = " in (w.path / ".git-rewind.toml").read_text()
+
+    # The working tree is checkpoint #1's again; the user's index, HEAD and branches never moved.
+    assert {p: v for p, v in disk_files(w.path).items() if not p.startswith(("node_modules/", ".env", "debug.log",
+                                                                            ".git-rewind.toml"))} \
+        == tree_files(w, notes(w)[0]["commit"])
+    assert w.user_state()[:3] == user[:3]
+    w.fsck()
+
+
+def test_errors_are_one_sentence_and_change_nothing(project: Workdir, tmp_path: Path) -> None:
+    w = project
+    w.ok("snap", "-m", "by hand")
+    before, count = disk_files(w.path), len(notes(w))
+    seen: dict[str, Reply] = {}
+
+    def story(call: Callable[..., Reply]) -> None:
+        seen["unknown"] = call("checkpoint_show", checkpoint_id="99")
+        seen["no_conversation"] = call("checkpoint_rewind_conversation", checkpoint_id="1")
+        seen["full"] = call("checkpoint_rewind_full", checkpoint_id="@")
+        seen["delete"] = call("checkpoint_delete", checkpoint_id="nope")
+        seen["tier"] = call("checkpoint_config", tier="reckless")
+        seen["format"] = call("checkpoint_diff", checkpoint_id="1", format="colourful")
+
+    session(w, story)
+    assert seen["unknown"].error and seen["unknown"].text == "unknown checkpoint: 99"
+    for key in ("no_conversation", "full"):
+        assert seen[key].error and "no conversation" in seen[key].text and "\n" not in seen[key].text
+    assert seen["delete"].error and "unknown checkpoint" in seen["delete"].text
+    assert seen["tier"].error and "tier" in seen["tier"].text and not (w.path / ".git-rewind.toml").exists()
+    assert seen["format"].error
+    assert disk_files(w.path) == before and len(notes(w)) == count
+
+    outside = tmp_path / "not-a-repo"
+    outside.mkdir()
+    seen.clear()
+    session(w, lambda call: seen.update(listed=call("checkpoint_list")), repo=outside)
+    assert seen["listed"].error and "not a git repository" in seen["listed"].text.lower()
+
+
+def test_the_session_comes_from_the_environment_and_the_store_is_the_hooks(project: Workdir) -> None:
+    w = project
+    seen: dict[str, Reply] = {}
+    session(w, lambda call: seen.update(made=call("checkpoint_create", description="mine")),
+            env={"GIT_REWIND_SESSION": "shared-session"})
+    assert notes(w)[-1]["session"] == "shared-session"
+    assert w.git("log", "--format=%s", "refs/rewind/shared-session").strip() == f"#{seen['made'].data['seq']} mine"
+    w.ok("snap", "--session", "shared-session", "--allow-empty", "-m", "from the command line")
+    assert [n["seq"] for n in notes(w)] == [1, 2]  # one sequence for both faces
+
+
+def test_rewinding_the_conversation_of_a_hook_checkpoint(agent_project: Workdir) -> None:
+    """The same engine as `git rewind undo --full`: safety checkpoint, transcript backup, resume command."""
+    w = agent_project
+    agent = Agent(w, session=MAIN, env={"GIT_REWIND_ANTI_SPAM_SECONDS": "0"})
+    transcript = Path(agent.transcript)
+    transcript.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(CLAUDE_SAMPLES / "transcript_main_print_mode.jsonl", transcript)
+    assert agent.prompt("make hello", prompt_id=PROMPT_ID)["action"] == "checkpoint"
+    w.write("hello.py", "print('hello')\n")
+    before = transcript.read_bytes()
+    seen: dict[str, Reply] = {}
+    session(w, lambda call: seen.update(full=call("checkpoint_rewind_full", checkpoint_id="1")))
+    full = seen["full"]
+    assert not full.error, full.text
+    assert full.data["resume"] == f"claude --resume {MAIN}" and full.data["prompt"] == "make hello"
+    assert full.data["removed"] == ["hello.py"] and not (w.path / "hello.py").exists()
+    assert f"resume with: claude --resume {MAIN}" in full.text
+    assert transcript.read_bytes().startswith(before) and json.loads(transcript.read_text().splitlines()[-1])[
+        "type"] == "last-prompt"
+    assert w.git("show", f"refs/rewind/{MAIN}^2:{transcript.name}").encode() == before
