@@ -325,10 +325,21 @@ def _scope_root(scope: str) -> str | None:
 @click.option("--scope", type=click.Choice(["user", "project", "local"]), default="user", show_default=True,
               help="user: every project; project: .claude/ or .factory/ in this repository (shared); "
                    "local: .claude/settings.local.json (yours only).")
-def install_command(agent: str, scope: str) -> None:
-    """Write git-rewind's hook entries into the agent's settings, keeping everything else."""
+@click.option("--mcp", "mcp_server", is_flag=True,
+              help="Add the MCP server (git rewind mcp) to the agent's MCP configuration instead of the hooks.")
+def install_command(agent: str, scope: str, mcp_server: bool) -> None:
+    """Write git-rewind's hook entries (or, with --mcp, its MCP server) into the agent's settings."""
     from . import install
 
+    if mcp_server:
+        change = install.install_mcp(agent, scope, _scope_root(scope))
+        if not change.changed:
+            click.echo(f"already installed: {change.path}")
+            return
+        if change.backup:
+            click.echo(f"backed up {change.path} to {change.backup}")
+        click.echo(f"installed the {install.MCP_NAME} MCP server for {agent} ({scope}) in {change.path}")
+        return
     change = install.install(agent, scope, _scope_root(scope))
     if not change.changed:
         click.echo(f"already installed: {change.path}")
@@ -360,10 +371,20 @@ def _echo_commands(changes: list[Any]) -> None:
 @click.option("--agent", type=AGENT_CHOICE, required=True, help="Whose hooks to remove.")
 @click.option("--scope", type=click.Choice(["user", "project", "local"]), default="user", show_default=True,
               help="Which settings file (as for install).")
-def uninstall_command(agent: str, scope: str) -> None:
-    """Remove exactly git-rewind's own hook entries from the agent's settings."""
+@click.option("--mcp", "mcp_server", is_flag=True, help="Remove the MCP server entry instead of the hooks.")
+def uninstall_command(agent: str, scope: str, mcp_server: bool) -> None:
+    """Remove exactly git-rewind's own hook entries (or, with --mcp, its MCP server) from the agent's settings."""
     from . import install
 
+    if mcp_server:
+        change = install.uninstall_mcp(agent, scope, _scope_root(scope))
+        if not change.changed:
+            click.echo(f"not installed: {change.path}")
+        elif change.removed:
+            click.echo(f"removed {change.path} (git-rewind had created it)")
+        else:
+            click.echo(f"removed the {install.MCP_NAME} MCP server ({scope}) from {change.path}")
+        return
     change = install.uninstall(agent, scope, _scope_root(scope))
     if not change.changed:
         click.echo(f"not installed: {change.path}")
@@ -397,12 +418,14 @@ def status_command(limit: int, as_json: bool) -> None:
                    "auto_checkpoint_on_clear", "verify_before_clear")
     decisions = hook.read_decisions(repo, limit) if repo else []
     hooks = install.installed(repo.root if repo else None)
+    servers = install.mcp_installed(repo.root if repo else None)
     if as_json:
         click.echo(json.dumps({
             "repository": repo.root if repo else None,
             "config_error": config_error,
             "settings": {k: {"value": settings[k].value, "source": settings[k].source} for k in policy_keys},
             "installed": [{"agent": a, "scope": s, "file": f} for a, s, f in hooks],
+            "mcp_installed": [{"agent": a, "scope": s, "file": f} for a, s, f in servers],
             "decisions": decisions,
         }, indent=2))
         return
@@ -412,6 +435,10 @@ def status_command(limit: int, as_json: bool) -> None:
         click.echo(f"{key}: {config.format_value(settings[key].value, bare_string=True)}  ({settings[key].source})")
     click.echo("hooks installed:" if hooks else "hooks installed: none (git rewind install --agent …)")
     for agent, scope, path in hooks:
+        click.echo(f"  {agent:<12} {scope:<8} {path}")
+    if servers:
+        click.echo("MCP server installed:")
+    for agent, scope, path in servers:
         click.echo(f"  {agent:<12} {scope:<8} {path}")
     if repo is None:
         click.echo("not in a git repository: no decisions to show")

@@ -374,3 +374,101 @@ def installed(root: str | None, home: str | None = None) -> list[tuple[str, str,
             ):
                 found.append((agent, scope, path))
     return found
+
+
+# the MCP server ----------------------------------------------------------------------------------
+#
+# `install --mcp` adds one server, "git-rewind", to the agent's MCP configuration: Claude Code reads
+# <project>/.mcp.json and ~/.claude.json, Droid .factory/mcp.json and ~/.factory/mcp.json (the shape
+# `droid mcp add` writes). Ours is the entry named git-rewind whose command runs `git-rewind mcp`.
+
+MCP_NAME = "git-rewind"
+
+
+def mcp_target(agent: str, scope: str, root: str | None, home: str | None = None) -> str:
+    """The MCP configuration file for AGENT at SCOPE."""
+    home = home or os.path.expanduser("~")
+    if scope not in ("user", "project"):
+        raise RewindError(f"the MCP server installs at --scope user or project, not {scope}")
+    if scope == "project" and root is None:
+        raise RewindError("--scope project needs a git work tree; run it inside your project")
+    if agent == "claude-code":
+        return os.path.join(home, ".claude.json") if scope == "user" else os.path.join(str(root), ".mcp.json")
+    if agent == "droid":
+        return os.path.join(home if scope == "user" else str(root), ".factory", "mcp.json")
+    raise RewindError(f"no MCP configuration known for {agent}")
+
+
+def mcp_entry(agent: str, program: list[str] | None = None) -> dict[str, Any]:
+    """The server entry: `git-rewind mcp` by the absolute path of this installation."""
+    command = program or executable()
+    entry: dict[str, Any] = {"type": "stdio", "command": command[0], "args": [*command[1:], "mcp"]}
+    if agent == "droid":
+        entry["disabled"] = False
+    return entry
+
+
+def _is_own_mcp(entry: Any) -> bool:
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return False
+    line = " ".join([entry["command"], *(str(a) for a in entry.get("args") or [])])
+    return bool(re.search(r"(?:^|/)git-rewind\s+mcp$|-m\s+git_rewind\s+mcp$", line))
+
+
+def install_mcp(agent: str, scope: str, root: str | None, home: str | None = None,
+                program: list[str] | None = None) -> Change:
+    """Add our MCP server entry, keeping every other server and key; a second install changes nothing."""
+    path = mcp_target(agent, scope, root, home)
+    original = _original(path)
+    data = _load(path)
+    servers = data.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise RewindError(f"{path}: \"mcpServers\" is not an object; nothing changed")
+    if MCP_NAME in servers and not _is_own_mcp(servers[MCP_NAME]):
+        raise RewindError(f"{path}: an MCP server named {MCP_NAME} that is not this one is there; nothing changed")
+    entry = mcp_entry(agent, program)
+    if original is not None and servers.get(MCP_NAME) == entry:
+        return Change(path, changed=False)
+    servers[MCP_NAME] = entry
+    return Change(path, changed=True, backup=_write(path, data, original))
+
+
+def uninstall_mcp(agent: str, scope: str, root: str | None, home: str | None = None) -> Change:
+    """Remove exactly our server entry; a file we created and left empty goes too."""
+    path = mcp_target(agent, scope, root, home)
+    original = _original(path)
+    if original is None:
+        return Change(path, changed=False)
+    data = _load(path)
+    servers = data.get("mcpServers")
+    if not isinstance(servers, dict) or not _is_own_mcp(servers.get(MCP_NAME)):
+        return Change(path, changed=False)
+    del servers[MCP_NAME]
+    backup = path + BACKUP_SUFFIX
+    if not servers and set(data) == {"mcpServers"} and not os.path.exists(backup):
+        os.unlink(path)  # we created it and nothing else is in it
+        return Change(path, changed=True, removed=True)
+    try:
+        if os.path.exists(backup) and _load(backup) == data:
+            shutil.copy2(backup, path)  # back to its exact bytes from before us
+            return Change(path, changed=True)
+    except RewindError:
+        pass
+    return Change(path, changed=True, backup=_write(path, data, original))
+
+
+def mcp_installed(root: str | None, home: str | None = None) -> list[tuple[str, str, str]]:
+    """(agent, scope, file) for every MCP configuration that holds our server."""
+    found = []
+    for agent in agents.NAMES:
+        for scope in ("user", "project"):
+            if scope == "project" and root is None:
+                continue
+            path = mcp_target(agent, scope, root, home)
+            try:
+                servers = _load(path).get("mcpServers")
+            except RewindError:
+                continue
+            if isinstance(servers, dict) and _is_own_mcp(servers.get(MCP_NAME)):
+                found.append((agent, scope, path))
+    return found

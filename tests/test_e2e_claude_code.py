@@ -283,3 +283,49 @@ def test_undo_full_rewinds_code_and_conversation_and_redo_brings_both_back(
             assert gone not in sent, gone
     assert agentcli.hook_errors(work) == ""
     work.fsck()
+
+
+MCP_PROMPT = "P-MCP: checkpoint, change things, then rewind them through the MCP tools"
+
+
+def test_mcp_tools_called_by_the_real_claude_code(claude: Path, agent_project: Workdir) -> None:
+    """`git rewind install --mcp` puts the server in .mcp.json; the model checkpoints, writes, rewinds.
+
+    The tool results come back in the next request, and the files on disk are the checkpoint's again.
+    """
+    work = agent_project
+    run = work.rewind("install", "--agent", "claude-code", "--scope", "project", "--mcp",
+                      env=agentcli.agent_env(work.env))
+    assert run.returncode == 0, run.stderr
+    servers = json.loads((work.path / ".mcp.json").read_text())["mcpServers"]
+    assert servers["git-rewind"]["args"][-1] == "mcp"
+    work.commit_all("the MCP configuration")  # so the checkpoint and the rewind are about the files below
+    readme = work.path / "README.md"
+    script: dict[str, list[Turn]] = {MCP_PROMPT: [
+        ToolCall("mcp__git-rewind__checkpoint_create", {"description": "before the rewrite", "tags": ["e2e"]}),
+        ToolCall("Write", {"file_path": str(work.path / PLAN), "content": PLAN_V1}),
+        ToolCall("Bash", {"command": f"printf '# rewritten demo\\n' > {readme}", "description": "rewrite"}),
+        ToolCall("mcp__git-rewind__checkpoint_rewind_code", {"checkpoint_id": "1"}),
+        Text("Rewound."),
+    ]}
+    before = agentcli.disk_files(work.path)
+    with MockModel(script) as model:
+        env = claude_env(work, model)
+        run_claude(claude, work, env, MCP_PROMPT)
+    assert model.played(MCP_PROMPT) == script[MCP_PROMPT]
+    ids = model.tool_use_ids(MCP_PROMPT)
+    results = model.tool_results(MCP_PROMPT)
+    created, rewound = results[ids[0]], results[ids[3]]
+    assert created["is_error"] is False and '"seq":1' in created["content"].replace(" ", ""), created
+    assert "before the rewrite" in created["content"]
+    assert rewound["is_error"] is False and PLAN in rewound["content"] and "README.md" in rewound["content"], rewound
+    # The tool results reached the model: the request after each call carries it.
+    last = model.main_requests(MCP_PROMPT)[-1].body
+    assert ids[3] in json.dumps(last["messages"])
+    assert all(r["is_error"] is False for r in results.values()), results
+    assert agentcli.disk_files(work.path) == before  # the Write and the shell's rewrite are undone
+    notes = [json.loads(work.git("notes", "--ref=rewind", "show", line.split()[1]))
+             for line in work.git("notes", "--ref=rewind", "list").splitlines()]
+    assert {(n["seq"], n["session"], n["trigger"]) for n in notes} == {
+        (1, "mcp-claude-code", "mcp"), (2, "mcp-claude-code", "pre-rewind")}
+    work.fsck()

@@ -35,8 +35,8 @@ COMMANDS: dict[str, list[str]] = {
     "gc": ["--keep", "--older-than", "--dry-run"],
     "hook": ["--agent"],
     "mcp": ["--repo"],
-    "install": ["--agent", "--scope"],
-    "uninstall": ["--agent", "--scope"],
+    "install": ["--agent", "--scope", "--mcp"],
+    "uninstall": ["--agent", "--scope", "--mcp"],
     "status": ["-n", "--json"],
     "config": [],
 }

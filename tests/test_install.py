@@ -438,3 +438,54 @@ def test_a_command_the_user_changed_is_left_and_reported(project: Workdir, home:
     out = w.ok("install", "--agent", "claude-code", "--scope", "project")
     assert f"backed up {where / 'resume.md'} to {where / 'resume.md'}{install.BACKUP_SUFFIX}" in out
     assert Path(f"{where / 'resume.md'}{install.BACKUP_SUFFIX}").read_text() == changed
+
+
+# The MCP server ----------------------------------------------------------------------------------
+
+
+def test_mcp_install_adds_one_server_keeps_the_rest_and_uninstall_puts_the_bytes_back(
+        project: Workdir, home: Path) -> None:
+    w = project
+    path = w.path / ".mcp.json"
+    theirs = '{\n    "mcpServers": {"docs": {"command": "docs-server", "args": []}},\n    "note": "mine"\n}\n'
+    path.write_text(theirs)
+    first = w.rewind("install", "--agent", "claude-code", "--scope", "project", "--mcp")
+    assert first.returncode == 0 and f"installed the git-rewind MCP server for claude-code (project) in {path}" \
+        in first.stdout, first.stderr
+    data = json.loads(path.read_text())
+    assert data["note"] == "mine" and data["mcpServers"]["docs"] == {"command": "docs-server", "args": []}
+    ours = data["mcpServers"]["git-rewind"]
+    assert ours["type"] == "stdio" and ours["args"][-1] == "mcp" and os.path.isabs(ours["command"])
+    # The command it wrote really serves: `<command> <args...> --help` is the mcp command's help.
+    helped = subprocess.run([ours["command"], *ours["args"], "-h"], capture_output=True, text=True, env=w.env)
+    assert helped.returncode == 0 and "Model Context Protocol" in helped.stdout
+    assert Path(str(path) + install.BACKUP_SUFFIX).read_text() == theirs
+    again = w.rewind("install", "--agent", "claude-code", "--scope", "project", "--mcp")
+    assert again.returncode == 0 and "already installed" in again.stdout
+    status = w.rewind("status", "--json")
+    assert json.loads(status.stdout)["mcp_installed"] == [{"agent": "claude-code", "scope": "project",
+                                                            "file": str(path)}]
+    gone = w.rewind("uninstall", "--agent", "claude-code", "--scope", "project", "--mcp")
+    assert gone.returncode == 0 and path.read_text() == theirs
+    assert "not installed" in w.rewind("uninstall", "--agent", "claude-code", "--scope", "project", "--mcp").stdout
+
+
+def test_mcp_install_for_droid_writes_what_droid_mcp_add_writes(project: Workdir, home: Path) -> None:
+    w = project
+    assert w.rewind("install", "--agent", "droid", "--mcp", env={"HOME": str(home)}).returncode == 0
+    path = home / ".factory" / "mcp.json"
+    entry = json.loads(path.read_text())["mcpServers"]["git-rewind"]
+    assert set(entry) == {"type", "command", "args", "disabled"} and entry["disabled"] is False
+    assert w.rewind("uninstall", "--agent", "droid", "--mcp", env={"HOME": str(home)}).returncode == 0
+    assert not path.exists()  # we created it, and it held nothing else
+
+
+def test_mcp_install_refuses_a_foreign_server_of_that_name_and_the_local_scope(project: Workdir) -> None:
+    w = project
+    path = w.path / ".mcp.json"
+    foreign = '{"mcpServers": {"git-rewind": {"command": "something-else"}}}\n'
+    path.write_text(foreign)
+    run = w.rewind("install", "--agent", "claude-code", "--scope", "project", "--mcp")
+    assert run.returncode == 1 and "not this one" in run.stderr and path.read_text() == foreign
+    run = w.rewind("install", "--agent", "claude-code", "--scope", "local", "--mcp")
+    assert run.returncode == 1 and "user or project" in run.stderr
