@@ -180,7 +180,9 @@ def _confirm_plan(repo: Repo, target: checkpoints.Checkpoint, only: list[str], c
         click.echo(conversation)
     if dry_run or ((plan is None or plan.empty) and conversation is None):
         return False
-    if not click.confirm(f"Rewind to #{target.seq}?", default=False):
+    what = {(True, False): "the working tree", (False, True): "the conversation",
+            (True, True): "the working tree and the conversation"}.get((code, conversation is not None), "")
+    if not click.confirm(f"Rewind {what} to #{target.seq}?", default=False):
         click.echo("nothing changed")
         sys.exit(1)
     return True
