@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from . import __version__, checkpoints, config, output, snapcmd
+from . import __version__, agents, checkpoints, config, output, snapcmd
 from .errors import RewindError
 from .repo import Repo
 
@@ -290,7 +290,7 @@ def gc_command(keep: int | None, older_than: int | None, dry_run: bool) -> None:
         click.echo("their objects go at your next `git gc` (now: git gc --prune=now)")
 
 
-AGENT_CHOICE = click.Choice(["claude-code", "droid"])
+AGENT_CHOICE = click.Choice(list(agents.NAMES))
 
 
 @cli.command("mcp", context_settings=CONTEXT)

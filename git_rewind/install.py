@@ -72,11 +72,14 @@ def hook_command(agent: str, program: list[str] | None = None) -> str:
 def entries(agent: str, command: str) -> dict[str, list[dict[str, Any]]]:
     """Our hook groups, event by event, in the agents' common format."""
     result: dict[str, list[dict[str, Any]]] = {}
-    for event_name, matcher in agents.module(agent).HOOKS.items():
+    module = agents.module(agent)
+    for event_name, matcher in module.HOOKS.items():
         group: dict[str, Any] = {}
         if matcher is not None:
             group["matcher"] = matcher
-        group["hooks"] = [{"type": "command", "command": command, "timeout": TIMEOUT}]
+        handler = getattr(module, "handler", None)  # an agent's own handler shape (e.g. timeouts in ms)
+        group["hooks"] = [handler(command) if handler else {"type": "command", "command": command,
+                                                            "timeout": TIMEOUT}]
         result[event_name] = [group]
     return result
 
@@ -196,8 +199,14 @@ def _droid_inherited_hooks(path: str) -> dict[str, Any]:
 
 def install(agent: str, scope: str, root: str | None, home: str | None = None,
             program: list[str] | None = None) -> Change:
-    """Write our hook entries (and slash commands) for AGENT at SCOPE; a second install changes nothing."""
+    """Write our hook entries (and slash commands) for AGENT at SCOPE; a second install changes nothing.
+
+    An agent whose configuration is not a Claude-style hooks file provides `install_hooks` (and
+    `uninstall_hooks`, `hooks_installed`) in its module; this one is used otherwise.
+    """
     module = agents.module(agent)
+    if hasattr(module, "install_hooks"):
+        return module.install_hooks(scope, root, home, hook_command(agent, program))
     path = target(agent, scope, root, home)
     original = _original(path)
     data = _load(path)
@@ -223,6 +232,8 @@ def uninstall(agent: str, scope: str, root: str | None, home: str | None = None)
     """Remove exactly our entries (and unchanged slash commands) for AGENT at SCOPE; a file we created and
     left empty goes too."""
     module = agents.module(agent)
+    if hasattr(module, "uninstall_hooks"):
+        return module.uninstall_hooks(scope, root, home)
     path = target(agent, scope, root, home)
     original = _original(path)
     if original is None:
@@ -363,6 +374,10 @@ def installed(root: str | None, home: str | None = None) -> list[tuple[str, str,
             if scope != "user" and root is None:
                 continue
             path = target(agent, scope, root, home)
+            if hasattr(agents.module(agent), "hooks_installed"):
+                if agents.module(agent).hooks_installed(path):
+                    found.append((agent, scope, path))
+                continue
             try:
                 data = _load(path)
             except RewindError:

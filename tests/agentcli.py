@@ -37,6 +37,10 @@ RUN_TIMEOUT = 90  # seconds for one agent run against the mock (they take ~1 s)
 # to one is a deliberate change here (and a rerun of the end-to-end tests).
 CLAUDE_CODE_PACKAGES = ["@anthropic-ai/claude-code@2.1.197"]
 DROID_PACKAGES = ["@factory/cli@0.225.1", "@factory/cli-linux-x64@0.225.2"]
+GEMINI_PACKAGES = ["@google/gemini-cli@0.61.0"]
+# The platform binary is an alias of a tagged @openai/codex release; named explicitly, as npm may skip it.
+CODEX_PACKAGES = ["@openai/codex@0.169.0", "@openai/codex-linux-x64@npm:@openai/codex@0.169.0-linux-x64"]
+OPENCODE_PACKAGES = ["opencode-ai@1.18.33", "opencode-linux-x64@1.18.33"]
 
 e2e = pytest.mark.skipif(os.environ.get(SKIP_ENV) == "1", reason=f"{SKIP_ENV}=1")
 
@@ -65,6 +69,22 @@ def claude_code() -> Path:
 def droid() -> Path:
     """The `droid` binary of @factory/cli (its platform package named explicitly), installed if missing."""
     return _ensure("droid", DROID_PACKAGES, Path("node_modules/@factory/cli-linux-x64/bin/droid"))
+
+
+def gemini() -> Path:
+    """The `gemini` command of @google/gemini-cli (a Node.js script), installed if missing."""
+    return _ensure("gemini", GEMINI_PACKAGES, Path("node_modules/.bin/gemini"))
+
+
+def codex() -> Path:
+    """The `codex` binary (Rust, musl) of @openai/codex's linux-x64 package, installed if missing."""
+    return _ensure("codex", CODEX_PACKAGES,
+                   Path("node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"))
+
+
+def opencode() -> Path:
+    """The `opencode` binary of opencode-ai's linux-x64 package, installed if missing."""
+    return _ensure("opencode", OPENCODE_PACKAGES, Path("node_modules/opencode-linux-x64/bin/opencode"))
 
 
 def _usable(binary: Path) -> bool:
@@ -377,8 +397,8 @@ def check_two_prompt_session(work: Workdir, session: str, agent: str, write_tool
 
 
 if __name__ == "__main__":
-    # `.ci/run` installs both CLIs up front: `python tests/agentcli.py`.
-    for find in (claude_code, droid):
+    # `.ci/run` installs every CLI up front: `python tests/agentcli.py`.
+    for find in (claude_code, droid, gemini, codex, opencode):
         try:
             print(f"{find.__name__}: {find()}")
         except pytest.fail.Exception as exc:

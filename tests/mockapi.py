@@ -64,6 +64,24 @@ class Request:
     time: float = field(default_factory=time.time)
 
 
+@dataclass(frozen=True)
+class Api:
+    """A further model API the mock speaks, registered by its own module (tests/mock_<api>.py).
+
+    `matches(path, body)` picks the requests it answers; `serve(handler, body)` answers one (it
+    records its Request through `handler.model`); `tool_results(body)` reads the tool results a
+    request carries, by call id, as {"content": text, "is_error": bool | None}.
+    """
+
+    name: str
+    matches: Any
+    serve: Any
+    tool_results: Any
+
+
+APIS: list[Api] = []
+
+
 class MockModel:
     """The mock server: a threaded http.server in a background thread, a context manager."""
 
@@ -86,7 +104,7 @@ class MockModel:
         self.stop()
 
     def start(self) -> None:
-        handler = type("Handler", (_Handler,), {"model": self})
+        handler = type("Handler", (Handler,), {"model": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="mockapi", daemon=True)
@@ -147,7 +165,10 @@ class MockModel:
 
     def choose(self, body: dict[str, Any]) -> tuple[str | None, int | None, Turn]:
         """The prompt marker, turn index and turn that answer a main request."""
-        messages = body.get("messages") or []
+        return self.choose_from(body.get("messages") or [])
+
+    def choose_from(self, messages: list[dict[str, Any]]) -> tuple[str | None, int | None, Turn]:
+        """`choose` for messages in the common shape: [{"role": "user"|"assistant"|…, "content": …}]."""
         for index in range(len(messages) - 1, -1, -1):
             message = messages[index]
             if message.get("role") != "user":
@@ -199,6 +220,9 @@ def _tool_results(api: str, body: Any) -> dict[str, dict[str, Any]]:
     results: dict[str, dict[str, Any]] = {}
     if not isinstance(body, dict):
         return results
+    for registered in APIS:
+        if registered.name == api:
+            return dict(registered.tool_results(body))
     for message in body.get("messages") or []:
         if api == "openai" and message.get("role") == "tool":
             results[str(message.get("tool_call_id"))] = {"content": _result_text(message.get("content")),
@@ -211,7 +235,7 @@ def _tool_results(api: str, body: Any) -> dict[str, dict[str, Any]]:
     return results
 
 
-class _Handler(BaseHTTPRequestHandler):
+class Handler(BaseHTTPRequestHandler):
     model: MockModel
     protocol_version = "HTTP/1.1"
 
@@ -230,7 +254,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             return raw.decode("utf-8", "replace")
 
-    def _send(self, status: int, data: bytes, content_type: str) -> None:
+    def reply(self, status: int, data: bytes, content_type: str) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
@@ -240,37 +264,40 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
-    def _json(self, data: Any, status: int = 200) -> None:
-        self._send(status, json.dumps(data).encode(), "application/json")
+    def reply_json(self, data: Any, status: int = 200) -> None:
+        self.reply(status, json.dumps(data).encode(), "application/json")
 
     # verbs --------------------------------------------------------------------
 
     def do_HEAD(self) -> None:  # noqa: N802
         self.model.record(Request("HEAD", self.path, "other", None))
-        self._send(200, b"", "text/plain")
+        self.reply(200, b"", "text/plain")
 
     def do_GET(self) -> None:  # noqa: N802
         path = urlsplit(self.path).path.rstrip("/")
         self.model.record(Request("GET", self.path, "openai" if path.endswith("/models") else "other", None))
         if path.endswith("/models"):
-            self._json({"object": "list", "data": [{"id": MODEL, "object": "model", "created": 0,
+            self.reply_json({"object": "list", "data": [{"id": MODEL, "object": "model", "created": 0,
                                                     "owned_by": "mock"}]})
         else:
-            self._json({})
+            self.reply_json({})
 
     def do_POST(self) -> None:  # noqa: N802
         path = urlsplit(self.path).path.rstrip("/")
         body = self._body()
-        if path.endswith("/messages/count_tokens"):
+        registered = next((api for api in APIS if api.matches(path, body)), None)
+        if registered is not None:
+            registered.serve(self, body)
+        elif path.endswith("/messages/count_tokens"):
             self.model.record(Request("POST", self.path, "anthropic", body))
-            self._json({"input_tokens": 10})
+            self.reply_json({"input_tokens": 10})
         elif path.endswith("/messages") and isinstance(body, dict):
             self._anthropic(body)
         elif path.endswith("/chat/completions") and isinstance(body, dict):
             self._openai(body)
         else:
             self.model.record(Request("POST", self.path, "other", body))
-            self._json({})
+            self.reply_json({})
 
     # Anthropic Messages -------------------------------------------------------
 
@@ -304,7 +331,7 @@ class _Handler(BaseHTTPRequestHandler):
                 content["input"] = turn.input
             else:
                 content["text"] = turn.text
-            self._json({"id": msg_id, "type": "message", "role": "assistant", "model": body.get("model", MODEL),
+            self.reply_json({"id": msg_id, "type": "message", "role": "assistant", "model": body.get("model", MODEL),
                         "content": [content], "stop_reason": stop, "stop_sequence": None, "usage": usage})
             return
         events = [
@@ -319,7 +346,7 @@ class _Handler(BaseHTTPRequestHandler):
             ("message_stop", {"type": "message_stop"}),
         ]
         data = "".join(f"event: {name}\ndata: {json.dumps(payload)}\n\n" for name, payload in events)
-        self._send(200, data.encode(), "text/event-stream")
+        self.reply(200, data.encode(), "text/event-stream")
 
     # OpenAI chat completions --------------------------------------------------
 
@@ -346,7 +373,7 @@ class _Handler(BaseHTTPRequestHandler):
             if name:
                 message["tool_calls"] = [{"id": request.tool_use_id, "type": "function",
                                           "function": {"name": name, "arguments": arguments}}]
-            self._json({"id": completion_id, "object": "chat.completion", "created": created, "model": MODEL,
+            self.reply_json({"id": completion_id, "object": "chat.completion", "created": created, "model": MODEL,
                         "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage})
             return
 
@@ -366,4 +393,4 @@ class _Handler(BaseHTTPRequestHandler):
             parts = [chunk({"role": "assistant", "content": ""}), chunk({"content": text})]
         parts.append(chunk({}, finish, usage=usage))
         parts.append("data: [DONE]\n\n")
-        self._send(200, "".join(parts).encode(), "text/event-stream")
+        self.reply(200, "".join(parts).encode(), "text/event-stream")
