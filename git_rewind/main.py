@@ -24,9 +24,19 @@ def main(argv: list[str] | None = None) -> None:
         from . import hook
 
         sys.exit(hook.main(args[1:]))
+    if args[:1] == ["mcp"] and _plain_mcp(args[1:]):
+        from . import mcp  # the server, without click: `initialize` waits for every import
+
+        mcp.serve(args[2] if len(args) == 3 else (args[1].split("=", 1)[1] if len(args) == 2 else None))
+        return
     from .cli import main as click_main
 
     click_main(args)
+
+
+def _plain_mcp(rest: list[str]) -> bool:
+    """`mcp`, `mcp --repo PATH` or `mcp --repo=PATH`: served without click (anything else goes to click)."""
+    return not rest or (len(rest) == 2 and rest[0] == "--repo") or (len(rest) == 1 and rest[0].startswith("--repo="))
 
 
 if __name__ == "__main__":
