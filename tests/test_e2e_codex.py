@@ -163,6 +163,11 @@ def test_codex_session_checkpoints_and_undo_full_resumes_the_cut_conversation(
         assert "--dangerously-bypass-hook-trust" not in run.stdout
 
         exec_codex(codex, work, env, "resume", session, PROMPT_2)
+        # The resumed session's SessionStart context reached the model (Codex: a developer message).
+        request = json.dumps(model.main_requests(PROMPT_2)[0].body)
+        assert "Resumed from checkpoint #3: before apply_patch notes/plan.md" in request, request[-3000:]
+        # Every tool ran and its result came back.
+        assert set(model.tool_use_ids(PROMPT_1).values()) <= set(model.tool_results(PROMPT_2))
 
     errors = agentcli.hook_errors(work)
     assert not errors, errors

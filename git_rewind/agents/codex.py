@@ -237,8 +237,12 @@ class _Config:
             if not hooks:
                 del self.doc["hooks"]
 
-    def save(self) -> tuple[bool, str | None]:
-        """Write the document if it changed: (changed, backup made). The first change backs the file up."""
+    def save(self, removing: bool = False) -> tuple[bool, str | None]:
+        """Write the document if it changed: (changed, backup made).
+
+        Adding: the user's file is backed up before our first change. Removing: back to the
+        backup's exact bytes when nothing else changed since; a file we created and left empty goes.
+        """
         import shutil
 
         import tomlkit
@@ -250,21 +254,25 @@ class _Config:
             return False, None
         backup = self.path + BACKUP_SUFFIX
         made = None
-        if self.original is not None:
-            if os.path.exists(backup):
-                try:
-                    with open(backup, encoding="utf-8") as fh:
-                        if tomlkit.parse(fh.read()).unwrap() == tomlkit.parse(text_now).unwrap():
-                            shutil.copy2(backup, self.path)  # back to its exact bytes from before us
-                            return True, None
-                except Exception:
-                    pass
-            else:
-                shutil.copy2(self.path, backup)
-                made = backup
-        elif not text_now.strip():
-            return False, None
-        target = os.path.realpath(self.path)
+        if removing and os.path.exists(backup):
+            try:
+                with open(backup, encoding="utf-8") as fh:
+                    if tomlkit.parse(fh.read()).unwrap() == tomlkit.parse(text_now).unwrap():
+                        shutil.copy2(backup, self.path)
+                        return True, None
+            except Exception:  # an unreadable backup: write what we have
+                pass
+        elif removing and not text_now.strip():
+            os.unlink(self.path)
+            try:
+                os.rmdir(os.path.dirname(self.path))  # ~/.codex, if we made it and it is empty
+            except OSError:
+                pass
+            return True, None
+        elif not removing and self.original is not None and not os.path.exists(backup):
+            shutil.copy2(self.path, backup)
+            made = backup
+        target = os.path.realpath(self.path)  # a config linked from a dotfiles repository stays linked
         os.makedirs(os.path.dirname(target), exist_ok=True)
         tmp = f"{target}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -341,7 +349,7 @@ def uninstall_hooks(scope: str, root: str | None, home: str | None) -> Any:
     before = _handlers(path)
     change = install.remove_hooks(NAME, path)
     _retrust(config, before, _handlers(path))
-    changed, _ = config.save()
+    changed, _ = config.save(removing=True)
     if changed:
         change.changed = True
         change.notes.append(f"removed their trust entries from {config.path}")
