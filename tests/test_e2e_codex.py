@@ -248,6 +248,19 @@ def test_codex_session_checkpoints_and_undo_full_resumes_the_cut_conversation(
         # The first turn's tool calls and results went with it.
         assert set(model.tool_results(CONTINUE)) >= set(model_1_ids)
 
+        # To the second apply_patch of the first prompt: cut mid-turn, just before that call.
+        undo = work.rewind("undo", str(edit.seq), "--conversation", "--yes", env=env)
+        assert undo.returncode == 0, undo.stderr
+        assert "cut just before the apply_patch call" in undo.stdout
+        third = re.search(r"resume with: codex resume ([0-9a-f-]{36})", undo.stdout)
+        assert third, undo.stdout
+        exec_codex(codex, work, env, "resume", third.group(1), CONTINUE)
+        body = model.main_requests(CONTINUE)[-1].body
+        texts = mock_responses.user_texts(body)
+        assert [t for t in texts if t in (PROMPT_1, PROMPT_2, CONTINUE)] == [PROMPT_1, CONTINUE], texts
+        calls = [i.get("call_id") for i in body["input"] if i.get("type") in ("custom_tool_call", "function_call")]
+        assert calls == model_1_ids[:1], calls  # the first patch was kept, the checkpoint's own call was not
+
         # redo: nothing to put back in the original, which resumes whole.
         redo = work.rewind("redo", "--yes", env=env)
         assert redo.returncode == 0, redo.stderr
@@ -263,3 +276,21 @@ def test_codex_session_checkpoints_and_undo_full_resumes_the_cut_conversation(
     assert not hooks_file.exists()
     text = config.read_text()
     assert "hooks.state" not in text and "[model_providers.mock]" in text and "# the user's own settings" in text
+
+
+def test_user_scope_hooks_in_codex_home_run_trusted_without_any_flag(codex: Path, agent_project: Workdir) -> None:
+    """`install --scope user` writes $CODEX_HOME/hooks.json and its trust: no project trust, no bypass flag."""
+    work = agent_project
+    one = {PROMPT_1: [ToolCall("apply_patch", patch(f"*** Add File: {PLAN}\n+{'x' * 80}\n")), Text("Done.")]}
+    with MockModel(one) as model:
+        env = codex_env(work, model)
+        run = work.rewind("install", "--agent", "codex", "--scope", "user", env=env)
+        assert run.returncode == 0, run.stderr
+        assert f"in {Path(env['CODEX_HOME']) / 'hooks.json'}" in run.stdout
+        session = thread_id(exec_codex(codex, work, env, PROMPT_1))
+        assert model.played(PROMPT_1) == one[PROMPT_1]
+    assert agentcli.hook_errors(work) == ""
+    assert decisions(agentcli.hook_log(work, session))[:3] == [
+        ("SessionStart", None, "checkpoint"), ("UserPromptSubmit", None, "checkpoint"),
+        ("PreToolUse", "apply_patch", "unchanged")]
+    assert "trust_level" not in (Path(env["CODEX_HOME"]) / "config.toml").read_text()  # the project was not trusted
