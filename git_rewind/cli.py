@@ -350,6 +350,8 @@ def install_command(agent: str, scope: str, mcp_server: bool) -> None:
             click.echo(f"backed up {change.path} to {change.backup}")
         click.echo(f"installed {agent} hooks ({scope}) in {change.path}")
         click.echo(f"hook command: {install.hook_command(agent)}")
+    for note in change.notes:
+        click.echo(note)
     _echo_commands(change.commands)
 
 
@@ -394,6 +396,8 @@ def uninstall_command(agent: str, scope: str, mcp_server: bool) -> None:
         click.echo(f"removed {change.path} (git-rewind had created it)")
     else:
         click.echo(f"removed {agent} hooks ({scope}) from {change.path}")
+    for note in change.notes:
+        click.echo(note)
     _echo_commands(change.commands)
 
 

@@ -27,7 +27,7 @@ _OWN = re.compile(r"(?:^|[\s/'\"])git-rewind['\"]?\s+hook\b|-m\s+git_rewind['\"]
 class Change:
     """What install or uninstall did to one file (and to the agent's slash commands)."""
 
-    __slots__ = ("path", "changed", "backup", "removed", "commands")
+    __slots__ = ("path", "changed", "backup", "removed", "commands", "notes")
 
     def __init__(self, path: str, changed: bool, backup: str | None = None, removed: bool = False,
                  commands: list[CommandChange] | None = None) -> None:
@@ -36,6 +36,7 @@ class Change:
         self.backup = backup
         self.removed = removed  # the file itself was deleted (we had created it)
         self.commands = commands or []
+        self.notes: list[str] = []  # further lines for the user (e.g. another file an agent module changed)
 
 
 class CommandChange:
@@ -207,7 +208,15 @@ def install(agent: str, scope: str, root: str | None, home: str | None = None,
     module = agents.module(agent)
     if hasattr(module, "install_hooks"):
         return module.install_hooks(scope, root, home, hook_command(agent, program))
-    path = target(agent, scope, root, home)
+    change = write_hooks(agent, target(agent, scope, root, home), hook_command(agent, program))
+    change.commands = install_commands(agent, scope, root, home)
+    return change
+
+
+def write_hooks(agent: str, path: str, command: str) -> Change:
+    """Our hook groups, running COMMAND, into the Claude-style hooks file PATH (after the others of
+    each event); every other key and hook kept. Invalid JSON: an error, and nothing written."""
+    module = agents.module(agent)
     original = _original(path)
     data = _load(path)
     if original is None and not module.WRAPPED:
@@ -215,17 +224,14 @@ def install(agent: str, scope: str, root: str | None, home: str | None = None,
     before = json.dumps(data, sort_keys=True)
     hooks = _hooks_of(data, module.WRAPPED, path)
     _strip_own(hooks)
-    for event_name, groups in entries(agent, hook_command(agent, program)).items():
+    for event_name, groups in entries(agent, command).items():
         existing = hooks.setdefault(event_name, [])
         if not isinstance(existing, list):
             raise RewindError(f"{path}: hooks for {event_name} are not a list; nothing changed")
         existing.extend(groups)
     if original is not None and json.dumps(data, sort_keys=True) == before:
-        change = Change(path, changed=False)
-    else:
-        change = Change(path, changed=True, backup=_write(path, data, original))
-    change.commands = install_commands(agent, scope, root, home)
-    return change
+        return Change(path, changed=False)
+    return Change(path, changed=True, backup=_write(path, data, original))
 
 
 def uninstall(agent: str, scope: str, root: str | None, home: str | None = None) -> Change:
@@ -235,17 +241,27 @@ def uninstall(agent: str, scope: str, root: str | None, home: str | None = None)
     if hasattr(module, "uninstall_hooks"):
         return module.uninstall_hooks(scope, root, home)
     path = target(agent, scope, root, home)
+    _load(path)  # an unreadable file: an error, and nothing changes
+    commands = uninstall_commands(agent, scope, root, home)  # first: their directory is in the hooks' one
+    change = remove_hooks(agent, path)
+    change.commands = commands
+    return change
+
+
+def remove_hooks(agent: str, path: str) -> Change:
+    """Remove exactly our entries from the Claude-style hooks file PATH; a file we created and left
+    empty goes too, one we changed gets its exact bytes back when nothing else changed since."""
+    module = agents.module(agent)
     original = _original(path)
     if original is None:
-        return Change(path, changed=False, commands=uninstall_commands(agent, scope, root, home))
+        return Change(path, changed=False)
     data = _load(path)
     had_hooks = "hooks" in data
     hooks = _hooks_of(data, module.WRAPPED, path)
-    commands = uninstall_commands(agent, scope, root, home)  # the file is readable: now change things
     if not _strip_own(hooks):
         if module.WRAPPED and not had_hooks:
             del data["hooks"]
-        return Change(path, changed=False, commands=commands)
+        return Change(path, changed=False)
     if module.WRAPPED and not hooks:
         del data["hooks"]
     backup = path + BACKUP_SUFFIX
@@ -255,15 +271,15 @@ def uninstall(agent: str, scope: str, root: str | None, home: str | None = None)
             os.rmdir(os.path.dirname(path))  # .claude/ or .factory/, if we made it and it is empty
         except OSError:
             pass
-        return Change(path, changed=True, removed=True, commands=commands)
+        return Change(path, changed=True, removed=True)
     try:
         # Back to what it was before us: put back its exact bytes.
         if _pruned(_load(backup), module.WRAPPED) == _pruned(data, module.WRAPPED):
             shutil.copy2(backup, path)
-            return Change(path, changed=True, commands=commands)
+            return Change(path, changed=True)
     except RewindError:
         pass
-    return Change(path, changed=True, backup=_write(path, data, original), commands=commands)
+    return Change(path, changed=True, backup=_write(path, data, original))
 
 
 # slash commands (Claude Code) --------------------------------------------------------------------
@@ -479,8 +495,8 @@ def mcp_installed(root: str | None, home: str | None = None) -> list[tuple[str, 
         for scope in ("user", "project"):
             if scope == "project" and root is None:
                 continue
-            path = mcp_target(agent, scope, root, home)
             try:
+                path = mcp_target(agent, scope, root, home)  # an agent with no MCP support here: none
                 servers = _load(path).get("mcpServers")
             except RewindError:
                 continue

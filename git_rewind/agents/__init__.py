@@ -16,12 +16,12 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any
 
-NAMES = ("claude-code", "droid")
-_MODULES = {"claude-code": "claude_code", "droid": "droid"}
+NAMES = ("claude-code", "droid", "codex")
+_MODULES = {"claude-code": "claude_code", "droid": "droid", "codex": "codex"}
 
 
 def module(agent: str) -> ModuleType:
-    """The module for AGENT ('claude-code', 'droid')."""
+    """The module for AGENT (one of NAMES)."""
     if agent not in _MODULES:
         raise RewindError(f"unknown agent: {agent} (one of {', '.join(NAMES)})")
     return importlib.import_module(f"{__name__}.{_MODULES[agent]}")
@@ -31,6 +31,9 @@ def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> str:
     """Which agent ran the hook: its environment first, then the payload's shape."""
     if environ.get("FACTORY_PROJECT_DIR") or environ.get("DROID_PROJECT_DIR"):
         return "droid"  # Droid also sets CLAUDE_PROJECT_DIR, so it is asked first
+    # Codex sets no variable of its own in a hook's environment; its payloads carry the turn's id.
+    if "turn_id" in payload or payload.get("tool_name") == "apply_patch":
+        return "codex"
     if environ.get("CLAUDECODE"):
         return "claude-code"
     # Droid-only fields and tool names; Claude Code's payloads carry prompt_id and effort.
