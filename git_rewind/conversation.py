@@ -125,12 +125,17 @@ def write_atomic(path: str, data: bytes, like: str | None = None) -> None:
 
 
 def append_line(path: str, obj: dict[str, Any], expected_size: int) -> None:
-    """Append one JSON line, refusing if the file changed since it was read (the agent is writing)."""
+    """Append one JSON line in one write (O_APPEND: whole, even beside an agent appending its own).
+
+    Lines the agent added since EXPECTED_SIZE are kept (they are after the cut point, so they
+    only extend the dead branch); a file that shrank was rewritten meanwhile: refuse.
+    """
     fd = os.open(path, os.O_WRONLY | os.O_APPEND)
     try:
         size = os.fstat(fd).st_size
-        if size != expected_size:
-            raise RewindError(f"{path} changed while rewinding (is the agent still running?); nothing was appended")
+        if size < expected_size:
+            raise RewindError(f"{path} was rewritten while rewinding (is the agent still running?); "
+                              "nothing was appended")
         prefix = b"" if size == 0 or _ends_with_newline(path, size) else b"\n"
         os.write(fd, prefix + json.dumps(obj, separators=(",", ":")).encode() + b"\n")
         os.fsync(fd)

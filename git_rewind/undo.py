@@ -94,7 +94,13 @@ def undo(repo: Repo, target: Checkpoint, mode: str, fork: bool, only: list[str],
                              conversation=record, attachments=attachments)
     applied = None
     if plan is not None and module is not None:
-        applied = module.apply_rewind(plan)
+        try:
+            applied = module.apply_rewind(plan)
+        except RewindError as exc:  # e.g. the agent wrote to its transcript meanwhile: say what did happen
+            done = "the working tree was rewound, " if mode == "full" and outcome.safety is not None else ""
+            raise RewindError(f"{exc}; {done}the conversation was not (safety checkpoint "
+                              f"#{outcome.safety.seq if outcome.safety else '?'}): run the undo again "
+                              "with --conversation once the agent is idle") from None
         _remember_message(repo, target, plan)
     resume = applied.resume if applied else resume_hint(target.note)
     return Result(outcome, applied, plan, resume)
