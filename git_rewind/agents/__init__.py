@@ -16,12 +16,12 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any
 
-NAMES = ("claude-code", "droid")
-_MODULES = {"claude-code": "claude_code", "droid": "droid"}
+NAMES = ("claude-code", "droid", "opencode")
+_MODULES = {"claude-code": "claude_code", "droid": "droid", "opencode": "opencode"}
 
 
 def module(agent: str) -> ModuleType:
-    """The module for AGENT ('claude-code', 'droid')."""
+    """The module for AGENT ('claude-code', 'droid', …)."""
     if agent not in _MODULES:
         raise RewindError(f"unknown agent: {agent} (one of {', '.join(NAMES)})")
     return importlib.import_module(f"{__name__}.{_MODULES[agent]}")
@@ -31,6 +31,9 @@ def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> str:
     """Which agent ran the hook: its environment first, then the payload's shape."""
     if environ.get("FACTORY_PROJECT_DIR") or environ.get("DROID_PROJECT_DIR"):
         return "droid"  # Droid also sets CLAUDE_PROJECT_DIR, so it is asked first
+    # OpenCode runs hooks only through our plugin, whose payload says so (sessionID + event).
+    if "sessionID" in payload and "event" in payload:
+        return "opencode"
     if environ.get("CLAUDECODE"):
         return "claude-code"
     # Droid-only fields and tool names; Claude Code's payloads carry prompt_id and effort.
