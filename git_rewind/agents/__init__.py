@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any
 
-NAMES = ("claude-code", "droid", "opencode")
-_MODULES = {"claude-code": "claude_code", "droid": "droid", "opencode": "opencode"}
+NAMES = ("claude-code", "droid", "opencode", "cursor")
+_MODULES = {"claude-code": "claude_code", "droid": "droid", "opencode": "opencode", "cursor": "cursor"}
 
 
 def module(agent: str) -> ModuleType:
@@ -34,6 +34,9 @@ def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> str:
     # OpenCode runs hooks only through our plugin, whose payload says so (sessionID + event).
     if "sessionID" in payload and "event" in payload:
         return "opencode"
+    # Cursor's hooks: conversation_id and workspace_roots in every payload.
+    if "conversation_id" in payload and "workspace_roots" in payload:
+        return "cursor"
     if environ.get("CLAUDECODE"):
         return "claude-code"
     # Droid-only fields and tool names; Claude Code's payloads carry prompt_id and effort.
