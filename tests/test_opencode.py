@@ -320,3 +320,12 @@ def test_undo_conversation_fails_cleanly_when_opencode_cannot_be_reached(agent_p
     assert run.returncode != 0
     assert "opencode" in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
     assert w.git("for-each-ref") == refs and w.state() == state
+
+
+def test_dry_run_shows_the_cut_and_forks_nothing(agent_project: Workdir, fake: FakeOpenCode) -> None:
+    w = agent_project
+    session_with_checkpoints(w, fake.url)
+    state = w.state()
+    out = w.ok("undo", "2", "--full", "--dry-run")
+    assert "conversation: cut just before the edit call, as a new session" in out, out
+    assert fake.forks == [] and w.state() == state
