@@ -30,6 +30,7 @@ def main(argv: list[str]) -> int:
     started = time.time()
     agent = _agent_option(argv)
     repo: Repo | None = None
+    payload: Any = None
     try:
         raw = sys.stdin.buffer.read()
         try:
@@ -57,7 +58,24 @@ def main(argv: list[str]) -> int:
             _print_context(event.name, context)
     except Exception as exc:  # a hook never breaks the agent
         _report_error(repo, agent, exc)
+    finally:
+        _reply(agent, payload)
     return 0
+
+
+def _reply(agent: str | None, payload: Any) -> None:
+    """The JSON an agent expects on stdout whatever happened (module attribute `hook_reply`), e.g. Cursor's
+    {"permission": "allow"}; agents without one get nothing."""
+    try:
+        from . import agents
+
+        reply = getattr(agents.module(agent), "hook_reply", None) if agent in agents.NAMES else None
+        answer = reply(payload.get("hook_event_name") if isinstance(payload, dict) else None) if reply else None
+        if answer is not None:
+            sys.stdout.write(minijson.dumps(answer) + "\n")
+            sys.stdout.flush()
+    except Exception:  # stdout closed: the agent goes on without it
+        pass
 
 
 def _print_context(event_name: str, text: str) -> None:

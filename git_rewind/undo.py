@@ -34,6 +34,10 @@ class Result:
 
 def _agent_module(note: dict[str, Any]) -> Any:
     agent = note.get("agent")
+    if agent in agents.NAMES:
+        refusal = getattr(agents.module(str(agent)), "NO_CONVERSATION_REWIND", None)
+        if refusal:  # an agent whose conversation cannot be changed from outside says so plainly
+            raise RewindError(refusal)
     if not agent or not note.get("conversation"):
         raise RewindError(f"#{note.get('seq')} has no conversation to rewind (taken by {agent or 'hand'}); "
                           "use --code")

@@ -249,8 +249,8 @@ def test_the_environment_names_the_agent_before_the_payload_does(tmp_path: Path)
 
 def test_an_unknown_agent_is_a_clear_error() -> None:
     assert agents.module("droid") is droid and agents.module("claude-code") is claude_code
-    with pytest.raises(RewindError, match=r"unknown agent: cline \(one of claude-code, droid"):
-        agents.module("cline")
+    with pytest.raises(RewindError, match=r"unknown agent: no-such-agent \(one of claude-code, droid, "):
+        agents.module("no-such-agent")
 
 
 @pytest.mark.parametrize(("old", "new", "changed"), [

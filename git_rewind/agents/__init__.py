@@ -16,8 +16,9 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any
 
-NAMES = ("claude-code", "droid", "codex")
-_MODULES = {"claude-code": "claude_code", "droid": "droid", "codex": "codex"}
+NAMES = ("claude-code", "droid", "codex", "opencode", "cursor")
+_MODULES = {"claude-code": "claude_code", "droid": "droid", "codex": "codex", "opencode": "opencode",
+            "cursor": "cursor"}
 
 
 def module(agent: str) -> ModuleType:
@@ -34,6 +35,12 @@ def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> str:
     # Codex sets no variable of its own in a hook's environment; its payloads carry the turn's id.
     if "turn_id" in payload or payload.get("tool_name") == "apply_patch":
         return "codex"
+    # OpenCode runs hooks only through our plugin, whose payload says so (sessionID + event).
+    if "sessionID" in payload and "event" in payload:
+        return "opencode"
+    # Cursor's hooks: conversation_id and workspace_roots in every payload.
+    if "conversation_id" in payload and "workspace_roots" in payload:
+        return "cursor"
     if environ.get("CLAUDECODE"):
         return "claude-code"
     # Droid-only fields and tool names; Claude Code's payloads carry prompt_id and effort.

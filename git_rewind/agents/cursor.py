@@ -1,0 +1,262 @@
+"""Cursor: hook payloads → Events, and its hooks.json. Code rewind only.
+
+Facts (shared/agents/other-agents.md §6, from Cursor's documentation; its CLI cannot be run
+here): hooks live in .cursor/hooks.json or ~/.cursor/hooks.json as
+`{"version": 1, "hooks": {"<event>": [{"command": "…"}]}}` (no matcher groups). Every payload
+has hook_event_name, conversation_id, generation_id and workspace_roots; per event:
+beforeSubmitPrompt {prompt}, preToolUse {tool_name, tool_input}, beforeShellExecution and
+afterShellExecution {command, cwd (+ output)}, afterFileEdit {file_path, edits}, stop {status}.
+The before* hooks answer with JSON on stdout (`{"permission": "allow"}`, `{"continue": true}`):
+ours always allows.
+
+Cursor keeps its conversations in its own SQLite stores with no documented way to cut or fork
+them from outside, so `undo --conversation/--full` refuses plainly; Cursor's Restore Checkpoint
+does that side.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .. import event as ev
+from ..event import Event, changed_chars, existing_text, text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+NAME = "cursor"
+WRAPPED = True
+SCOPES = ("user", "project")
+VERSION = 1  # hooks.json schema version Cursor documents
+
+# What install writes: one command per event (sessionStart left out: some builds reject it).
+HOOKS: dict[str, str | None] = {
+    "beforeSubmitPrompt": None,
+    "preToolUse": None,
+    "beforeShellExecution": None,
+    "afterShellExecution": None,
+    "afterFileEdit": None,
+    "stop": None,
+}
+
+_KINDS = {
+    "sessionStart": ev.SESSION_START,
+    "beforeSubmitPrompt": ev.PROMPT,
+    "preToolUse": ev.PRE_TOOL,
+    "beforeShellExecution": ev.PRE_TOOL,
+    "afterShellExecution": ev.POST_TOOL,
+    "afterFileEdit": ev.POST_TOOL,
+    "stop": ev.STOP,
+    "sessionEnd": ev.SESSION_END,
+    "preCompact": ev.PRE_COMPACT,
+}
+# Tool names as preToolUse reports them (lower-cased here): file writers, editors, the shell.
+TOOL_KINDS = {"write": ev.WRITE, "edit": ev.EDIT, "multiedit": ev.EDIT, "strreplace": ev.EDIT,
+              "search_replace": ev.EDIT, "edit_file": ev.EDIT, "delete": ev.EDIT, "delete_file": ev.EDIT,
+              "applypatch": ev.EDIT, "apply_patch": ev.EDIT, "shell": ev.SHELL, "run_terminal_cmd": ev.SHELL}
+
+NO_CONVERSATION_REWIND = ("Cursor's conversation cannot be rewound from outside Cursor: use its own "
+                          "Restore Checkpoint for the chat (git rewind undo --code rewinds the files)")
+
+
+def settings_file(scope: str, root: str | None, home: str) -> str:
+    """~/.cursor/hooks.json or <project>/.cursor/hooks.json."""
+    if scope == "user":
+        return os.path.join(home, ".cursor", "hooks.json")
+    assert root is not None
+    return os.path.join(root, ".cursor", "hooks.json")
+
+
+def parse(payload: dict[str, Any]) -> Event:
+    """The Event a Cursor hook payload describes."""
+    name = str(payload.get("hook_event_name") or "")
+    roots = payload.get("workspace_roots")
+    root = text(roots[0]) if isinstance(roots, list) and roots else None
+    cwd = root or text(payload.get("cwd")) or ""
+    session = text(payload.get("conversation_id")) or text(payload.get("session_id")) or ""
+    event = Event(NAME, name, _KINDS.get(name, ev.OTHER), session, cwd)
+    event.transcript = text(payload.get("transcript_path"))
+    event.source = text(payload.get("status")) or text(payload.get("reason"))
+    if event.kind == ev.PROMPT:
+        event.prompt = text(payload.get("prompt"))
+        event.prompt_id = text(payload.get("generation_id"))
+    if name in ("beforeShellExecution", "afterShellExecution"):
+        event.tool, event.tool_kind = "Shell", ev.SHELL
+    elif name == "afterFileEdit":
+        event.tool, event.tool_kind = "Edit", ev.EDIT
+        _read_edit(event, payload)
+    elif name == "preToolUse":
+        tool = text(payload.get("tool_name"))
+        event.tool = tool
+        event.tool_kind = TOOL_KINDS.get((tool or "").lower())
+        event.tool_use_id = text(payload.get("tool_use_id")) or text(payload.get("tool_call_id"))
+        tool_input = payload.get("tool_input")
+        if isinstance(tool_input, dict):
+            _read_tool_input(event, tool_input)
+    return event
+
+
+def _absolute(path: str, event: Event) -> str:
+    return path if os.path.isabs(path) else os.path.join(event.cwd or os.getcwd(), path)
+
+
+def _read_tool_input(event: Event, tool_input: dict[str, Any]) -> None:
+    path = next((text(tool_input.get(k)) for k in ("file_path", "path", "target_file", "filePath")
+                 if text(tool_input.get(k))), None)
+    if not path:
+        return
+    event.paths = [path]
+    if event.tool_kind == ev.WRITE:
+        content = tool_input.get("content", tool_input.get("contents"))
+        event.change_chars = changed_chars(existing_text(_absolute(path, event)), str(content or ""))
+    elif "old_string" in tool_input or "new_string" in tool_input:
+        event.change_chars = changed_chars(str(tool_input.get("old_string") or ""),
+                                           str(tool_input.get("new_string") or ""))
+
+
+def _read_edit(event: Event, payload: dict[str, Any]) -> None:
+    path = text(payload.get("file_path"))
+    if path:
+        event.paths = [path]
+    edits = payload.get("edits")
+    if isinstance(edits, list):
+        event.change_chars = sum(changed_chars(str(e.get("old_string") or ""), str(e.get("new_string") or ""))
+                                 for e in edits if isinstance(e, dict))
+
+
+def hook_reply(event_name: str | None) -> dict[str, Any] | None:
+    """What our hook prints for EVENT_NAME so Cursor always goes on (None: nothing is expected)."""
+    if event_name in ("preToolUse", "beforeShellExecution", "beforeMCPExecution", "beforeReadFile"):
+        return {"permission": "allow"}
+    if event_name == "beforeSubmitPrompt":
+        return {"continue": True}
+    if event_name in ("stop", "sessionStart"):
+        return {}
+    return None
+
+
+# install / uninstall ---------------------------------------------------------------------------
+#
+# hooks.json holds a plain list of {"command": …} per event. Ours are the entries whose command is
+# `git-rewind … hook --agent cursor` (install.is_own); everything else, "version" included, stays.
+
+
+def _own(entry: Any) -> bool:
+    from .. import install
+
+    return install.is_own(entry)
+
+
+def _load(path: str) -> tuple[dict[str, Any], str | None]:
+    from .. import install
+
+    original = install._original(path)
+    data = install._load(path)
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict):
+        from ..errors import RewindError
+
+        raise RewindError(f"{path}: \"hooks\" is not an object; nothing changed")
+    for name, entries in hooks.items():
+        if not isinstance(entries, list):
+            from ..errors import RewindError
+
+            raise RewindError(f"{path}: hooks for {name} are not a list; nothing changed")
+    return data, original
+
+
+def _strip(hooks: dict[str, Any]) -> int:
+    removed = 0
+    for name in list(hooks):
+        kept = [e for e in hooks[name] if not _own(e)]
+        removed += len(hooks[name]) - len(kept)
+        if kept or not hooks[name]:
+            hooks[name] = kept
+        else:
+            del hooks[name]
+    return removed
+
+
+def install_hooks(scope: str, root: str | None, home: str | None, command: str) -> Any:
+    """Add one command per event to hooks.json ("version": 1 kept or set); a second install changes nothing."""
+    import json
+
+    from .. import install
+
+    path = install.target(NAME, scope, root, home)
+    data, original = _load(path)
+    before = json.dumps(data, sort_keys=True)
+    data.setdefault("version", VERSION)
+    hooks = data.setdefault("hooks", {})
+    _strip(hooks)
+    for name in HOOKS:
+        hooks.setdefault(name, []).append({"command": command})
+    if original is not None and json.dumps(data, sort_keys=True) == before:
+        return install.Change(path, changed=False)
+    return install.Change(path, changed=True, backup=install._write(path, data, original))
+
+
+def uninstall_hooks(scope: str, root: str | None, home: str | None) -> Any:
+    """Remove exactly our commands; a file we created and left empty goes, else its old bytes come back."""
+    import shutil
+
+    from .. import install
+
+    path = install.target(NAME, scope, root, home)
+    data, original = _load(path)
+    if original is None or not _strip(data.get("hooks", {})):
+        return install.Change(path, changed=False)
+    hooks = data.get("hooks", {})
+    for name in [n for n, entries in hooks.items() if entries == []]:
+        del hooks[name]
+    backup = path + install.BACKUP_SUFFIX
+    if not os.path.exists(backup):
+        if not hooks and set(data) <= {"hooks", "version"}:
+            os.unlink(path)  # we created it; nothing of anyone else's is in it
+            try:
+                os.rmdir(os.path.dirname(path))
+            except OSError:
+                pass
+            return install.Change(path, changed=True, removed=True)
+    else:
+        try:
+            if _pruned(install._load(backup)) == _pruned(data):
+                shutil.copy2(backup, path)  # back to its exact bytes from before us
+                return install.Change(path, changed=True)
+        except Exception:  # an unreadable backup: write the stripped file instead
+            pass
+    if not hooks:
+        data.pop("hooks", None)
+    return install.Change(path, changed=True, backup=install._write(path, data, original))
+
+
+def _pruned(data: dict[str, Any]) -> dict[str, Any]:
+    import json
+
+    data = json.loads(json.dumps(data))
+    if data.get("version") == VERSION:
+        del data["version"]  # install adds it when missing
+    hooks = data.get("hooks")
+    if isinstance(hooks, dict):
+        for name in [n for n, entries in hooks.items() if entries == []]:
+            del hooks[name]
+        if not hooks:
+            del data["hooks"]
+    return data
+
+
+def template() -> dict[str, Any]:
+    """The readable hooks/cursor/hooks.json: what install writes, with the bare command."""
+    return {"version": VERSION, "hooks": {name: [{"command": f"git-rewind hook --agent {NAME}"}] for name in HOOKS}}
+
+
+def hooks_installed(path: str) -> bool:
+    """PATH holds at least one of our commands."""
+    from ..errors import RewindError
+
+    try:
+        data, _ = _load(path)
+    except RewindError:
+        return False
+    return any(_own(e) for entries in data.get("hooks", {}).values() for e in entries)
