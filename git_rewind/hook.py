@@ -30,6 +30,7 @@ def main(argv: list[str]) -> int:
     started = time.time()
     agent = _agent_option(argv)
     repo: Repo | None = None
+    printed = False
     try:
         raw = sys.stdin.buffer.read()
         try:
@@ -47,7 +48,7 @@ def main(argv: list[str]) -> int:
             repo = Repo.find(cwd)
         except NotARepository as exc:
             _log_outside_repository(cwd, str(exc))
-            return 0
+            return _done(agent, printed)
         if not event.session:
             raise RewindError(f"{event.name or 'hook'} payload has no session_id")
         entry, context = handle(repo, event)
@@ -55,13 +56,30 @@ def main(argv: list[str]) -> int:
         log_decision(repo, entry)
         if context:
             _print_context(event.name, context)
+            printed = True
     except Exception as exc:  # a hook never breaks the agent
         _report_error(repo, agent, exc)
+    return _done(agent, printed)
+
+
+def _done(agent: str | None, printed: bool) -> int:
+    """Exit status 0; an agent that reads stdout as JSON (JSON_STDOUT, Gemini CLI) gets `{}` when nothing
+    else was printed, so it neither shows our stderr line as a message nor warns about plain text."""
+    if not printed and agent:
+        try:
+            from . import agents
+
+            wants_json = bool(getattr(agents.module(agent), "JSON_STDOUT", False))
+        except Exception:
+            wants_json = False
+        if wants_json:
+            sys.stdout.write("{}\n")
+            sys.stdout.flush()
     return 0
 
 
 def _print_context(event_name: str, text: str) -> None:
-    """The one JSON object agents read from a SessionStart hook's stdout (Claude Code and Droid alike)."""
+    """The one JSON object agents read from a SessionStart hook's stdout (Claude Code, Droid, Gemini CLI)."""
     import json  # ASCII-only output, whatever the locale's encoding; session start only
 
     out = {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
@@ -79,7 +97,8 @@ def _agent_option(argv: list[str]) -> str | None:
 
 
 def handle(repo: Repo, event: Any) -> tuple[dict[str, Any], str | None]:
-    """Decide and, if so decided, checkpoint; returns the log entry and, at session start, the context."""
+    """Decide and, if so decided, checkpoint; returns the log entry and, at session start, the context
+    (for an agent with CONTEXT_ON_PROMPT, at the session's first prompt)."""
     from . import policy
     from .lock import Lock
 
@@ -97,9 +116,17 @@ def handle(repo: Repo, event: Any) -> tuple[dict[str, Any], str | None]:
     state_dir = os.path.join(repo.rewind_dir, "sessions")
     os.makedirs(state_dir, exist_ok=True)
     state_file = os.path.join(state_dir, event.session + ".json")
+    from . import agents
+
+    # An agent that would lose the prompt a session start context is glued to (Gemini CLI in -p mode) gets it
+    # with the session's first prompt instead.
+    on_prompt = bool(getattr(agents.module(event.agent), "CONTEXT_ON_PROMPT", False))
+    pending = None
     # One session's hooks run in parallel (parallel tool calls): decide and take under its lock.
     with Lock(state_file + ".lock", repo.lock_timeout):
         data: dict[str, Any] = minijson.load_file(state_file)
+        if on_prompt and event.kind == "prompt":
+            pending = data.pop("pending_context", None)
         state = policy.SessionState(data.get("policy"))
         if event.kind == "prompt" and event.prompt:
             data["prompt"] = event.prompt[:4000]
@@ -121,6 +148,17 @@ def handle(repo: Repo, event: Any) -> tuple[dict[str, Any], str | None]:
     context = None
     if event.kind == "session_start":
         context = _session_context(repo, settings, result, entry)
+        if on_prompt:
+            with Lock(state_file + ".lock", repo.lock_timeout):
+                data = minijson.load_file(state_file)
+                data.pop("pending_context", None)
+                if context:
+                    data["pending_context"] = context
+                minijson.dump_file(state_file, data)
+            context = None
+    elif isinstance(pending, str) and pending:
+        context = pending
+        entry["context"] = "delivered with the prompt"
     return entry, context
 
 

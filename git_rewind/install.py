@@ -479,8 +479,8 @@ def mcp_installed(root: str | None, home: str | None = None) -> list[tuple[str, 
         for scope in ("user", "project"):
             if scope == "project" and root is None:
                 continue
-            path = mcp_target(agent, scope, root, home)
             try:
+                path = mcp_target(agent, scope, root, home)
                 servers = _load(path).get("mcpServers")
             except RewindError:
                 continue

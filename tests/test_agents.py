@@ -249,7 +249,7 @@ def test_the_environment_names_the_agent_before_the_payload_does(tmp_path: Path)
 
 def test_an_unknown_agent_is_a_clear_error() -> None:
     assert agents.module("droid") is droid and agents.module("claude-code") is claude_code
-    with pytest.raises(RewindError, match=r"unknown agent: codex \(one of claude-code, droid\)"):
+    with pytest.raises(RewindError, match=r"unknown agent: codex \(one of claude-code, droid, gemini\)"):
         agents.module("codex")
 
 

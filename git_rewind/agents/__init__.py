@@ -16,12 +16,12 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any
 
-NAMES = ("claude-code", "droid")
-_MODULES = {"claude-code": "claude_code", "droid": "droid"}
+NAMES = ("claude-code", "droid", "gemini")
+_MODULES = {"claude-code": "claude_code", "droid": "droid", "gemini": "gemini"}
 
 
 def module(agent: str) -> ModuleType:
-    """The module for AGENT ('claude-code', 'droid')."""
+    """The module for AGENT ('claude-code', 'droid', 'gemini')."""
     if agent not in _MODULES:
         raise RewindError(f"unknown agent: {agent} (one of {', '.join(NAMES)})")
     return importlib.import_module(f"{__name__}.{_MODULES[agent]}")
@@ -31,6 +31,8 @@ def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> str:
     """Which agent ran the hook: its environment first, then the payload's shape."""
     if environ.get("FACTORY_PROJECT_DIR") or environ.get("DROID_PROJECT_DIR"):
         return "droid"  # Droid also sets CLAUDE_PROJECT_DIR, so it is asked first
+    if environ.get("GEMINI_PROJECT_DIR") or environ.get("GEMINI_SESSION_ID"):
+        return "gemini"  # Gemini CLI sets CLAUDE_PROJECT_DIR too, as an alias
     if environ.get("CLAUDECODE"):
         return "claude-code"
     # Droid-only fields and tool names; Claude Code's payloads carry prompt_id and effort.
@@ -38,4 +40,7 @@ def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> str:
         return "droid"
     if payload.get("tool_name") in ("Create", "Execute", "ApplyPatch"):
         return "droid"
+    if payload.get("hook_event_name") in ("BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool", "PreCompress") \
+            or payload.get("tool_name") in ("write_file", "replace", "run_shell_command"):
+        return "gemini"
     return "claude-code"
