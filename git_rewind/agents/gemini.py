@@ -174,7 +174,10 @@ def _is_said(message: dict[str, Any]) -> bool:
 
 
 def _calls(message: dict[str, Any], tool: str | None, paths: list[str]) -> bool:
-    for call in message.get("toolCalls") or []:
+    """MESSAGE calls TOOL on one of PATHS: in its toolCalls, or (messages rebuilt on resume) its functionCall parts."""
+    content = message.get("content")
+    parts = [p.get("functionCall") for p in content if isinstance(p, dict)] if isinstance(content, list) else []
+    for call in [*(message.get("toolCalls") or []), *parts]:
         if not isinstance(call, dict) or call.get("name") != tool:
             continue
         named = str((call.get("args") or {}).get("file_path") or "")
