@@ -31,6 +31,7 @@ def main(argv: list[str]) -> int:
     agent = _agent_option(argv)
     repo: Repo | None = None
     payload: Any = None
+    printed = False  # the session-start context, the one JSON object on stdout
     try:
         raw = sys.stdin.buffer.read()
         try:
@@ -48,7 +49,7 @@ def main(argv: list[str]) -> int:
             repo = Repo.find(cwd)
         except NotARepository as exc:
             _log_outside_repository(cwd, str(exc))
-            return 0
+            return 0  # the reply, if the agent wants one, is printed on the way out
         if not event.session:
             raise RewindError(f"{event.name or 'hook'} payload has no session_id")
         entry, context = handle(repo, event)
@@ -56,16 +57,19 @@ def main(argv: list[str]) -> int:
         log_decision(repo, entry)
         if context:
             _print_context(event.name, context)
+            printed = True
     except Exception as exc:  # a hook never breaks the agent
         _report_error(repo, agent, exc)
     finally:
-        _reply(agent, payload)
+        if not printed:
+            _reply(agent, payload)
     return 0
 
 
 def _reply(agent: str | None, payload: Any) -> None:
-    """The JSON an agent expects on stdout whatever happened (module attribute `hook_reply`), e.g. Cursor's
-    {"permission": "allow"}; agents without one get nothing."""
+    """The JSON an agent expects on stdout whatever happened (module attribute `hook_reply`): Cursor's
+    {"permission": "allow"}, Gemini CLI's `{}` (it reads stdout as JSON and would show our stderr line
+    as a message otherwise); agents without one get nothing."""
     try:
         from . import agents
 
@@ -79,7 +83,7 @@ def _reply(agent: str | None, payload: Any) -> None:
 
 
 def _print_context(event_name: str, text: str) -> None:
-    """The one JSON object agents read from a SessionStart hook's stdout (Claude Code and Droid alike)."""
+    """The one JSON object agents read from a SessionStart hook's stdout (Claude Code, Droid, Gemini CLI)."""
     import json  # ASCII-only output, whatever the locale's encoding; session start only
 
     out = {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
@@ -97,7 +101,8 @@ def _agent_option(argv: list[str]) -> str | None:
 
 
 def handle(repo: Repo, event: Any) -> tuple[dict[str, Any], str | None]:
-    """Decide and, if so decided, checkpoint; returns the log entry and, at session start, the context."""
+    """Decide and, if so decided, checkpoint; returns the log entry and, at session start, the context
+    (for an agent with CONTEXT_ON_PROMPT, at the session's first prompt)."""
     from . import policy
     from .lock import Lock
 
@@ -115,9 +120,17 @@ def handle(repo: Repo, event: Any) -> tuple[dict[str, Any], str | None]:
     state_dir = os.path.join(repo.rewind_dir, "sessions")
     os.makedirs(state_dir, exist_ok=True)
     state_file = os.path.join(state_dir, event.session + ".json")
+    from . import agents
+
+    # An agent that would lose the prompt a session start context is glued to (Gemini CLI in -p mode) gets it
+    # with the session's first prompt instead.
+    on_prompt = bool(getattr(agents.module(event.agent), "CONTEXT_ON_PROMPT", False))
+    pending = None
     # One session's hooks run in parallel (parallel tool calls): decide and take under its lock.
     with Lock(state_file + ".lock", repo.lock_timeout):
         data: dict[str, Any] = minijson.load_file(state_file)
+        if on_prompt and event.kind == "prompt":
+            pending = data.pop("pending_context", None)
         state = policy.SessionState(data.get("policy"))
         if event.kind == "prompt" and event.prompt:
             data["prompt"] = event.prompt[:4000]
@@ -139,6 +152,17 @@ def handle(repo: Repo, event: Any) -> tuple[dict[str, Any], str | None]:
     context = None
     if event.kind == "session_start":
         context = _session_context(repo, settings, result, entry)
+        if on_prompt:
+            with Lock(state_file + ".lock", repo.lock_timeout):
+                data = minijson.load_file(state_file)
+                data.pop("pending_context", None)
+                if context:
+                    data["pending_context"] = context
+                minijson.dump_file(state_file, data)
+            context = None
+    elif isinstance(pending, str) and pending:
+        context = pending
+        entry["context"] = "delivered with the prompt"
     return entry, context
 
 

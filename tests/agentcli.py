@@ -179,6 +179,8 @@ def install_hooks(work: Workdir, agent: str, scope: str, env: dict[str, str]) ->
         ("claude-code", "local"): work.path / ".claude" / "settings.local.json",
         ("droid", "user"): home / ".factory" / "hooks.json",
         ("droid", "project"): work.path / ".factory" / "hooks.json",
+        ("gemini", "user"): home / ".gemini" / "settings.json",
+        ("gemini", "project"): work.path / ".gemini" / "settings.json",
     }[(agent, scope)]
     assert where.is_file(), f"git rewind install --agent {agent} --scope {scope} wrote no {where}"
     return where

@@ -34,6 +34,8 @@ TARGETS = {
     ("claude-code", "local"): "./.claude/settings.local.json",
     ("droid", "user"): "~/.factory/hooks.json",
     ("droid", "project"): "./.factory/hooks.json",
+    ("gemini", "user"): "~/.gemini/settings.json",
+    ("gemini", "project"): "./.gemini/settings.json",
 }
 
 # What a user already had: their own settings and their own hooks on the events we use too.
@@ -61,7 +63,7 @@ def settings_path(w: Workdir, home: Path, agent: str, scope: str) -> Path:
 
 def hook_groups(data: dict[str, Any], agent: str) -> dict[str, Any]:
     """The event → groups mapping: under "hooks" for Claude Code, at the top level for Droid."""
-    return data["hooks"] if agent == "claude-code" else data
+    return data if agent == "droid" else data["hooks"]
 
 
 def ours(data: dict[str, Any], agent: str) -> dict[str, list[dict[str, Any]]]:

@@ -16,9 +16,9 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any
 
-NAMES = ("claude-code", "droid", "codex", "opencode", "cursor")
-_MODULES = {"claude-code": "claude_code", "droid": "droid", "codex": "codex", "opencode": "opencode",
-            "cursor": "cursor"}
+NAMES = ("claude-code", "droid", "gemini", "codex", "opencode", "cursor")
+_MODULES = {"claude-code": "claude_code", "droid": "droid", "gemini": "gemini", "codex": "codex",
+            "opencode": "opencode", "cursor": "cursor"}
 
 
 def module(agent: str) -> ModuleType:
@@ -32,6 +32,8 @@ def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> str:
     """Which agent ran the hook: its environment first, then the payload's shape."""
     if environ.get("FACTORY_PROJECT_DIR") or environ.get("DROID_PROJECT_DIR"):
         return "droid"  # Droid also sets CLAUDE_PROJECT_DIR, so it is asked first
+    if environ.get("GEMINI_PROJECT_DIR") or environ.get("GEMINI_SESSION_ID"):
+        return "gemini"  # Gemini CLI sets CLAUDE_PROJECT_DIR too, as an alias
     # Codex sets no variable of its own in a hook's environment; its payloads carry the turn's id.
     if "turn_id" in payload or payload.get("tool_name") == "apply_patch":
         return "codex"
@@ -48,4 +50,7 @@ def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> str:
         return "droid"
     if payload.get("tool_name") in ("Create", "Execute", "ApplyPatch"):
         return "droid"
+    if payload.get("hook_event_name") in ("BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool", "PreCompress") \
+            or payload.get("tool_name") in ("write_file", "replace", "run_shell_command"):
+        return "gemini"
     return "claude-code"

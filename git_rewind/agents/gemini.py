@@ -1,0 +1,340 @@
+"""Gemini CLI: hook payloads → Events, its hooks in settings.json, and its conversation rewind.
+
+Facts (shared/agents/other-agents.md §2, re-checked live with 0.61.0): hooks sit under "hooks"
+in .gemini/settings.json or ~/.gemini/settings.json with timeouts in milliseconds; payloads
+carry session_id, transcript_path, cwd and hook_event_name; BeforeAgent has the prompt,
+BeforeTool/AfterTool tool_name and tool_input. On exit 0 Gemini reads stdout as JSON (a plain
+line, or stderr when stdout is empty, becomes a message to the user), so the hook always prints
+one JSON object for Gemini (hook_reply), and the resume context goes with the first prompt
+(CONTEXT_ON_PROMPT). PreCompress fires with trigger "auto" before every
+model call whether or not anything is compressed: only a manual /compress is checkpointed.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .. import event as ev
+from ..event import Event, changed_chars, existing_text, text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+NAME = "gemini"
+WRAPPED = True  # hook entries sit under "hooks" in settings.json
+SCOPES = ("user", "project")
+# In -p mode Gemini glues a SessionStart context in front of the prompt, and on the next resume drops every
+# user message that starts with <hook_context>: the prompt would be lost. BeforeAgent's context is appended.
+CONTEXT_ON_PROMPT = True
+TIMEOUT_MS = 30_000
+
+_KINDS = {
+    "SessionStart": ev.SESSION_START,
+    "BeforeAgent": ev.PROMPT,
+    "BeforeTool": ev.PRE_TOOL,
+    "AfterTool": ev.POST_TOOL,
+    "AfterAgent": ev.STOP,
+    "SessionEnd": ev.SESSION_END,  # reason "clear": the conversation is about to be wiped
+    "PreCompress": ev.PRE_COMPACT,
+}
+TOOL_KINDS = {"write_file": ev.WRITE, "replace": ev.EDIT, "run_shell_command": ev.SHELL}
+
+HOOKS: dict[str, str | None] = {
+    "SessionStart": None,
+    "BeforeAgent": None,
+    "BeforeTool": "write_file|replace",
+    "AfterTool": "run_shell_command",
+    "AfterAgent": None,
+    "SessionEnd": None,
+    "PreCompress": None,
+}
+
+
+def handler(command: str) -> dict[str, Any]:
+    """Gemini's hook handler: a name, and the timeout in milliseconds."""
+    return {"type": "command", "name": "git-rewind", "command": command, "timeout": TIMEOUT_MS}
+
+
+def settings_file(scope: str, root: str | None, home: str) -> str:
+    """~/.gemini/settings.json or <project>/.gemini/settings.json."""
+    if scope == "user":
+        return os.path.join(home, ".gemini", "settings.json")
+    assert root is not None
+    return os.path.join(root, ".gemini", "settings.json")
+
+
+def parse(payload: dict[str, Any]) -> Event:
+    """The Event a Gemini CLI hook payload describes."""
+    event = ev.from_payload(NAME, _KINDS, payload, "prompt_id")
+    if event.prompt:
+        event.prompt = _without_context(event.prompt) or event.prompt
+    if event.kind == ev.PRE_COMPACT and event.source != "manual":
+        event.kind = ev.OTHER  # "auto" fires before every model call, compression or not
+    tool = event.tool
+    if tool:
+        event.tool_kind = TOOL_KINDS.get(tool)
+        tool_input = payload.get("tool_input")
+        if isinstance(tool_input, dict):
+            path = text(tool_input.get("file_path"))
+            if path:
+                event.paths = [path]
+                if tool == "write_file":
+                    absolute = path if os.path.isabs(path) else os.path.join(event.cwd or os.getcwd(), path)
+                    event.change_chars = changed_chars(existing_text(absolute), str(tool_input.get("content") or ""))
+            if tool == "replace":
+                event.change_chars = changed_chars(str(tool_input.get("old_string") or ""),
+                                                   str(tool_input.get("new_string") or ""))
+    return event
+
+
+def _without_context(prompt: str) -> str:
+    """PROMPT without the `<hook_context>…</hook_context>` Gemini puts before it in -p mode (SessionStart context)."""
+    while prompt.startswith("<hook_context>") and "</hook_context>" in prompt:
+        prompt = prompt.split("</hook_context>", 1)[1].lstrip()
+    return prompt
+
+
+def resume_command(session: str) -> str:
+    return f"gemini --resume {session}"
+
+
+# conversation rewind -------------------------------------------------------------------------
+#
+# A Gemini session file is a log: message records (a later one with the same id replaces the
+# earlier in place), `{"$set": {"messages": [...]}}` rebuilding the whole list (written on
+# resume), and `{"$rewindTo": id}` dropping that message and all after it (what /rewind
+# writes). A rewind appends a `$rewindTo` after the file's full content is in git. Hooks name
+# no message: a checkpoint is found in the replayed list by its prompt or its tool call, near
+# the file's size when the hook ran (conversation.offset).
+
+
+class _Replay:
+    """The messages Gemini would load from a session file, in order, and where each first appeared."""
+
+    __slots__ = ("messages", "first_line", "meta")
+
+    def __init__(self, transcript: Any) -> None:
+        self.messages: dict[str, dict[str, Any]] = {}
+        self.first_line: dict[str, int] = {}
+        self.meta: dict[str, Any] = {}
+        for index, line in enumerate(transcript.lines):
+            if line is None:
+                continue
+            if isinstance(line.get("$rewindTo"), str):
+                ids = list(self.messages)
+                target = line["$rewindTo"]
+                keep = ids[:ids.index(target)] if target in self.messages else []
+                self.messages = {i: self.messages[i] for i in keep}
+            elif isinstance(line.get("id"), str):
+                self._add(line, index)
+            elif isinstance(line.get("$set"), dict):
+                listed = line["$set"].get("messages")
+                if isinstance(listed, list):
+                    self.messages = {}
+                    for message in listed:
+                        if isinstance(message, dict) and isinstance(message.get("id"), str):
+                            self._add(message, index)
+                self.meta.update({k: v for k, v in line["$set"].items() if k != "messages"})
+            elif isinstance(line.get("sessionId"), str) and isinstance(line.get("projectHash"), str):
+                self.meta.update({k: v for k, v in line.items() if k != "messages"})
+                for message in line.get("messages") or []:
+                    if isinstance(message, dict) and isinstance(message.get("id"), str):
+                        self._add(message, index)
+
+    def _add(self, message: dict[str, Any], index: int) -> None:
+        self.messages[message["id"]] = message  # an existing id keeps its place, as in a JS Map
+        self.first_line.setdefault(message["id"], index)
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(p.get("text") or "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _prompt_text(message: dict[str, Any]) -> str:
+    """What the user typed: the text parts but the <hook_context> ones hooks added (before or after it)."""
+    content = message.get("content")
+    parts = [content] if isinstance(content, str) else [
+        str(p.get("text") or "") for p in content if isinstance(p, dict)] if isinstance(content, list) else []
+    return "".join(_without_context(part.strip()) for part in parts).strip()
+
+
+def _is_said(message: dict[str, Any]) -> bool:
+    """A message that is conversation: a prompt (not the CLI's session context) or a model turn."""
+    if message.get("type") == "gemini":
+        return True
+    said = _text(message).strip()
+    return message.get("type") == "user" and bool(said) and not said.startswith("<session_context>")
+
+
+def _calls(message: dict[str, Any], tool: str | None, paths: list[str]) -> bool:
+    """MESSAGE calls TOOL on one of PATHS: in its toolCalls, or (messages rebuilt on resume) its functionCall parts."""
+    content = message.get("content")
+    parts = [p.get("functionCall") for p in content if isinstance(p, dict)] if isinstance(content, list) else []
+    for call in [*(message.get("toolCalls") or []), *parts]:
+        if not isinstance(call, dict) or call.get("name") != tool:
+            continue
+        named = str((call.get("args") or {}).get("file_path") or "")
+        if not paths or any(named == p or named.endswith("/" + p) for p in paths):
+            return True
+    return False
+
+
+def _locate(transcript: Any, replay: _Replay, note: dict[str, Any]) -> tuple[str | None, str, str | None]:
+    """(id of the first message dropped, None: nothing after the checkpoint; where in words; prompt to resend)."""
+    from ..errors import RewindError
+
+    conv = note.get("conversation") or {}
+    offset = conv.get("offset")
+    at = transcript.lines_within(offset) if isinstance(offset, int) else len(transcript.lines)
+    alive = list(replay.messages)
+    resolved = conv.get("message_uuid")
+    trigger = note.get("trigger")
+    seq = note.get("seq")
+
+    def nearest(found: list[str]) -> str:
+        return min(found, key=lambda i: (abs(replay.first_line[i] - at), -replay.first_line[i]))
+
+    if trigger == "BeforeAgent":
+        prompt = str(note.get("prompt") or "")
+        found = [i for i in alive if replay.messages[i].get("type") == "user"
+                 and _prompt_text(replay.messages[i]) == prompt.strip()]
+        if resolved in replay.messages:
+            found = [resolved]
+        if not found:
+            raise RewindError(f"the prompt of #{seq} is not in {transcript.path}")
+        after = [i for i in found if replay.first_line[i] >= at]
+        return (min(after, key=replay.first_line.__getitem__) if after else nearest(found)), \
+            "just before the prompt", prompt
+    if trigger == "BeforeTool":
+        found = [i for i in alive if replay.messages[i].get("type") == "gemini"
+                 and _calls(replay.messages[i], note.get("tool"), list(note.get("paths") or []))]
+        if resolved in replay.messages:
+            found = [resolved]
+        if not found:
+            raise RewindError(f"the {note.get('tool') or 'tool'} call of #{seq} is not in {transcript.path}")
+        return nearest(found), f"just before the {note.get('tool')} call", None
+    if not isinstance(offset, int) and resolved not in replay.messages:
+        raise RewindError(f"#{seq} does not record where its conversation stood")
+    if resolved in replay.messages:
+        return resolved, "where it was", None
+    later = [i for i in alive if replay.first_line[i] >= at]
+    return (later[0] if later else None), "where it was", None
+
+
+def plan_rewind(note: dict[str, Any], fork: bool) -> Any:
+    """Where the conversation of a checkpoint stands, checked against the session file now."""
+    from ..conversation import Plan, Transcript
+    from ..errors import RewindError
+
+    conv = note.get("conversation") or {}
+    transcript = Transcript.load(conv.get("transcript"), "Gemini session file")
+    replay = _Replay(transcript)
+    session = str(replay.meta.get("sessionId") or note.get("session") or "")
+    if not session:
+        raise RewindError(f"{transcript.path} is not a Gemini session file (no sessionId)")
+    target, where, prompt = _locate(transcript, replay, note)
+    ids = list(replay.messages)
+    kept = ids[:ids.index(target)] if target else ids
+    plan = Plan(NAME, session, transcript)
+    plan.target_uuid = target
+    plan.leaf = kept[-1] if kept else None
+    plan.prompt = prompt
+    plan.fork = fork
+    plan.where = where
+    plan.empty = not any(_is_said(replay.messages[i]) for i in kept)
+    return plan
+
+
+def current_leaf(transcript: Any) -> str | None:
+    """The last message Gemini would resume with now."""
+    ids = list(_Replay(transcript).messages)
+    return ids[-1] if ids else None
+
+
+def _write_session(like: str, replay: _Replay, keep: list[str]) -> tuple[str, str]:
+    """A new session file beside LIKE holding the messages KEEP under a new id. (id, path)"""
+    import json
+    import time
+    import uuid as uuidlib
+
+    from ..conversation import write_atomic
+
+    new = str(uuidlib.uuid4())
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+    head = {"sessionId": new, "projectHash": replay.meta.get("projectHash") or "", "startTime": now,
+            "lastUpdated": now, "kind": "main"}
+    if replay.meta.get("directories"):
+        head["directories"] = replay.meta["directories"]
+    body = {"$set": {"messages": [replay.messages[i] for i in keep]}}
+    data = (json.dumps(head, ensure_ascii=False, separators=(",", ":")) + "\n"
+            + json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    name = f"session-{time.strftime('%Y-%m-%dT%H-%M', time.gmtime())}-{new[:8]}.jsonl"  # as Gemini names them
+    path = os.path.join(os.path.dirname(like), name)
+    write_atomic(path, data, like=like)
+    return new, path
+
+
+def apply_rewind(plan: Any) -> Any:
+    """Append `{"$rewindTo": id}` (or write the kept messages as a new session with --fork)."""
+    from ..conversation import Applied, append_line
+
+    transcript = plan.transcript
+    if plan.empty and plan.fork:
+        return Applied(None, "gemini", None, f"nothing of the conversation precedes the cut ({plan.where}): "
+                                             "start a new session")
+    if plan.fork:
+        replay = _Replay(transcript)
+        ids = list(replay.messages)
+        keep = ids[:ids.index(plan.target_uuid)] if plan.target_uuid in replay.messages else ids
+        new, path = _write_session(transcript.path, replay, keep)
+        return Applied(new, resume_command(new), path,
+                       f"new session {new} with the conversation cut {plan.where}; {plan.session} is unchanged")
+    if plan.target_uuid is None:
+        return Applied(plan.session, resume_command(plan.session), transcript.path,
+                       "nothing was said after this checkpoint: the conversation is unchanged")
+    append_line(transcript.path, {"$rewindTo": plan.target_uuid}, len(transcript.data))
+    if plan.empty:  # Gemini lists and resumes only sessions with something said in them
+        return Applied(plan.session, "gemini", transcript.path,
+                       f"conversation cut {plan.where}: nothing of it is kept, so Gemini will not resume "
+                       f"session {plan.session}; start a new session (git rewind redo brings it back)")
+    return Applied(plan.session, resume_command(plan.session), transcript.path,
+                   f"conversation cut {plan.where} (later messages kept in the file and in git)")
+
+
+def apply_redo(info: dict[str, Any], backup: bytes | None) -> Any:
+    """Put the session file back as it was before the rewind; messages written since become a new session."""
+    from ..conversation import Applied, Transcript, write_atomic
+    from ..errors import RewindError
+
+    session = str(info.get("session") or "")
+    if info.get("fork"):
+        return Applied(session, resume_command(session), info.get("transcript"),
+                       "the rewind forked a new session; the original was never changed")
+    if backup is None:
+        raise RewindError("the transcript backup of that rewind is missing from the repository")
+    path = str(info.get("transcript") or "")
+    detail = "conversation back as it was before the rewind"
+    try:
+        current = Transcript.load(path, "Gemini session file")
+    except RewindError:
+        current = None
+    if current is not None and current.data != backup:
+        # Messages written since the rewind (a resumed session): keep that conversation as a session of its own.
+        since = current.lines[len(backup.splitlines()):] if current.data.startswith(backup) else current.lines
+        said = any(line is not None and ("id" in line or "messages" in (line.get("$set") or {})) for line in since)
+        if said:
+            branch, _ = _write_session(path, _Replay(current), list(_Replay(current).messages))
+            detail += f"; what was said after the rewind is kept as session {branch} ({resume_command(branch)})"
+    write_atomic(path, backup)
+    return Applied(session, resume_command(session), path, detail)
+
+
+def hook_reply(event_name: str | None) -> dict[str, Any]:
+    """What the hook prints when it has nothing else to say: Gemini reads stdout as JSON."""
+    return {}
