@@ -325,8 +325,9 @@ def _scope_root(scope: str) -> str | None:
 @cli.command("install", context_settings=CONTEXT)
 @click.option("--agent", type=AGENT_CHOICE, required=True, help="Which agent's hooks to write.")
 @click.option("--scope", type=click.Choice(["user", "project", "local"]), default="user", show_default=True,
-              help="user: every project; project: .claude/ or .factory/ in this repository (shared); "
-                   "local: .claude/settings.local.json (yours only).")
+              help="user: every project; project: the agent's directory in this repository (.claude/, "
+                   ".factory/, .gemini/, .codex/, .opencode/, .cursor/; shared); local: "
+                   ".claude/settings.local.json (Claude Code only; yours only).")
 @click.option("--mcp", "mcp_server", is_flag=True,
               help="Add the MCP server (git rewind mcp) to the agent's MCP configuration instead of the hooks.")
 def install_command(agent: str, scope: str, mcp_server: bool) -> None:
