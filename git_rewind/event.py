@@ -110,3 +110,34 @@ def existing_text(path: str, limit: int = 1 << 20) -> str:
             return fh.read(limit).decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def patch_files(patch: str) -> list[tuple[str, str]]:
+    """(action, path) for every file an apply_patch text adds, updates, deletes, or moves an update
+    to ("Move"): the `*** Add File:` … `*** Move to:` lines Codex, Droid and OpenCode share."""
+    import re  # ~7 ms of import: only patch-carrying events pay it
+
+    pattern = r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$"
+    return [("Move", m.group(3)) if m.group(3) else (m.group(1), m.group(2))
+            for m in re.finditer(pattern, patch, re.MULTILINE)]
+
+
+def read_patch(event: Event, patch: str) -> None:
+    """Paths, size and kind of an apply_patch edit.
+
+    The size is its +/- lines, plus the whole size of a deleted file (its lines are not in the
+    patch); a patch that adds a file counts as creating one (the minimal tier checkpoints it).
+    """
+    files = patch_files(patch)
+    event.paths = list(dict.fromkeys(path for _, path in files))
+    changed = sum(len(line) - 1 for line in patch.splitlines()
+                  if line[:1] in ("+", "-") and not line.startswith(("+++", "---")))
+    for action, path in files:
+        if action == "Delete":
+            import os
+
+            changed += len(existing_text(path if os.path.isabs(path) else os.path.join(event.cwd or os.getcwd(), path)))
+    event.change_chars = changed
+    if any(action == "Add" for action, _ in files):
+        event.tool_kind = WRITE
+

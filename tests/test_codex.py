@@ -50,7 +50,8 @@ def test_a_patch_names_every_file_it_adds_updates_deletes_or_moves(tmp_path: Pat
              "*** Delete File: gone.txt\n"
              "*** Update File: a.md\n*** Move to: docs/a.md\n@@\n-x\n+y\n*** End Patch\n")
     event = codex.parse(apply_patch(tmp_path, patch))
-    assert (event.agent, event.kind, event.tool, event.tool_kind) == ("codex", ev.PRE_TOOL, "apply_patch", ev.EDIT)
+    # It adds a file: a creation (the minimal tier checkpoints it), as for Droid and OpenCode.
+    assert (event.agent, event.kind, event.tool, event.tool_kind) == ("codex", ev.PRE_TOOL, "apply_patch", ev.WRITE)
     assert event.paths == ["new.txt", f"{tmp_path}/src/app.py", "gone.txt", "a.md", "docs/a.md"]
     # + and - lines (without their marker), and the deleted file's size.
     assert event.change_chars == len("hello") + len("old line") + len("new line") + 40 + 2

@@ -15,10 +15,9 @@ writes those entries for our handlers (and uninstall removes them), so the hooks
 from __future__ import annotations
 
 import os
-import re
 
 from .. import event as ev
-from ..event import Event, existing_text
+from ..event import Event
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,7 +50,6 @@ HOOKS: dict[str, str | None] = {
 DEFAULT_TIMEOUT = 600  # seconds; what Codex assumes (and hashes) when a handler names none
 SESSION_END_TIMEOUT = 3  # seconds; Codex clamps SessionEnd handlers to it, and hashes the clamped value
 
-_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.MULTILINE)
 
 
 def codex_home(home: str | None = None) -> str:
@@ -88,27 +86,8 @@ def parse(payload: dict[str, Any]) -> Event:
         if tool == "apply_patch":
             patch = tool_input.get("command") if isinstance(tool_input, dict) else tool_input
             if isinstance(patch, str):
-                _read_patch(event, patch)
+                ev.read_patch(event, patch)
     return event
-
-
-def patch_paths(patch: str) -> list[tuple[str, str]]:
-    """(action, path) for every file a patch adds, updates, deletes, or moves an update to ("Move")."""
-    return [("Move", m.group(3)) if m.group(3) else (m.group(1), m.group(2)) for m in _PATCH_FILE.finditer(patch)]
-
-
-def _read_patch(event: Event, patch: str) -> None:
-    files = patch_paths(patch)
-    event.paths = list(dict.fromkeys(path for _, path in files))
-    changed = sum(len(line) - 1 for line in patch.splitlines()
-                  if line[:1] in ("+", "-") and not line.startswith(("+++", "---")))
-    for action, path in files:
-        if action == "Delete":  # a deletion carries no lines: the file's size is the change
-            absolute = path if os.path.isabs(path) else os.path.join(event.cwd or os.getcwd(), path)
-            changed += len(existing_text(absolute))
-    event.change_chars = changed
-    if files and all(action == "Add" for action, _ in files):
-        event.tool_kind = ev.WRITE
 
 
 def resume_command(session: str) -> str:
@@ -119,6 +98,8 @@ def resume_command(session: str) -> str:
 
 
 def _event_key(name: str) -> str:
+    import re
+
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 

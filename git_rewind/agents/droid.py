@@ -42,8 +42,6 @@ HOOKS: dict[str, str | None] = {
     "PreCompact": None,
 }
 
-_PATCH_FILE = r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$"
-
 
 def settings_file(scope: str, root: str | None, home: str) -> str:
     """~/.factory/hooks.json or <project>/.factory/hooks.json."""
@@ -75,15 +73,7 @@ def parse(payload: dict[str, Any]) -> Event:
 def _read_tool_input(event: Event, tool: str, tool_input: dict[str, Any]) -> None:
     path = text(tool_input.get("file_path")) or text(tool_input.get("path"))
     if tool == "ApplyPatch":
-        import re
-
-        patch = next((v for v in tool_input.values() if isinstance(v, str) and "*** " in v), "")
-        files = list(re.finditer(_PATCH_FILE, patch, re.MULTILINE))
-        event.paths = list(dict.fromkeys(m.group(2) or m.group(3) for m in files))
-        event.change_chars = sum(len(line) - 1 for line in patch.splitlines()
-                                 if line[:1] in ("+", "-") and not line.startswith(("+++", "---")))
-        if any(m.group(1) == "Add" for m in files):
-            event.tool_kind = ev.WRITE
+        ev.read_patch(event, next((v for v in tool_input.values() if isinstance(v, str) and "*** " in v), ""))
         return
     if path:
         event.paths = [path]

@@ -45,7 +45,6 @@ _KINDS = {
 }
 TOOL_KINDS = {"write": ev.WRITE, "edit": ev.EDIT, "multiedit": ev.EDIT, "patch": ev.EDIT, "apply_patch": ev.EDIT,
               "bash": ev.SHELL}
-_PATCH_FILE = r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$"
 
 SERVER_WAIT = 20.0  # seconds for `opencode serve` to say where it listens
 REQUEST_TIMEOUT = 10.0  # seconds for one API request
@@ -106,13 +105,7 @@ def parse(payload: dict[str, Any]) -> Event:
 def _read_args(event: Event, tool: str, args: dict[str, Any]) -> None:
     path = text(args.get("filePath")) or text(args.get("file_path"))
     if tool in ("patch", "apply_patch"):
-        import re
-
-        patch = next((v for v in args.values() if isinstance(v, str) and "*** " in v), "")
-        files = list(re.finditer(_PATCH_FILE, patch, re.MULTILINE))
-        event.paths = list(dict.fromkeys(m.group(2) or m.group(3) for m in files))
-        if any(m.group(1) == "Add" for m in files):
-            event.tool_kind = ev.WRITE
+        ev.read_patch(event, next((v for v in args.values() if isinstance(v, str) and "*** " in v), ""))
         return
     if path:
         event.paths = [path]
