@@ -155,20 +155,8 @@ def _strip_own(hooks: dict[str, Any]) -> int:
 
 
 def _write(path: str, data: dict[str, Any], original: str | None) -> str | None:
-    """Atomically replace PATH, backing up ORIGINAL the first time; returns the backup's path."""
-    backup = None
-    if original is not None and not os.path.exists(path + BACKUP_SUFFIX):
-        backup = path + BACKUP_SUFFIX
-        shutil.copy2(path, backup)
-    target = os.path.realpath(path)  # a settings file linked from a dotfiles repository stays linked
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    tmp = f"{target}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    if original is not None:
-        shutil.copymode(target, tmp)
-    os.replace(tmp, target)
-    return backup
+    """Atomically replace PATH with DATA as JSON, backing up ORIGINAL the first time; the backup's path."""
+    return _write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", original)
 
 
 def _pruned(data: dict[str, Any], wrapped: bool) -> dict[str, Any]:
@@ -427,6 +415,14 @@ def mcp_target(agent: str, scope: str, root: str | None, home: str | None = None
         return os.path.join(home, ".claude.json") if scope == "user" else os.path.join(str(root), ".mcp.json")
     if agent == "droid":
         return os.path.join(home if scope == "user" else str(root), ".factory", "mcp.json")
+    if agent == "gemini":  # the settings file its hooks live in, under "mcpServers" (as `gemini mcp add`)
+        return os.path.join(home if scope == "user" else str(root), ".gemini", "settings.json")
+    if agent == "cursor":
+        return os.path.join(home if scope == "user" else str(root), ".cursor", "mcp.json")
+    if agent == "codex":  # TOML: [mcp_servers.git-rewind] (as `codex mcp add`)
+        from .agents import codex
+
+        return codex.config_file(home) if scope == "user" else os.path.join(str(root), ".codex", "config.toml")
     raise RewindError(f"no MCP configuration known for {agent}")
 
 
@@ -436,6 +432,8 @@ def mcp_entry(agent: str, program: list[str] | None = None) -> dict[str, Any]:
     entry: dict[str, Any] = {"type": "stdio", "command": command[0], "args": [*command[1:], "mcp"]}
     if agent == "droid":
         entry["disabled"] = False
+    if agent in ("gemini", "cursor", "codex"):  # what their own `mcp add` writes: no type
+        del entry["type"]
     return entry
 
 
@@ -450,6 +448,8 @@ def install_mcp(agent: str, scope: str, root: str | None, home: str | None = Non
                 program: list[str] | None = None) -> Change:
     """Add our MCP server entry, keeping every other server and key; a second install changes nothing."""
     path = mcp_target(agent, scope, root, home)
+    if path.endswith(".toml"):
+        return _install_mcp_toml(path, mcp_entry(agent, program))
     original = _original(path)
     data = _load(path)
     servers = data.setdefault("mcpServers", {})
@@ -467,6 +467,8 @@ def install_mcp(agent: str, scope: str, root: str | None, home: str | None = Non
 def uninstall_mcp(agent: str, scope: str, root: str | None, home: str | None = None) -> Change:
     """Remove exactly our server entry; a file we created and left empty goes too."""
     path = mcp_target(agent, scope, root, home)
+    if path.endswith(".toml"):
+        return _uninstall_mcp_toml(path)
     original = _original(path)
     if original is None:
         return Change(path, changed=False)
@@ -475,8 +477,10 @@ def uninstall_mcp(agent: str, scope: str, root: str | None, home: str | None = N
     if not isinstance(servers, dict) or not _is_own_mcp(servers.get(MCP_NAME)):
         return Change(path, changed=False)
     del servers[MCP_NAME]
+    if not servers:
+        del data["mcpServers"]  # an empty table is ours too (a backup below brings back one that was there)
     backup = path + BACKUP_SUFFIX
-    if not servers and set(data) == {"mcpServers"} and not os.path.exists(backup):
+    if not data and not os.path.exists(backup):
         os.unlink(path)  # we created it and nothing else is in it
         return Change(path, changed=True, removed=True)
     try:
@@ -497,9 +501,84 @@ def mcp_installed(root: str | None, home: str | None = None) -> list[tuple[str, 
                 continue
             try:
                 path = mcp_target(agent, scope, root, home)  # an agent with no MCP support here: none
-                servers = _load(path).get("mcpServers")
+                servers = _toml_servers(path)[1] if path.endswith(".toml") else _load(path).get("mcpServers")
             except RewindError:
                 continue
             if isinstance(servers, dict) and _is_own_mcp(servers.get(MCP_NAME)):
                 found.append((agent, scope, path))
     return found
+
+
+def _toml_servers(path: str) -> tuple[Any, Any]:
+    """(the parsed TOML document, its mcp_servers table or None); a clear error for a bad file."""
+    import tomlkit
+
+    original = _original(path)
+    try:
+        doc = tomlkit.parse(original or "")
+    except Exception as exc:  # tomlkit's parse errors have no common base worth naming
+        raise RewindError(f"{path}: not valid TOML ({exc}); nothing changed") from None
+    return doc, doc.get("mcp_servers")
+
+
+def _install_mcp_toml(path: str, entry: dict[str, Any]) -> Change:
+    """`[mcp_servers.git-rewind]` in a Codex config.toml, comments and everything else kept."""
+    import tomlkit
+
+    original = _original(path)
+    doc, servers = _toml_servers(path)
+    if servers is not None and MCP_NAME in servers:
+        if not _is_own_mcp(servers[MCP_NAME].unwrap() if hasattr(servers[MCP_NAME], "unwrap") else None):
+            raise RewindError(f"{path}: an MCP server named {MCP_NAME} that is not this one is there; "
+                              "nothing changed")
+        if servers[MCP_NAME].unwrap() == entry:
+            return Change(path, changed=False)
+    if servers is None:
+        servers = tomlkit.table(is_super_table=True)
+        doc["mcp_servers"] = servers
+    table = tomlkit.table()
+    for key, value in entry.items():
+        table[key] = value
+    servers[MCP_NAME] = table
+    return Change(path, changed=True, backup=_write_text(path, tomlkit.dumps(doc), original))
+
+
+def _uninstall_mcp_toml(path: str) -> Change:
+    import tomlkit
+
+    original = _original(path)
+    if original is None:
+        return Change(path, changed=False)
+    doc, servers = _toml_servers(path)
+    if servers is None or MCP_NAME not in servers or not _is_own_mcp(servers[MCP_NAME].unwrap()):
+        return Change(path, changed=False)
+    del servers[MCP_NAME]
+    if not servers:
+        del doc["mcp_servers"]
+    text = tomlkit.dumps(doc)
+    backup = path + BACKUP_SUFFIX
+    if not text.strip() and not os.path.exists(backup):
+        os.unlink(path)  # we created it and nothing else is in it
+        return Change(path, changed=True, removed=True)
+    if os.path.exists(backup) and _original(backup) is not None and \
+            tomlkit.parse(_original(backup) or "").unwrap() == tomlkit.parse(text).unwrap():
+        shutil.copy2(backup, path)  # back to its exact bytes from before us
+        return Change(path, changed=True)
+    return Change(path, changed=True, backup=_write_text(path, text, original))
+
+
+def _write_text(path: str, text: str, original: str | None) -> str | None:
+    """Atomically replace PATH with TEXT, backing up ORIGINAL the first time; the backup's path."""
+    backup = None
+    if original is not None and not os.path.exists(path + BACKUP_SUFFIX):
+        backup = path + BACKUP_SUFFIX
+        shutil.copy2(path, backup)
+    target = os.path.realpath(path)  # a settings file linked from a dotfiles repository stays linked
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    tmp = f"{target}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    if original is not None:
+        shutil.copymode(target, tmp)
+    os.replace(tmp, target)
+    return backup

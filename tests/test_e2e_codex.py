@@ -294,3 +294,17 @@ def test_user_scope_hooks_in_codex_home_run_trusted_without_any_flag(codex: Path
         ("SessionStart", None, "checkpoint"), ("UserPromptSubmit", None, "checkpoint"),
         ("PreToolUse", "apply_patch", "unchanged")]
     assert "trust_level" not in (Path(env["CODEX_HOME"]) / "config.toml").read_text()  # the project was not trusted
+
+
+def test_the_mcp_server_installed_for_codex_is_listed_enabled(codex: Path, agent_project: Workdir) -> None:
+    """`git rewind install --agent codex --mcp` writes [mcp_servers.git-rewind] where Codex reads it."""
+    work = agent_project
+    with MockModel({}) as model:
+        env = codex_env(work, model)
+        run = work.rewind("install", "--agent", "codex", "--mcp", env=env)
+        assert run.returncode == 0, run.stderr
+        listed = agentcli.run([str(codex), "mcp", "list", "--json"], work.path, env)
+    assert listed.returncode == 0, listed.stderr
+    servers = {s["name"]: s for s in json.loads(listed.stdout)}
+    ours = servers["git-rewind"]
+    assert ours["enabled"] is True and ours["transport"]["args"][-1] == "mcp", ours

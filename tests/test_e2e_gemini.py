@@ -276,3 +276,15 @@ def test_undo_to_a_tool_checkpoint_cuts_before_the_call_and_fork_leaves_the_sess
         assert replace_id not in conversation and shell_id not in conversation
     assert agentcli.hook_errors(work) == ""
     work.fsck()
+
+
+def test_the_mcp_server_installed_for_gemini_connects(gemini: Path, agent_project: Workdir) -> None:
+    """`git rewind install --agent gemini --mcp`: the real Gemini CLI starts the server and completes the handshake."""
+    work = agent_project
+    with MockModel({}) as model:
+        env = gemini_env(work, model)
+        run = work.rewind("install", "--agent", "gemini", "--scope", "project", "--mcp", env=env)
+        assert run.returncode == 0, run.stderr
+        listed = agentcli.run([str(gemini), "mcp", "list"], work.path, env)
+    out = listed.stdout + listed.stderr
+    assert listed.returncode == 0 and "git-rewind" in out and "Connected" in out, out

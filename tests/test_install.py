@@ -491,3 +491,38 @@ def test_mcp_install_refuses_a_foreign_server_of_that_name_and_the_local_scope(p
     assert run.returncode == 1 and "not this one" in run.stderr and path.read_text() == foreign
     run = w.rewind("install", "--agent", "claude-code", "--scope", "local", "--mcp")
     assert run.returncode == 1 and "user or project" in run.stderr
+
+
+def test_mcp_install_for_gemini_codex_and_cursor_writes_what_their_own_mcp_add_writes(
+        project: Workdir, home: Path) -> None:
+    """Gemini CLI: settings.json's mcpServers beside its hooks; Codex: [mcp_servers.git-rewind] in config.toml,
+    comments kept; Cursor: .cursor/mcp.json. The shapes are those `gemini mcp add` and `codex mcp add` write."""
+    w = project
+    codex_home = home / "codex-home"
+    codex_home.mkdir()
+    config = codex_home / "config.toml"
+    theirs = '# my Codex settings\nmodel = "o4"\n\n[mcp_servers.docs]\ncommand = "docs"\n'
+    config.write_text(theirs)
+    env = {"HOME": str(home), "CODEX_HOME": str(codex_home)}
+    assert w.rewind("install", "--agent", "gemini", "--scope", "project", env=env).returncode == 0  # the hooks
+    for agent, scope in (("gemini", "project"), ("codex", "user"), ("cursor", "project")):
+        run = w.rewind("install", "--agent", agent, "--scope", scope, "--mcp", env=env)
+        assert run.returncode == 0, run.stderr
+    settings = json.loads((w.path / ".gemini" / "settings.json").read_text())
+    entry = settings["mcpServers"]["git-rewind"]
+    assert set(entry) == {"command", "args"} and entry["args"][-1] == "mcp" and "hooks" in settings
+    assert json.loads((w.path / ".cursor" / "mcp.json").read_text())["mcpServers"]["git-rewind"] == entry
+    import tomllib
+
+    text = config.read_text()
+    assert text.startswith("# my Codex settings\n") and tomllib.loads(text)["mcp_servers"] == {
+        "docs": {"command": "docs"}, "git-rewind": entry}
+    assert "already installed" in w.rewind("install", "--agent", "codex", "--mcp", env=env).stdout
+    status = json.loads(w.rewind("status", "--json", env=env).stdout)["mcp_installed"]
+    assert {(s["agent"], s["scope"]) for s in status} == {("gemini", "project"), ("codex", "user"),
+                                                           ("cursor", "project")}
+    for agent, scope in (("gemini", "project"), ("codex", "user"), ("cursor", "project")):
+        assert w.rewind("uninstall", "--agent", agent, "--scope", scope, "--mcp", env=env).returncode == 0
+    assert config.read_text() == theirs  # its bytes back
+    assert "mcpServers" not in json.loads((w.path / ".gemini" / "settings.json").read_text())
+    assert not (w.path / ".cursor" / "mcp.json").exists()
