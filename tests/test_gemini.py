@@ -233,6 +233,21 @@ def test_a_prompt_checkpoint_appends_one_rewind_record_naming_the_prompt(session
     assert session.by_trigger("BeforeAgent", "P2-Y more")["conversation"]["message_uuid"] == prompt["id"]
 
 
+def test_a_session_file_under_another_minute_is_found_by_the_session_id(session: Session) -> None:
+    """The hooks' transcript_path names the minute a run started; the messages may be in a file of another
+    minute (seen live when a run crossed one). Gemini finds a session by id, and so does the rewind."""
+    w, recorded = session.w, session.transcript
+    moved = recorded.with_name(recorded.name.replace("session-", "session-1999-"))
+    recorded.rename(moved)
+    decoy = recorded.with_name(recorded.name.replace("session-", "session-1998-"))
+    decoy.write_text(json.dumps({"sessionId": "another-session"}) + "\n")  # same 8 characters, other session
+    target = session.by_trigger("BeforeAgent", "P2-Y more")
+    run = w.rewind("undo", str(target["seq"]), "--conversation", "--yes")
+    assert run.returncode == 0, run.stderr
+    assert lines(moved)[-1].keys() == {"$rewindTo"} and not recorded.exists()
+    assert decoy.read_text() == json.dumps({"sessionId": "another-session"}) + "\n"
+
+
 def test_a_tool_checkpoint_cuts_before_the_model_turn_that_called_the_tool(session: Session) -> None:
     w, transcript = session.w, session.transcript
     target = session.by_trigger("BeforeTool")  # the first replace, in P1's turn

@@ -233,7 +233,8 @@ def plan_rewind(note: dict[str, Any], fork: bool) -> Any:
     from ..errors import RewindError
 
     conv = note.get("conversation") or {}
-    transcript = Transcript.load(conv.get("transcript"), "Gemini session file")
+    transcript = Transcript.load(_session_file(conv.get("transcript"), str(note.get("session") or "")),
+                                 "Gemini session file")
     replay = _Replay(transcript)
     session = str(replay.meta.get("sessionId") or note.get("session") or "")
     if not session:
@@ -249,6 +250,31 @@ def plan_rewind(note: dict[str, Any], fork: bool) -> Any:
     plan.where = where
     plan.empty = not any(_is_said(replay.messages[i]) for i in kept)
     return plan
+
+
+def _session_file(recorded: str | None, session: str) -> str | None:
+    """The session's file: RECORDED, or when that is gone the largest `session-*-<id8>.jsonl` beside it
+    that holds SESSION.
+
+    The file name carries the minute the session (or a resumed run) started, and the path a hook
+    was given does not always name the file the messages ended up in (seen when a run crossed a
+    minute): Gemini finds a session by its id, so do we.
+    """
+    if not recorded or os.path.exists(recorded) or not session:
+        return recorded
+    import glob
+    import json
+
+    found = []
+    for path in glob.glob(os.path.join(glob.escape(os.path.dirname(recorded)), f"session-*-{session[:8]}.jsonl")):
+        try:
+            with open(path, "rb") as fh:
+                head = json.loads(fh.readline() or b"{}")
+            if isinstance(head, dict) and head.get("sessionId") == session:
+                found.append((os.path.getsize(path), path))
+        except (OSError, ValueError):
+            continue
+    return max(found)[1] if found else recorded
 
 
 def current_leaf(transcript: Any) -> str | None:
