@@ -56,12 +56,17 @@ def gemini_env(work: Workdir, model: MockModel, **extra: str) -> dict[str, str]:
 
     The project is trusted (GEMINI_CLI_TRUST_WORKSPACE, what trusting it in the dialog does): Gemini reads
     no .gemini/settings.json, so runs no project hooks, in a folder it does not trust.
+
+    Session retention is off: at start-up Gemini deletes every session file it finds not resumable,
+    and with it every file of the same session id (cleanupExpiredSessions in its bundle). A resumed
+    run that crosses a minute leaves such a file (only the session context, under the new minute's
+    name), so the next run deleted the whole session in about one run of ten.
     """
     folder = Path(work.env["HOME"]) / ".gemini"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "settings.json").write_text(json.dumps({
         "security": {"auth": {"selectedType": "gemini-api-key"}},
-        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True, "sessionRetention": {"enabled": False}},
         "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False}}))
     return agentcli.agent_env(work.env, GEMINI_API_KEY="test-key", GOOGLE_GEMINI_BASE_URL=model.url,
                               GEMINI_CLI_NO_RELAUNCH="true", GEMINI_CLI_TRUST_WORKSPACE="true", **extra)
