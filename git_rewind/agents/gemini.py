@@ -233,13 +233,22 @@ def plan_rewind(note: dict[str, Any], fork: bool) -> Any:
     from ..errors import RewindError
 
     conv = note.get("conversation") or {}
-    transcript = Transcript.load(_session_file(conv.get("transcript"), str(note.get("session") or "")),
-                                 "Gemini session file")
-    replay = _Replay(transcript)
+    transcript = replay = located = None
+    failure: RewindError | None = None
+    for path in _session_files(conv.get("transcript"), str(note.get("session") or "")):
+        try:
+            transcript = Transcript.load(path, "Gemini session file")
+            replay = _Replay(transcript)
+            if not (replay.meta.get("sessionId") or note.get("session")):
+                raise RewindError(f"{transcript.path} is not a Gemini session file (no sessionId)")
+            located = _locate(transcript, replay, note)
+            break
+        except RewindError as exc:
+            failure = failure or exc  # the recorded file's reason is the one worth telling
+    if located is None or transcript is None or replay is None:
+        raise failure or RewindError(f"#{note.get('seq')} records no Gemini session file")
     session = str(replay.meta.get("sessionId") or note.get("session") or "")
-    if not session:
-        raise RewindError(f"{transcript.path} is not a Gemini session file (no sessionId)")
-    target, where, prompt = _locate(transcript, replay, note)
+    target, where, prompt = located
     ids = list(replay.messages)
     kept = ids[:ids.index(target)] if target else ids
     plan = Plan(NAME, session, transcript)
@@ -252,29 +261,31 @@ def plan_rewind(note: dict[str, Any], fork: bool) -> Any:
     return plan
 
 
-def _session_file(recorded: str | None, session: str) -> str | None:
-    """The session's file: RECORDED, or when that is gone the largest `session-*-<id8>.jsonl` beside it
-    that holds SESSION.
+def _session_files(recorded: str | None, session: str) -> list[str | None]:
+    """Where the session's messages may be: RECORDED first, then the other `session-*-<id8>.jsonl` files
+    beside it that hold SESSION, largest first.
 
-    The file name carries the minute the session (or a resumed run) started, and the path a hook
-    was given does not always name the file the messages ended up in (seen when a run crossed a
-    minute): Gemini finds a session by its id, so do we.
+    A file's name carries the minute its process started. A resumed run that starts in a later
+    minute is given (and its hooks report) a new file name, while the messages may stay in the
+    first file (seen live): Gemini finds a session by its id, and so do we.
     """
-    if not recorded or os.path.exists(recorded) or not session:
-        return recorded
-    import glob
-    import json
+    found: list[tuple[int, str]] = []
+    if recorded and session:
+        import glob
+        import json
 
-    found = []
-    for path in glob.glob(os.path.join(glob.escape(os.path.dirname(recorded)), f"session-*-{session[:8]}.jsonl")):
-        try:
-            with open(path, "rb") as fh:
-                head = json.loads(fh.readline() or b"{}")
-            if isinstance(head, dict) and head.get("sessionId") == session:
-                found.append((os.path.getsize(path), path))
-        except (OSError, ValueError):
-            continue
-    return max(found)[1] if found else recorded
+        pattern = os.path.join(glob.escape(os.path.dirname(recorded)), f"session-*-{session[:8]}.jsonl")
+        for path in glob.glob(pattern):
+            if path == recorded:
+                continue
+            try:
+                with open(path, "rb") as fh:
+                    head = json.loads(fh.readline() or b"{}")
+                if isinstance(head, dict) and head.get("sessionId") == session:
+                    found.append((os.path.getsize(path), path))
+            except (OSError, ValueError):
+                continue
+    return [recorded, *(path for _size, path in sorted(found, reverse=True))]
 
 
 def current_leaf(transcript: Any) -> str | None:
