@@ -103,13 +103,20 @@ def text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def existing_text(path: str, limit: int = 1 << 20) -> str:
-    """The current content of PATH as text ('' when missing or unreadable), to size a Write."""
+def existing_text(path: str, cwd: str = "", limit: int = 1 << 20) -> str:
+    """The current content of PATH (relative to CWD) as text ('' when missing or unreadable), to size a Write."""
+    import os
+
     try:
-        with open(path, "rb") as fh:
+        with open(path if os.path.isabs(path) else os.path.join(cwd or os.getcwd(), path), "rb") as fh:
             return fh.read(limit).decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def written_chars(event: Event, path: str, content: Any) -> int:
+    """Characters a whole-file write of CONTENT to PATH changes, against what the file holds now."""
+    return changed_chars(existing_text(path, event.cwd), str(content or ""))
 
 
 def patch_files(patch: str) -> list[tuple[str, str]]:
@@ -133,10 +140,8 @@ def read_patch(event: Event, patch: str) -> None:
     changed = sum(len(line) - 1 for line in patch.splitlines()
                   if line[:1] in ("+", "-") and not line.startswith(("+++", "---")))
     for action, path in files:
-        if action == "Delete":
-            import os
-
-            changed += len(existing_text(path if os.path.isabs(path) else os.path.join(event.cwd or os.getcwd(), path)))
+        if action == "Delete":  # its lines are not in the patch: the file's size is the change
+            changed += len(existing_text(path, event.cwd))
     event.change_chars = changed
     if any(action == "Add" for action, _ in files):
         event.tool_kind = WRITE

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from .. import event as ev
-from ..event import Event, changed_chars, existing_text, text
+from ..event import Event, changed_chars, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -70,8 +70,7 @@ def _read_tool_input(event: Event, tool: str, tool_input: dict[str, Any]) -> Non
     if path:
         event.paths = [path]
     if tool == "Write" and path:
-        event.change_chars = changed_chars(existing_text(_absolute(path, event.cwd)),
-                                           str(tool_input.get("content") or ""))
+        event.change_chars = ev.written_chars(event, path, tool_input.get("content"))
     elif tool == "Edit":
         event.change_chars = changed_chars(str(tool_input.get("old_string") or ""),
                                            str(tool_input.get("new_string") or ""))
@@ -84,10 +83,6 @@ def _read_tool_input(event: Event, tool: str, tool_input: dict[str, Any]) -> Non
             )
     elif tool == "NotebookEdit":
         event.change_chars = len(str(tool_input.get("new_source") or ""))
-
-
-def _absolute(path: str, cwd: str) -> str:
-    return path if os.path.isabs(path) else os.path.join(cwd or os.getcwd(), path)
 
 
 def resume_command(session: str) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 
 from .. import event as ev
-from ..event import Event, changed_chars, existing_text, text
+from ..event import Event, changed_chars, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -97,10 +97,6 @@ def parse(payload: dict[str, Any]) -> Event:
     return event
 
 
-def _absolute(path: str, event: Event) -> str:
-    return path if os.path.isabs(path) else os.path.join(event.cwd or os.getcwd(), path)
-
-
 def _read_tool_input(event: Event, tool_input: dict[str, Any]) -> None:
     path = next((text(tool_input.get(k)) for k in ("file_path", "path", "target_file", "filePath")
                  if text(tool_input.get(k))), None)
@@ -109,7 +105,7 @@ def _read_tool_input(event: Event, tool_input: dict[str, Any]) -> None:
     event.paths = [path]
     if event.tool_kind == ev.WRITE:
         content = tool_input.get("content", tool_input.get("contents"))
-        event.change_chars = changed_chars(existing_text(_absolute(path, event)), str(content or ""))
+        event.change_chars = ev.written_chars(event, path, content)
     elif "old_string" in tool_input or "new_string" in tool_input:
         event.change_chars = changed_chars(str(tool_input.get("old_string") or ""),
                                            str(tool_input.get("new_string") or ""))

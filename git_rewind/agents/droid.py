@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from .. import event as ev
-from ..event import Event, changed_chars, existing_text, text
+from ..event import Event, changed_chars, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -78,8 +78,7 @@ def _read_tool_input(event: Event, tool: str, tool_input: dict[str, Any]) -> Non
     if path:
         event.paths = [path]
     if tool == "Create" and path:
-        absolute = path if os.path.isabs(path) else os.path.join(event.cwd or os.getcwd(), path)
-        event.change_chars = changed_chars(existing_text(absolute), str(tool_input.get("content") or ""))
+        event.change_chars = ev.written_chars(event, path, tool_input.get("content"))
     elif tool == "Edit":
         event.change_chars = changed_chars(str(tool_input.get("old_str") or tool_input.get("old_string") or ""),
                                            str(tool_input.get("new_str") or tool_input.get("new_string") or ""))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from .. import event as ev
-from ..event import Event, changed_chars, existing_text, text
+from ..event import Event, changed_chars, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -80,8 +80,7 @@ def parse(payload: dict[str, Any]) -> Event:
             if path:
                 event.paths = [path]
                 if tool == "write_file":
-                    absolute = path if os.path.isabs(path) else os.path.join(event.cwd or os.getcwd(), path)
-                    event.change_chars = changed_chars(existing_text(absolute), str(tool_input.get("content") or ""))
+                    event.change_chars = ev.written_chars(event, path, tool_input.get("content"))
             if tool == "replace":
                 event.change_chars = changed_chars(str(tool_input.get("old_string") or ""),
                                                    str(tool_input.get("new_string") or ""))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 from .. import event as ev
-from ..event import Event, changed_chars, existing_text, text
+from ..event import Event, changed_chars, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -110,8 +110,7 @@ def _read_args(event: Event, tool: str, args: dict[str, Any]) -> None:
     if path:
         event.paths = [path]
     if tool == "write" and path:
-        absolute = path if os.path.isabs(path) else os.path.join(event.cwd or os.getcwd(), path)
-        event.change_chars = changed_chars(existing_text(absolute), str(args.get("content") or ""))
+        event.change_chars = ev.written_chars(event, path, args.get("content"))
     elif tool == "edit":
         event.change_chars = changed_chars(str(args.get("oldString") or ""), str(args.get("newString") or ""))
     elif tool == "multiedit" and isinstance(args.get("edits"), list):
