@@ -166,6 +166,14 @@ def lookup(repo: Repo, ident: str, checkpoints: list[Checkpoint] | None = None) 
     raise RewindError(f"unknown checkpoint: {ident}")
 
 
+def since_previous(repo: Repo, commit: str) -> tuple[str, str]:
+    """(the previous checkpoint of COMMIT's session, or the empty tree; `git diff --stat --summary` from it)."""
+    from .snapshot import EMPTY_TREE
+
+    parent = repo.git(["rev-parse", "--verify", "-q", commit + "^"], check=False).decode().strip() or EMPTY_TREE
+    return parent, repo.git(["diff", "--stat", "--summary", parent, commit]).decode("utf-8", "replace")
+
+
 def stats(repo: Repo) -> dict[str, Any]:
     """Counts, sessions, the disk the checkpoints' own objects use, and the oldest and newest."""
     items = load_all(repo)

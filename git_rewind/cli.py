@@ -91,8 +91,7 @@ def show_command(ident: str, as_json: bool) -> None:
     """Show a checkpoint's metadata and what changed since the previous one of its session."""
     repo = Repo.discover()
     item = checkpoints.lookup(repo, ident)
-    parent = _parent(repo, item.commit)
-    stat = repo.git(["diff", "--stat", "--summary", parent, item.commit]).decode("utf-8", "replace")
+    parent, stat = checkpoints.since_previous(repo, item.commit)
     if as_json:
         click.echo(json.dumps({**item.as_json(), "parent": parent, "stat": stat}, indent=2))
         return
@@ -100,13 +99,6 @@ def show_command(ident: str, as_json: bool) -> None:
         click.echo(row)
     click.echo("")
     click.echo(stat.rstrip("\n") or "no change since the previous checkpoint")
-
-
-def _parent(repo: Repo, commit: str) -> str:
-    from .snapshot import EMPTY_TREE
-
-    out = repo.git(["rev-parse", "--verify", "-q", commit + "^"], check=False).decode().strip()
-    return out or EMPTY_TREE
 
 
 @cli.command("diff", context_settings=CONTEXT)

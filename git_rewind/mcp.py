@@ -105,14 +105,10 @@ class Tools:
         return text, {"checkpoints": [_checkpoint_json(c.commit, c.note) for c in items]}
 
     def show(self, ident: str | int) -> tuple[str, dict[str, Any]]:
-        from . import output
+        from . import checkpoints, output
 
         item = self._lookup(ident)
-        repo = self.repo()
-        parent = repo.git(["rev-parse", "--verify", "-q", item.commit + "^"], check=False).decode().strip()
-        from .snapshot import EMPTY_TREE
-
-        stat = repo.git(["diff", "--stat", parent or EMPTY_TREE, item.commit]).decode("utf-8", "replace")
+        _parent, stat = checkpoints.since_previous(self.repo(), item.commit)
         text = "\n".join(output.details(item) + ["", stat.rstrip() or "no change since the previous checkpoint"])
         return text, {**_checkpoint_json(item.commit, item.note), "diffstat": stat}
 
