@@ -1,83 +1,56 @@
-"""The Checkpoint value, its JSON note, sequence ids and id lookup.
+"""Checkpoints as the store holds them: the one reader of every note, sequence ids, id lookup, selection.
 
 A checkpoint is a commit on refs/rewind/<session>; its metadata is a JSON note in
-refs/notes/rewind. Reading all of them goes through pygit2 (interactive commands only).
+refs/notes/rewind (note.Note). Every command, hook and MCP tool reads checkpoints through
+`load_all` / `load_one`: `git notes list` and one `git cat-file --batch`, no pygit2 (its import
+costs ~100 ms, and libgit2 cannot open SHA-256 repositories).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import time
 
-from . import gitcmd
+from .clock import parse_utc
 from .errors import RewindError
+from .fsutil import write_atomic
+from .note import Note, Oid
 from .repo import NOTES_REF, Repo
 from .repo import check_session as check_session  # re-exported: callers know it from here
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from datetime import datetime
     from typing import Any
-
-NOTE_VERSION = 1
-
-
-def utc_now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def new_note(**fields: Any) -> dict[str, Any]:
-    """A note with every key of the schema present, in a stable order."""
-    note: dict[str, Any] = {
-        "v": NOTE_VERSION, "seq": None, "session": None, "agent": None, "trigger": None,
-        "tool": None, "paths": [], "message": "", "prompt": None, "summary": None, "tags": [],
-        "head": None, "branch": None, "created": utc_now(), "conversation": None, "skipped": [],
-    }
-    note.update(fields)
-    return note
-
-
-def dump_note(note: dict[str, Any]) -> bytes:
-    """The note's text as stored: one JSON object, readable in `git notes show`."""
-    return (json.dumps(note, ensure_ascii=True, indent=1) + "\n").encode()
 
 
 class Checkpoint:
-    """A checkpoint commit and its note."""
+    """A checkpoint commit, its note, and the blob the note is stored in."""
 
-    __slots__ = ("commit", "note")
+    __slots__ = ("commit", "note", "note_blob")
 
-    def __init__(self, commit: str, note: dict[str, Any]) -> None:
+    def __init__(self, commit: Oid, note: Note, note_blob: Oid) -> None:
         self.commit = commit
         self.note = note
+        self.note_blob = note_blob
 
     @property
     def seq(self) -> int:
-        return int(self.note.get("seq") or 0)
+        return self.note.seq
 
     @property
     def session(self) -> str:
-        return str(self.note.get("session") or "")
+        return self.note.session
 
     @property
     def message(self) -> str:
-        return str(self.note.get("message") or "")
+        return self.note.message
 
     @property
-    def created(self) -> datetime:
-        from datetime import datetime, timezone
-
-        try:
-            return datetime.strptime(str(self.note["created"]), "%Y-%m-%dT%H:%M:%SZ").replace(
-                tzinfo=timezone.utc
-            )
-        except (KeyError, ValueError):
-            return datetime.fromtimestamp(0, timezone.utc)
+    def time(self) -> float:
+        """When it was taken, in seconds since the epoch (0 when the note's time is unreadable)."""
+        return parse_utc(self.note.created) or 0.0
 
     def as_json(self) -> dict[str, Any]:
-        return {**self.note, "commit": self.commit}
+        return {**self.note.to_json(), "commit": self.commit}
 
 
 # sequence ids ------------------------------------------------------------------
@@ -96,10 +69,7 @@ def next_seq(repo: Repo) -> int:
     except (FileNotFoundError, ValueError):
         last = max((c.seq for c in load_all(repo)), default=0)
     seq = last + 1
-    tmp = path + ".tmp"
-    with open(tmp, "w") as fh:
-        fh.write(f"{seq}\n")
-    os.replace(tmp, path)
+    write_atomic(path, f"{seq}\n")
     return seq
 
 
@@ -110,34 +80,48 @@ def load_all(repo: Repo) -> list[Checkpoint]:
     """Every checkpoint of the repository, oldest first (by seq)."""
     if repo.read_ref(NOTES_REF) is None:
         return []
-    pyrepo = repo.pygit
+    return _read(repo, repo.git(["notes", "--ref", NOTES_REF, "list"]))
+
+
+def load_one(repo: Repo, commit: str) -> Checkpoint | None:
+    """The checkpoint COMMIT, or None when it has no note of ours."""
+    if repo.read_ref(NOTES_REF) is None:
+        return None
+    listed = repo.git(["notes", "--ref", NOTES_REF, "list", commit], check=False).strip()
+    if not listed:
+        return None
+    found = _read(repo, listed + b" " + repo.git(["rev-parse", "--verify", commit + "^{commit}"]).strip())
+    return found[0] if found else None
+
+
+def _read(repo: Repo, listing: bytes) -> list[Checkpoint]:
+    """Checkpoints from `git notes list` output (`<note blob> <commit>` lines), through one cat-file."""
+    pairs = [line.split() for line in listing.decode().splitlines()]
+    pairs = [p for p in pairs if len(p) == 2]
+    if not pairs:
+        return []
+    out = repo.git(["cat-file", "--batch"], input="".join(f"{blob}\n" for blob, _ in pairs).encode())
     result = []
-    for note in pyrepo.notes(NOTES_REF):  # type: ignore[call-arg]  # the stub omits ref
-        try:
-            data = json.loads(note.message)
-        except ValueError:
+    pos = 0
+    for blob, commit in pairs:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        pos = end + 1
+        if len(header) != 3:  # "<oid> missing"
             continue
-        if isinstance(data, dict) and "seq" in data:
-            result.append(Checkpoint(commit=str(note.annotated_id), note=data))
+        size = int(header[2])
+        note = Note.from_bytes(out[pos:pos + size])
+        pos += size + 1
+        if note is not None:
+            result.append(Checkpoint(Oid(commit), note, Oid(blob)))
     result.sort(key=lambda c: c.seq)
     return result
 
 
-def read_note(repo: Repo, commit: str) -> dict[str, Any] | None:
-    """The note of one commit, through git (no pygit2 import)."""
-    try:
-        out = repo.git(["notes", "--ref", NOTES_REF, "show", commit])
-    except gitcmd.GitError:
-        return None
-    try:
-        data = json.loads(out)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def lookup(repo: Repo, ident: str, checkpoints: list[Checkpoint] | None = None) -> Checkpoint:
     """Resolve an id: a sequence number, `@`/`latest`, `@~N`, or a (short) commit id."""
+    import re
+
     items = checkpoints if checkpoints is not None else load_all(repo)
     ident = ident.strip()
     if not items:
@@ -166,6 +150,16 @@ def lookup(repo: Repo, ident: str, checkpoints: list[Checkpoint] | None = None) 
     raise RewindError(f"unknown checkpoint: {ident}")
 
 
+def newest_first(items: list[Checkpoint], session: str | None = None, tags: list[str] | None = None,
+                 limit: int = 0) -> tuple[list[Checkpoint], int]:
+    """ITEMS of SESSION carrying every one of TAGS, newest first, at most LIMIT (0: all); and how many more."""
+    chosen = [c for c in reversed(items)
+              if (not session or c.session == session) and (not tags or set(tags) <= set(c.note.tags))]
+    if limit and len(chosen) > limit:
+        return chosen[:limit], len(chosen) - limit
+    return chosen, 0
+
+
 def since_previous(repo: Repo, commit: str) -> tuple[str, str]:
     """(the previous checkpoint of COMMIT's session, or the empty tree; `git diff --stat --summary` from it)."""
     from .snapshot import EMPTY_TREE
@@ -188,7 +182,7 @@ def stats(repo: Repo) -> dict[str, Any]:
         storage = int(out.strip() or 0)
 
     def brief(item: Checkpoint) -> dict[str, Any]:
-        return {"seq": item.seq, "created": item.note.get("created"), "message": item.message}
+        return {"seq": item.seq, "created": item.note.created, "message": item.message}
 
     return {
         "checkpoints": len(items),
@@ -196,6 +190,6 @@ def stats(repo: Repo) -> dict[str, Any]:
         "storage_bytes": storage,
         "oldest": brief(items[0]) if items else None,
         "newest": brief(items[-1]) if items else None,
-        "with_summary": sum(1 for item in items if item.note.get("summary")),
-        "safety": sum(1 for item in items if str(item.note.get("trigger") or "").startswith("pre-")),
+        "with_summary": sum(1 for item in items if item.note.summary),
+        "safety": sum(1 for item in items if (item.note.trigger or "").startswith("pre-")),
     }

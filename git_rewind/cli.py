@@ -13,7 +13,12 @@ import click
 
 from . import __version__, agents, checkpoints, config, output, snapcmd
 from .errors import RewindError
+from .note import mode_of
 from .repo import Repo
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from . import restore, undo
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -47,12 +52,6 @@ def _snap_command() -> Callable[..., None]:
 cli.command("snap", context_settings=CONTEXT)(_snap_command())
 
 
-def _settings(repo: Repo) -> dict[str, Any]:
-    settings = config.values(repo.root)
-    repo.lock_timeout = settings["lock_timeout"]
-    return settings
-
-
 @cli.command("list", context_settings=CONTEXT)
 @click.option("--session", help="Only this session (default: $GIT_REWIND_SESSION if set, else all).")
 @click.option("--all", "all_sessions", is_flag=True, help="Every session.")
@@ -64,14 +63,8 @@ def list_command(session: str | None, all_sessions: bool, limit: int, as_json: b
     if session and all_sessions:
         raise click.UsageError("--session and --all exclude each other")
     repo = Repo.discover()
-    items = checkpoints.load_all(repo)
     scope = None if all_sessions else (session or os.environ.get("GIT_REWIND_SESSION"))
-    if scope:
-        items = [c for c in items if c.session == scope]
-    items.reverse()
-    more = len(items) - limit if limit and len(items) > limit else 0
-    if limit:
-        items = items[:limit]
+    items, more = checkpoints.newest_first(checkpoints.load_all(repo), scope, limit=limit)
     if as_json:
         click.echo(json.dumps([c.as_json() for c in items], indent=2))
         return
@@ -113,12 +106,11 @@ def diff_command(ident: str, ident2: str | None, stat: bool, name_status: bool) 
     repo = Repo.discover()
     items = checkpoints.load_all(repo)
     old = checkpoints.lookup(repo, ident, items).commit
+    new: str
     if ident2:
         new = checkpoints.lookup(repo, ident2, items).commit
     else:
-        max_size = _settings(repo)["max_file_size"]
-        with repo.worktree_lock():
-            new = snapshot.scan(repo, max_size).tree
+        new = snapshot.current_tree(repo, config.for_repo(repo)["max_file_size"])
     args = ["git", "diff"] + (["--stat"] if stat else []) + (["--name-status"] if name_status else [])
     sys.exit(subprocess.call(args + [old, new, "--"], cwd=repo.root))
 
@@ -134,24 +126,18 @@ def files_command(ident: str, all_files: bool) -> None:
         out = repo.git(["ls-tree", "-r", "-z", "--name-only", "--full-tree", item.commit])
         names = [os.fsdecode(p) for p in out.split(b"\0") if p]
     else:
-        names = list(item.note.get("paths") or [])
+        names = list(item.note.paths)
     for name in names:
         click.echo(name)
 
 
-def _print_plan(plan: Any) -> None:
+def _print_plan(plan: restore.Plan) -> None:
     for change in plan.writes:
         click.echo(f"write   {change.path}")
     for change in plan.removals:
         click.echo(f"remove  {change.path}")
     for path in plan.left_alone:
         click.echo(f"leave   {path} (not captured now: ignored, too large or a nested repository)")
-
-
-def _describe_conversation(plan: Any) -> str:
-    where = "as a new session (--fork)" if plan.fork else f"in {plan.transcript.path}"
-    kept = ": nothing of it is kept" if plan.empty else ""
-    return f"conversation: cut {plan.where}{kept}, {where}"
 
 
 def _confirm_plan(repo: Repo, target: checkpoints.Checkpoint, only: list[str], code: bool,
@@ -180,7 +166,7 @@ def _confirm_plan(repo: Repo, target: checkpoints.Checkpoint, only: list[str], c
     return True
 
 
-def _print_result(result: Any, target_seq: int, verb: str) -> None:
+def _print_result(result: undo.Result, target_seq: int, verb: str) -> None:
     outcome = result.outcome
     if outcome is None or outcome.safety is None:
         click.echo(f"the working tree already matches #{target_seq}")
@@ -222,15 +208,15 @@ def undo_command(ident: str, mode: str, fork: bool, dry_run: bool, yes: bool, on
     if fork and mode == "code":
         raise click.UsageError("--fork rewinds a conversation: use it with --conversation or --full")
     repo = Repo.discover()
-    settings = _settings(repo)
+    settings = config.for_repo(repo)
     target = checkpoints.lookup(repo, ident)
     paths = [repo.relpath(p) for p in only]
     conversation = undo.plan_conversation(target, fork) if mode != "code" else None
-    described = _describe_conversation(conversation) if conversation is not None else None
+    described = undo.describe(conversation) if conversation is not None else None
     if not _confirm_plan(repo, target, paths, mode != "conversation", described, dry_run, yes,
                          settings["max_file_size"]):
         return
-    result = undo.undo(repo, target, mode, fork, paths, settings["max_file_size"], settings["auto_pack"],
+    result = undo.undo(repo, target, mode_of(mode), fork, paths, settings["max_file_size"], settings["auto_pack"],
                        plan=conversation)
     _print_result(result, target.seq, "restored")
 
@@ -240,20 +226,16 @@ def undo_command(ident: str, mode: str, fork: bool, dry_run: bool, yes: bool, on
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def redo_command(dry_run: bool, yes: bool) -> None:
     """Reverse the most recent undo: its code and its conversation, as they were before it."""
-    from . import restore, undo
+    from . import undo
 
     repo = Repo.discover()
-    settings = _settings(repo)
-    target = restore.safety_for_redo(repo)
-    record = target.note.get("rewind") or {}
-    code = str(record.get("mode") or "code") in ("code", "full")
-    info = record.get("conversation")
-    described = f"conversation: back as it was before the rewind, in {info.get('transcript')}" if info else None
-    if not _confirm_plan(repo, target, list(record.get("only") or []), code, described, dry_run, yes,
+    settings = config.for_repo(repo)
+    plan = undo.plan_redo(repo)
+    if not _confirm_plan(repo, plan.target, plan.record.only, plan.record.code, plan.description, dry_run, yes,
                          settings["max_file_size"]):
         return
-    result = undo.redo(repo, settings["max_file_size"], settings["auto_pack"])
-    _print_result(result, target.seq, "restored")
+    result = undo.redo(repo, settings["max_file_size"], settings["auto_pack"], plan)
+    _print_result(result, plan.target.seq, "restored")
 
 
 @cli.command("gc", context_settings=CONTEXT)
@@ -266,7 +248,7 @@ def gc_command(keep: int | None, older_than: int | None, dry_run: bool) -> None:
     from . import gc
 
     repo = Repo.discover()
-    settings = _settings(repo)
+    settings = config.for_repo(repo)
     keep = settings["gc_keep"] if keep is None else keep
     days = settings["gc_older_than_days"] if older_than is None else older_than
     result = gc.collect(repo, keep, days, dry_run=dry_run)
@@ -400,50 +382,28 @@ def uninstall_command(agent: str, scope: str, mcp_server: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print everything as one JSON object.")
 def status_command(limit: int, as_json: bool) -> None:
     """The checkpoint tier and where it comes from, recent hook decisions, installed hooks."""
-    from . import hook, install
-    from .errors import NotARepository
+    from . import status
 
-    try:
-        repo: Repo | None = Repo.discover()
-    except NotARepository:
-        repo = None
-    config_error = None
-    try:
-        settings = config.load(repo.root if repo else None)
-    except RewindError as exc:  # hooks run on the defaults meanwhile: show those, and why
-        config_error = str(exc)
-        settings = config.resolve_tier({k: config.Setting(v, "default") for k, v in config.DEFAULTS.items()})
-    policy_keys = ("tier", "anti_spam_seconds", "min_change_chars", "auto_resume_on_start",
-                   "auto_checkpoint_on_clear", "verify_before_clear")
-    decisions = hook.read_decisions(repo, limit) if repo else []
-    hooks = install.installed(repo.root if repo else None)
-    servers = install.mcp_installed(repo.root if repo else None)
+    info = status.collect(limit)
     if as_json:
-        click.echo(json.dumps({
-            "repository": repo.root if repo else None,
-            "config_error": config_error,
-            "settings": {k: {"value": settings[k].value, "source": settings[k].source} for k in policy_keys},
-            "installed": [{"agent": a, "scope": s, "file": f} for a, s, f in hooks],
-            "mcp_installed": [{"agent": a, "scope": s, "file": f} for a, s, f in servers],
-            "decisions": decisions,
-        }, indent=2))
+        click.echo(json.dumps(info.as_json(), indent=2))
         return
-    if config_error:
-        click.echo(f"config error: {config_error} (hooks use the defaults)")
-    for key in policy_keys:
-        click.echo(f"{key}: {config.format_value(settings[key].value, bare_string=True)}  ({settings[key].source})")
-    click.echo("hooks installed:" if hooks else "hooks installed: none (git rewind install --agent …)")
-    for agent, scope, path in hooks:
+    if info.config_error:
+        click.echo(f"config error: {info.config_error} (hooks use the defaults)")
+    for key, setting in info.settings.items():
+        click.echo(f"{key}: {config.format_value(setting.value, bare_string=True)}  ({setting.source})")
+    click.echo("hooks installed:" if info.installed else "hooks installed: none (git rewind install --agent …)")
+    for agent, scope, path in info.installed:
         click.echo(f"  {agent:<12} {scope:<8} {path}")
-    if servers:
+    if info.mcp_installed:
         click.echo("MCP server installed:")
-    for agent, scope, path in servers:
+    for agent, scope, path in info.mcp_installed:
         click.echo(f"  {agent:<12} {scope:<8} {path}")
-    if repo is None:
+    if info.repository is None:
         click.echo("not in a git repository: no decisions to show")
         return
-    click.echo("recent hook decisions:" if decisions else "recent hook decisions: none yet")
-    for entry in decisions:
+    click.echo("recent hook decisions:" if info.decisions else "recent hook decisions: none yet")
+    for entry in info.decisions:
         what = " ".join(str(x) for x in (entry.get("event"), entry.get("tool")) if x)
         paths = " ".join(entry.get("paths") or [])
         outcome = entry.get("action", "?")
@@ -552,8 +512,11 @@ def config_unset(key: str, user: bool, project: bool) -> None:
         click.echo(f"{key} is not set in {path}")
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Run a command; a RewindError becomes one line on stderr and its exit code."""
+def run(argv: list[str]) -> None:
+    """Run a command through click; its own errors (usage, abort) print as click prints them.
+
+    A RewindError goes up to main.main, the one place that turns it into a line and an exit code.
+    """
     try:
         cli.main(args=argv, prog_name="git rewind", standalone_mode=False)
     except click.exceptions.Abort:
@@ -561,7 +524,4 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(1)
     except click.ClickException as exc:
         exc.show()
-        sys.exit(exc.exit_code)
-    except RewindError as exc:
-        click.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)

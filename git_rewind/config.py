@@ -14,6 +14,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from .repo import Repo
+
 TIERS = ("minimal", "balanced", "aggressive")
 
 DEFAULTS: dict[str, Any] = {
@@ -248,6 +250,26 @@ def values(root: str | None, cache_file: str | None = None) -> dict[str, Any]:
     return {key: setting.value for key, setting in load(root, cache_file).items()}
 
 
+def defaults() -> dict[str, Setting]:
+    """The built-in settings, tier values resolved: what runs while a config file is invalid."""
+    return resolve_tier({key: Setting(value, "default") for key, value in DEFAULTS.items()})
+
+
+def load_or_defaults(root: str | None, cache_file: str | None = None) -> tuple[dict[str, Setting], str | None]:
+    """The settings, or the defaults and why when the config is invalid (hooks and `status` go on with them)."""
+    try:
+        return load(root, cache_file), None
+    except RewindError as exc:
+        return defaults(), str(exc)
+
+
+def for_repo(repo: Repo) -> dict[str, Any]:
+    """The values for a command in REPO; its lock timeout is set from them."""
+    settings = values(repo.root)
+    repo.lock_timeout = float(settings["lock_timeout"])
+    return settings
+
+
 # Reading and writing single settings: `git rewind config`. tomlkit is imported only to write a file
 # (and to read a TOML array given on the command line).
 
@@ -369,18 +391,9 @@ def _save(path: str, original: str | None, doc: Any, key: str, value: Any) -> No
         raise RewindError(f"{path}: {key}: could not be written as {format_value(value)}")
     if text == original:
         return
-    target = os.path.realpath(path)
-    tmp = f"{target}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        if original is not None:
-            import shutil
+    from .fsutil import write_atomic
 
-            shutil.copymode(target, tmp)
-        os.replace(tmp, target)
+    try:
+        write_atomic(path, text, follow=True, makedirs=True)
     except OSError as exc:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
         raise RewindError(f"{path}: cannot write: {exc}") from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from .errors import RewindError
@@ -52,7 +53,7 @@ class Transcript:
         except OSError as exc:
             raise RewindError(f"cannot read {what} {path}: {exc.strerror}") from None
 
-    def index_where(self, test: Any, start: int = 0) -> int | None:
+    def index_where(self, test: Callable[[dict[str, Any]], object], start: int = 0) -> int | None:
         """The first line index from START whose parsed object passes TEST."""
         for i in range(start, len(self.lines)):
             line = self.lines[i]

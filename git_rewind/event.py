@@ -10,6 +10,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from .note import Position
+
 # Event kinds the policy knows.
 SESSION_START = "session_start"
 PROMPT = "prompt"
@@ -48,7 +50,7 @@ class Event:
         self.prompt: str | None = None
         self.source: str | None = None  # SessionStart source, SessionEnd reason, PreCompact trigger
 
-    def conversation(self) -> dict[str, Any] | None:
+    def conversation(self) -> Position | None:
         """Where in the agent's transcript this happened, for the note."""
         if not (self.transcript or self.prompt_id or self.tool_use_id):
             return None
@@ -62,8 +64,9 @@ class Event:
                 offset = os.stat(self.transcript).st_size
             except OSError:
                 pass
-        return {"transcript": self.transcript, "prompt_id": self.prompt_id,
-                "tool_use_id": self.tool_use_id, "message_uuid": None, "offset": offset}
+        from .note import Position
+
+        return Position(self.transcript, self.prompt_id, self.tool_use_id, None, offset)
 
 
 def from_payload(agent: str, kinds: dict[str, str], payload: dict[str, Any], prompt_id_key: str) -> Event:

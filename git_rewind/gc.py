@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from . import checkpoints, store
@@ -28,14 +29,13 @@ class Collection:
     sessions_removed: list[str] = field(default_factory=list)
 
 
-def select(items: list[Checkpoint], keep: int, older_than_days: int, now: datetime | None = None) -> Collection:
+def select(items: list[Checkpoint], keep: int, older_than_days: int, now: float | None = None) -> Collection:
     """Keep the newest KEEP checkpoints that are also younger than OLDER_THAN_DAYS."""
-    now = now or datetime.now(timezone.utc)
-    cutoff = now - timedelta(days=older_than_days)
+    cutoff = (time.time() if now is None else now) - older_than_days * 86400
     result = Collection()
     newest_first = sorted(items, key=lambda c: c.seq, reverse=True)
     for rank, item in enumerate(newest_first):
-        if rank >= keep or item.created < cutoff:
+        if rank >= keep or item.time < cutoff:
             result.dropped.append(item)
         else:
             result.kept.append(item)
@@ -62,7 +62,7 @@ def delete(repo: Repo, ident: str) -> Checkpoint:
     return found[0]
 
 
-def _drop(repo: Repo, choose: Any, dry_run: bool) -> Collection:
+def _drop(repo: Repo, choose: Callable[[list[Checkpoint]], Collection], dry_run: bool) -> Collection:
     """Drop what CHOOSE (all checkpoints → Collection) picks, under both locks."""
     with repo.worktree_lock(), repo.store_lock():
         items = checkpoints.load_all(repo)
@@ -94,15 +94,14 @@ def _rewrite(
     kept_by_session: dict[str, list[Checkpoint]],
     touched: set[str],
 ) -> None:
-    pyrepo: Any = repo.pygit
-    fi = FastImport(repo.root, force=True)
-    try:
+    pyrepo: Any = repo.pygit  # commit objects: raw messages, committer times, parents
+    with FastImport(repo.root, force=True) as fi:
         mark = 0
         note_targets: list[tuple[str, str]] = []  # (commit dataref, note blob id)
         for session, kept in kept_by_session.items():
             if session not in touched:
                 for item in kept:
-                    note_targets.append((item.commit, _note_blob(pyrepo, item.commit)))
+                    note_targets.append((item.commit, item.note_blob))
                 continue
             fi.write(f"reset {REF_PREFIX}{session}\n".encode())
             for index, item in enumerate(kept):
@@ -117,20 +116,12 @@ def _rewrite(
                 for extra in commit.parent_ids[1:]:  # attachments (a transcript backup) stay reachable
                     fi.write(f"merge {extra}\n".encode())
                 fi.write(f'M 040000 {commit.tree_id} ""\n\n'.encode())
-                note_targets.append((f":{mark}", _note_blob(pyrepo, item.commit)))
+                note_targets.append((f":{mark}", item.note_blob))
         fi.write(f"reset {NOTES_REF}\n".encode())
         fi.write(f"commit {NOTES_REF}\n".encode())
-        fi.write(b"committer " + store.COMMITTER + b" %d +0000\n" % int(datetime.now().timestamp()))
+        fi.write(b"committer " + store.COMMITTER + b" %d +0000\n" % int(time.time()))
         fi.data(f"gc: kept {len(result.kept)}, dropped {len(result.dropped)}\n".encode())
         for dataref, blob in note_targets:
             fi.write(f"N {blob} {dataref}\n".encode())
         fi.write(b"\n")
-        fi.finish()
-    except BaseException:
-        fi.abort()
-        raise
 
-
-def _note_blob(pyrepo: Any, commit: str) -> str:
-    note = pyrepo.lookup_note(commit, NOTES_REF)
-    return str(note.id)

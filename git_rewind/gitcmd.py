@@ -78,7 +78,9 @@ class FastImport:
     """A `git fast-import` process: builds commits and notes and moves refs atomically at the end.
 
     Refs are only updated when the stream finishes cleanly, so a kill at any moment leaves
-    every ref as it was and the repository fsck-clean.
+    every ref as it was and the repository fsck-clean. Use it as a context manager: leaving the
+    block normally finishes the stream (refs move), leaving it by an exception aborts it (no ref
+    moves); `finish` or `abort` inside the block end it early, and nested blocks end it once.
     """
 
     def __init__(self, cwd: str, force: bool = False) -> None:
@@ -92,6 +94,18 @@ class FastImport:
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._in: IO[bytes] = self._proc.stdin
         self._out: IO[bytes] = self._proc.stdout
+        self._ended = False
+
+    def __enter__(self) -> FastImport:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if self._ended:
+            return
+        if kind is None:
+            self.finish()
+        else:
+            self.abort()
 
     def write(self, data: bytes) -> None:
         """Send raw stream text."""
@@ -127,6 +141,7 @@ class FastImport:
 
     def finish(self) -> None:
         """End the stream; refs move now, or not at all."""
+        self._ended = True
         self._in.write(b"done\n")
         self._in.close()
         self._out.read()
@@ -136,6 +151,7 @@ class FastImport:
 
     def abort(self) -> None:
         """Stop without touching any ref."""
+        self._ended = True
         self._proc.kill()  # before closing stdin: an early EOF would make it dump a crash report
         self._proc.wait()
         try:

@@ -12,12 +12,17 @@ import sys
 import time
 
 from . import minijson
+from .clock import utc_now
 from .errors import NotARepository, RewindError
 from .repo import Repo, check_session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from .event import Event
+    from .policy import Decision
+    from .store import Result
 
 LOG = "hook.log"
 ERROR_LOG = "hook-errors.log"
@@ -100,7 +105,7 @@ def _agent_option(argv: list[str]) -> str | None:
     return None
 
 
-def handle(repo: Repo, event: Any) -> tuple[dict[str, Any], str | None]:
+def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
     """Decide and, if so decided, checkpoint; returns the log entry and, at session start, the context
     (for an agent with CONTEXT_ON_PROMPT, at the session's first prompt)."""
     from . import policy
@@ -108,11 +113,14 @@ def handle(repo: Repo, event: Any) -> tuple[dict[str, Any], str | None]:
 
     check_session(event.session)
     os.makedirs(repo.rewind_dir, exist_ok=True)  # the config cache and the session state live here
-    settings, config_error = _settings(repo)
+    from . import config
+
+    loaded, config_error = config.load_or_defaults(repo.root, os.path.join(repo.rewind_dir, "config-cache.json"))
+    settings = {key: setting.value for key, setting in loaded.items()}
     repo.lock_timeout = min(float(settings["lock_timeout"]), HOOK_LOCK_TIMEOUT)
     paths = _repo_paths(repo, event)
     entry: dict[str, Any] = {
-        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "agent": event.agent,
+        "time": utc_now(), "agent": event.agent,
         "session": event.session, "event": event.name, "tool": event.tool, "paths": paths,
     }
     if config_error:
@@ -146,7 +154,7 @@ def handle(repo: Repo, event: Any) -> tuple[dict[str, Any], str | None]:
             entry["action"] = "checkpoint" if result.created else "unchanged"
             entry["seq"] = result.seq
             if decision.verify and result.created:
-                entry["changes"] = result.note.get("changes")
+                entry["changes"] = result.note.changes if result.note is not None else None
         data["policy"] = state.to_dict()
         minijson.dump_file(state_file, data)
     context = None
@@ -166,7 +174,8 @@ def handle(repo: Repo, event: Any) -> tuple[dict[str, Any], str | None]:
     return entry, context
 
 
-def _session_context(repo: Repo, settings: dict[str, Any], taken: Any, entry: dict[str, Any]) -> str | None:
+def _session_context(repo: Repo, settings: dict[str, Any], taken: Result | None,
+                     entry: dict[str, Any]) -> str | None:
     """What the new session is told about the last checkpoint; None when off, none, or on any error."""
     if not settings["auto_resume_on_start"]:
         entry["context"] = "off: auto_resume_on_start = false"
@@ -185,18 +194,7 @@ def _session_context(repo: Repo, settings: dict[str, Any], taken: Any, entry: di
     return text
 
 
-def _settings(repo: Repo) -> tuple[dict[str, Any], str | None]:
-    """The settings, or the defaults when the config is invalid (the error is logged)."""
-    from . import config
-
-    try:
-        return config.values(repo.root, os.path.join(repo.rewind_dir, "config-cache.json")), None
-    except RewindError as exc:
-        defaults = {key: config.Setting(value, "default") for key, value in config.DEFAULTS.items()}
-        return {key: s.value for key, s in config.resolve_tier(defaults).items()}, str(exc)
-
-
-def _repo_paths(repo: Repo, event: Any) -> list[str]:
+def _repo_paths(repo: Repo, event: Event) -> list[str]:
     """The event's files inside the work tree, root-relative; others are ignored, not followed."""
     paths = []
     for path in event.paths:
@@ -209,7 +207,7 @@ def _repo_paths(repo: Repo, event: Any) -> list[str]:
     return paths
 
 
-def _message(event: Any, decision: Any) -> str:
+def _message(event: Event, decision: Decision) -> str:
     if event.kind == "prompt":
         first = " ".join((event.prompt or "").split())
         return "prompt: " + (first[:60] + "…" if len(first) > 60 else first)
@@ -225,7 +223,8 @@ def _message(event: Any, decision: Any) -> str:
     return f"before {event.tool} {shown}".strip()
 
 
-def _checkpoint(repo: Repo, event: Any, decision: Any, settings: dict[str, Any], prompt: str | None) -> Any:
+def _checkpoint(repo: Repo, event: Event, decision: Decision, settings: dict[str, Any],
+                prompt: str | None) -> Result:
     from . import store
 
     request = store.Request(
@@ -238,14 +237,11 @@ def _checkpoint(repo: Repo, event: Any, decision: Any, settings: dict[str, Any],
         tags=decision.tags,
         prompt=event.prompt if event.kind == "prompt" else prompt,
         conversation=event.conversation(),
+        count_changes=decision.verify,
         allow_empty=decision.allow_empty,
         max_file_size=settings["max_file_size"],
         auto_pack=settings["auto_pack"],
     )
-    if decision.verify:
-        from . import resume
-
-        return resume.save_counted(repo, request)
     return store.save(repo, request)
 
 
@@ -301,7 +297,7 @@ def state_home() -> str:
 def _log_outside_repository(cwd: str, why: str) -> None:
     """Log a hook run outside a repository once per directory; the agent hears nothing."""
     path = os.path.join(state_home(), LOG)
-    line = minijson.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cwd": cwd,
+    line = minijson.dumps({"time": utc_now(), "cwd": cwd,
                        "action": "skip", "reason": why}) + "\n"
     try:
         with open(path, encoding="utf-8") as fh:
@@ -322,7 +318,7 @@ def _trace(repo: Repo | None, agent: str | None, exc: BaseException) -> str:
 
     where = os.path.join(repo.rewind_dir if repo else state_home(), ERROR_LOG)
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    stamp = utc_now()
     try:
         _append(where, f"--- {stamp} agent={agent}\n{trace}")
     except OSError:
@@ -338,7 +334,7 @@ def _report_error(repo: Repo | None, agent: str | None, exc: BaseException) -> N
         except Exception:
             repo = None
     where = _trace(repo, agent, exc)
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    stamp = utc_now()
     try:
         if repo is not None:
             log_decision(repo, {"time": stamp, "agent": agent, "action": "error", "reason": str(exc)})

@@ -12,6 +12,7 @@ import os
 
 from . import gitcmd
 from .config import xdg_config_home
+from .fsutil import write_atomic
 from .repo import Repo
 from .snapshot import blob_oid
 
@@ -67,11 +68,8 @@ def gitignore_files(repo: Repo, tree: str) -> list[tuple[str, str]]:
         meta, _, raw_name = entry.partition(b"\t")
         if raw_name == b".gitignore" or raw_name.endswith(b"/.gitignore"):
             files.append((os.fsdecode(raw_name), meta.split()[2].decode()))
-    os.makedirs(os.path.dirname(cache), exist_ok=True)
-    tmp = f"{cache}.{os.getpid()}"
-    with open(tmp, "wb") as fh:
-        fh.write(b"".join(os.fsencode(name) + b"\0" + oid.encode() + b"\0" for name, oid in files))
-    os.replace(tmp, cache)
+    write_atomic(cache, b"".join(os.fsencode(name) + b"\0" + oid.encode() + b"\0" for name, oid in files),
+                 makedirs=True)
     return files
 
 

@@ -13,6 +13,12 @@ so `initialize` is answered as soon as the SDK is up.
 import os
 from typing import Any
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .checkpoints import Checkpoint
+    from .note import Note
+    from .repo import Repo
+
 SERVER_NAME = "git-rewind"
 INSTRUCTIONS = (
     "git-rewind keeps checkpoints of this repository's working tree (and where the conversation stood) in git. "
@@ -30,11 +36,11 @@ class Tools:
     def __init__(self, repo_path: str | None, session: str | None) -> None:
         self.repo_path = repo_path or os.environ.get("GIT_REWIND_REPO") or os.getcwd()
         self.session = session or os.environ.get("GIT_REWIND_SESSION") or None
-        self._repo: Any = None
+        self._repo: Repo | None = None
 
     # plumbing ----------------------------------------------------------------------------------
 
-    def repo(self) -> Any:
+    def repo(self) -> "Repo":
         if self._repo is None:
             from .repo import Repo
 
@@ -44,7 +50,7 @@ class Tools:
     def settings(self) -> dict[str, Any]:
         from . import config
 
-        return config.values(self.repo().root)
+        return config.for_repo(self.repo())
 
     def session_for(self, client: str | None) -> str:
         """GIT_REWIND_SESSION, else mcp-<client name> (made safe for a ref name)."""
@@ -55,7 +61,7 @@ class Tools:
         name = re.sub(r"[^A-Za-z0-9._-]+", "-", client or "client").strip("-.") or "client"
         return f"mcp-{name}"
 
-    def _lookup(self, ident: str | int) -> Any:
+    def _lookup(self, ident: str | int) -> "Checkpoint":
         from . import checkpoints
 
         return checkpoints.lookup(self.repo(), str(ident))
@@ -78,7 +84,8 @@ class Tools:
             session=self.session_for(client), message=description.strip() or "checkpoint", agent="mcp",
             trigger="mcp", tool="checkpoint_create", paths=paths, tags=list(tags or []), summary=structured,
             allow_empty=True, max_file_size=settings["max_file_size"], auto_pack=settings["auto_pack"]))
-        text = f"checkpoint #{result.seq} {result.commit[:7]}: {result.note['message']}"
+        assert result.note is not None  # allow_empty: always a new checkpoint
+        text = f"checkpoint #{result.seq} {result.commit[:7]}: {result.note.message}"
         return text, _checkpoint_json(result.commit, result.note)
 
     def store_summary(self, client: str | None, content: str) -> tuple[str, dict[str, Any]]:
@@ -95,12 +102,7 @@ class Tools:
              ) -> tuple[str, dict[str, Any]]:
         from . import checkpoints, output
 
-        items = checkpoints.load_all(self.repo())
-        if session:
-            items = [c for c in items if c.session == session]
-        if tags:
-            items = [c for c in items if set(tags) <= set(c.note.get("tags") or [])]
-        items = list(reversed(items))[:limit] if limit else list(reversed(items))
+        items, _more = checkpoints.newest_first(checkpoints.load_all(self.repo()), session, tags, limit)
         text = "\n".join(output.line(c) for c in items) or "no checkpoints"
         return text, {"checkpoints": [_checkpoint_json(c.commit, c.note) for c in items]}
 
@@ -127,8 +129,7 @@ class Tools:
             raise _error(f"format must be unified or summary, not {fmt}")
         item = self._lookup(ident)
         repo = self.repo()
-        with repo.worktree_lock():
-            current = snapshot.scan(repo, self.settings()["max_file_size"]).tree
+        current = snapshot.current_tree(repo, self.settings()["max_file_size"])
         status = repo.git(["diff", "--name-status", "--no-renames", item.commit, current]).decode("utf-8", "replace")
         files = [{"status": line.split("\t", 1)[0], "path": line.split("\t", 1)[1]}
                  for line in status.splitlines() if "\t" in line]
@@ -155,6 +156,7 @@ class Tools:
     def rewind(self, ident: str | int, mode: str, preview: bool = False,
                selective_files: list[str] | None = None) -> tuple[str, dict[str, Any]]:
         from . import restore, undo
+        from .note import mode_of
 
         repo = self.repo()
         settings = self.settings()
@@ -173,7 +175,7 @@ class Tools:
                     f"{len(data['remove'])} files") + "".join(f"\n  write {p}" for p in data["write"]) + "".join(
                 f"\n  remove {p}" for p in data["remove"])
             return text, data
-        result = undo.undo(repo, target, mode, False, only, settings["max_file_size"], settings["auto_pack"],
+        result = undo.undo(repo, target, mode_of(mode), False, only, settings["max_file_size"], settings["auto_pack"],
                            plan=plan)
         outcome = result.outcome
         data = {"checkpoint": target.seq, "mode": mode,
@@ -220,9 +222,10 @@ class Tools:
         return text, {"settings": data, "file": path if any(v is not None for v in changes.values()) else None}
 
 
-def _checkpoint_json(commit: str, note: dict[str, Any]) -> dict[str, Any]:
+def _checkpoint_json(commit: str, note: "Note") -> dict[str, Any]:
+    data = note.to_json()
     keys = ("seq", "session", "agent", "trigger", "tool", "paths", "message", "summary", "tags", "created")
-    return {"commit": commit, **{key: note.get(key) for key in keys}}
+    return {"commit": commit, **{key: data[key] for key in keys}}
 
 
 def _error(message: str) -> Exception:

@@ -7,8 +7,6 @@ the same work with none of that; anything off the hot path uses the json module.
 
 from __future__ import annotations
 
-import os
-
 try:
     import _json
 except ImportError:  # pragma: no cover - CPython always has it
@@ -68,11 +66,9 @@ def load_file(path: str) -> dict[str, object]:
 
 def dump_file(path: str, data: object) -> None:
     """Replace PATH with DATA as JSON, atomically (a temporary file and a rename)."""
-    text = dumps(data)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    from .fsutil import write_atomic
+
+    write_atomic(path, dumps(data))
 
 
 def dumps(value: object) -> str:

@@ -1,21 +1,11 @@
-"""How checkpoints read on a terminal: one line each, ages, short ids."""
+"""How checkpoints read on a terminal: one line each, details, short ids."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
 from .checkpoints import Checkpoint
+from .clock import age
 
 SHORT = 7
-
-
-def age(when: datetime, now: datetime | None = None) -> str:
-    """'42s ago', '5m ago', '3h ago', '12d ago'."""
-    seconds = max(0, int(((now or datetime.now(timezone.utc)) - when).total_seconds()))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit} ago"
-    return f"{seconds}s ago"
 
 
 def paths_text(paths: list[str], most: int = 3) -> str:
@@ -25,14 +15,12 @@ def paths_text(paths: list[str], most: int = 3) -> str:
     return shown + (f",+{len(paths) - most}" if len(paths) > most else "")
 
 
-def line(item: Checkpoint, now: datetime | None = None) -> str:
+def line(item: Checkpoint, now: float | None = None) -> str:
     """`#42  5m ago  4f9e1a2b  PreToolUse/Edit  src/app.py  before Edit src/app.py`"""
     note = item.note
-    what = "/".join(str(x) for x in (note.get("trigger") or "manual", note.get("tool")) if x)
-    session = item.session[:12]
+    what = "/".join(x for x in (note.trigger or "manual", note.tool) if x)
     return "  ".join(
-        [f"#{item.seq}", age(item.created, now), session, what,
-         paths_text(list(note.get("paths") or [])), item.message]
+        [f"#{item.seq}", age(note.created, now), item.session[:12], what, paths_text(note.paths), item.message]
     )
 
 
@@ -42,24 +30,25 @@ def details(item: Checkpoint) -> list[str]:
     rows = [
         ("checkpoint", f"#{item.seq} {item.commit}"),
         ("session", item.session),
-        ("created", f"{note.get('created')} ({age(item.created)})"),
+        ("created", f"{note.created} ({age(note.created)})"),
         ("message", item.message),
     ]
-    for key in ("agent", "trigger", "tool", "branch", "head", "prompt"):
-        if note.get(key):
-            rows.append((key, str(note[key])))
-    if note.get("paths"):
-        rows.append(("paths", " ".join(note["paths"])))
-    if note.get("tags"):
-        rows.append(("tags", " ".join(note["tags"])))
-    for entry in note.get("skipped") or []:
+    for key, value in (("agent", note.agent), ("trigger", note.trigger), ("tool", note.tool),
+                       ("branch", note.branch), ("head", note.head), ("prompt", note.prompt)):
+        if value:
+            rows.append((key, value))
+    if note.paths:
+        rows.append(("paths", " ".join(note.paths)))
+    if note.tags:
+        rows.append(("tags", " ".join(note.tags)))
+    for entry in note.skipped:
         rows.append(("skipped", f"{entry.get('path')} ({entry.get('reason')})"))
-    if note.get("rewind"):
-        rows.append(("rewind", f"safety checkpoint before restoring #{note['rewind'].get('to')}"))
+    if note.rewind is not None:
+        rows.append(("rewind", f"safety checkpoint before restoring #{note.rewind.to}"))
     lines = [f"{key + ':':<12}{value}" for key, value in rows]
-    if note.get("summary"):
+    if note.summary:
         from .summary import render
 
         lines.append("summary:")
-        lines.extend(render(note["summary"], indent="  "))
+        lines.extend(render(note.summary, indent="  "))
     return lines

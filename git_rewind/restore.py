@@ -14,10 +14,15 @@ import stat
 import subprocess
 from dataclasses import dataclass, field
 
-from . import checkpoints, ignore, journal, snapshot, store
+from . import ignore, journal, snapshot, store
 from .checkpoints import Checkpoint
 from .errors import RewindError
+from .note import RewindRecord
 from .repo import Repo
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .note import ConversationRecord, Mode
 
 
 @dataclass
@@ -123,8 +128,8 @@ def rewind(
     trigger: str = "pre-rewind",
     auto_pack: int = 2000,
     code: bool = True,
-    mode: str = "code",
-    conversation: dict[str, object] | None = None,
+    mode: Mode = "code",
+    conversation: ConversationRecord | None = None,
     attachments: store.Attachments | None = None,
 ) -> Outcome:
     """Checkpoint the current state, then bring the working tree to TARGET.
@@ -139,9 +144,7 @@ def rewind(
             plan.writes, plan.removals, plan.left_alone = [], [], []
         if plan.empty and conversation is None:
             return Outcome(plan=plan, safety=None)
-        record: dict[str, object] = {"to": target.seq, "to_commit": target.commit, "only": only, "mode": mode}
-        if conversation is not None:
-            record["conversation"] = conversation
+        record = RewindRecord(target.seq, target.commit, list(only), mode, conversation)
         request = store.Request(
             session=target.session or "manual",
             trigger=trigger,
@@ -150,7 +153,7 @@ def rewind(
             max_file_size=max_size,
             auto_pack=auto_pack,
             excludes_file=excludes,
-            extra={"rewind": record},
+            rewind=record,
             attachments=attachments,
         )
         safety = store.save_locked(repo, request, scan)
@@ -326,12 +329,3 @@ class _BlobReader:
         self._raw.stdin.write((change.oid or "").encode() + b"\n")
         self._raw.stdin.flush()
         return self._response(self._raw, change.oid)
-
-
-def safety_for_redo(repo: Repo) -> Checkpoint:
-    """The newest safety checkpoint an undo left: redo restores it."""
-    items = checkpoints.load_all(repo)
-    for item in reversed(items):
-        if item.note.get("trigger") == "pre-rewind":
-            return item
-    raise RewindError("nothing to redo: no rewind has been made in this repository")

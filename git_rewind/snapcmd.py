@@ -85,8 +85,7 @@ def run(options: dict[str, Any]) -> int:
     from .repo import Repo
 
     repo = Repo.discover()
-    settings = config.values(repo.root)
-    repo.lock_timeout = settings["lock_timeout"]
+    settings = config.for_repo(repo)
     summary = options.get("summary")
     if summary == "-":
         summary = sys.stdin.read()
@@ -112,15 +111,16 @@ def run(options: dict[str, Any]) -> int:
         auto_pack=settings["auto_pack"],
     )
     result = store.save(repo, request)
-    for entry in result.note.get("skipped") or []:
+    note = result.note
+    for entry in note.skipped if note is not None else []:
         print(f"git-rewind: left out {entry['path']} ({entry['reason']})", file=sys.stderr)
     if options.get("as_json"):
-        if result.created:
-            print(json.dumps({**result.note, "commit": result.commit}, indent=2))
+        if note is not None:
+            print(json.dumps({**note.to_json(), "commit": result.commit}, indent=2))
         else:
             print(json.dumps({"unchanged": True, "seq": result.seq, "commit": result.commit}, indent=2))
-    elif result.created:
-        print(f"#{result.seq} {result.commit[:7]} {result.note['message']}")
+    elif note is not None:
+        print(f"#{result.seq} {result.commit[:7]} {note.message}")
     else:
         print(f"unchanged since #{result.seq}")
     return 0

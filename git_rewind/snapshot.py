@@ -17,6 +17,7 @@ import time
 
 from . import gitcmd, journal
 from .config import xdg_config_home
+from .fsutil import write_atomic
 from .repo import Repo
 
 TYPE_CHECKING = False
@@ -98,10 +99,7 @@ def _save_skipped(repo: Repo, entries: list[dict[str, Any]]) -> None:
         if os.path.exists(path):
             os.unlink(path)
         return
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
-        json.dump(entries, fh)
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(entries))
 
 
 def _still_skipped(repo: Repo, entry: dict[str, Any], limit: int) -> bool:
@@ -210,6 +208,45 @@ def changed_paths(repo: Repo, old_tree: str, new_tree: str) -> list[tuple[str, s
     return [(parts[i].decode(), os.fsdecode(parts[i + 1])) for i in range(0, len(parts) - 1, 2)]
 
 
+def current_tree(repo: Repo, limit: int) -> str:
+    """The tree of the working tree as it is now (a full scan under the work-tree lock), for diffs."""
+    with repo.worktree_lock():
+        return scan(repo, limit).tree
+
+
+class Counts:
+    """Files changed and lines added and removed between two trees (`git diff --numstat`)."""
+
+    __slots__ = ("files", "added", "removed")
+
+    def __init__(self, files: int = 0, added: int = 0, removed: int = 0) -> None:
+        self.files = files
+        self.added = added
+        self.removed = removed
+
+    def text(self) -> str:
+        return f"Files changed: {self.files}, lines added: {self.added}, lines removed: {self.removed}"
+
+    def to_dict(self) -> dict[str, int]:
+        return {"files": self.files, "added": self.added, "removed": self.removed}
+
+
+def numstat(repo: Repo, old_tree: str, new_tree: str) -> Counts:
+    """What changed from OLD_TREE to NEW_TREE; a binary file counts as changed with 0 lines."""
+    counts = Counts()
+    if old_tree == new_tree:
+        return counts
+    out = repo.git(["diff-tree", "-r", "-z", "--no-renames", "--numstat", old_tree, new_tree])
+    for record in out.split(b"\0"):
+        fields = record.split(b"\t", 2)
+        if len(fields) != 3:
+            continue
+        counts.files += 1
+        counts.added += int(fields[0]) if fields[0].isdigit() else 0
+        counts.removed += int(fields[1]) if fields[1].isdigit() else 0
+    return counts
+
+
 def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: str | None = None) -> Scan:
     """Write the whole working tree (tracked + untracked, not ignored) as a tree. Hold the work-tree lock.
 
@@ -281,10 +318,7 @@ def _read_scan_state(repo: Repo) -> tuple[str | None, str | None]:
 
 
 def _write_scan_state(repo: Repo, tree: str, rules: str) -> None:
-    tmp = _scan_state_file(repo) + ".tmp"
-    with open(tmp, "w") as fh:
-        fh.write(f"{tree}\n{rules}\n")
-    os.replace(tmp, _scan_state_file(repo))
+    write_atomic(_scan_state_file(repo), f"{tree}\n{rules}\n")
 
 
 def _rules_signature(repo: Repo) -> str:

@@ -10,14 +10,16 @@ import os
 import time
 
 from . import checkpoints, snapshot
-from .checkpoints import dump_note, new_note
+from .clock import utc_now
 from .errors import RewindError
+from .fsutil import write_atomic
 from .gitcmd import FastImport, quote_path
+from .note import Note, Oid
 from .repo import NOTES_REF, REF_PREFIX, Repo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from .note import Json, Position, RewindRecord
 
 COMMITTER = b"git-rewind <git-rewind@localhost>"
 MAX_NOTE_PATHS = 1000
@@ -27,12 +29,14 @@ class Request:
     """What a caller wants checkpointed, and the metadata to record.
 
     `paths` are work-tree-relative (empty: the whole tree); `excludes_file` adds ignore rules
-    (restore passes the target's). Plain slots class: dataclasses cost ~7 ms of import per hook.
+    (restore passes the target's); `rewind` marks a safety checkpoint; `count_changes` ends the
+    message with the files and lines changed since the session's last checkpoint (before /clear).
+    Plain slots class: dataclasses cost ~7 ms of import per hook.
     """
 
     __slots__ = ("session", "message", "agent", "trigger", "tool", "paths", "tags", "prompt",
-                 "summary", "conversation", "extra", "allow_empty", "max_file_size", "excludes_file",
-                 "auto_pack", "attachments")
+                 "summary", "conversation", "rewind", "count_changes", "allow_empty", "max_file_size",
+                 "excludes_file", "auto_pack", "attachments")
 
     def __init__(
         self,
@@ -44,9 +48,10 @@ class Request:
         paths: list[str] | None = None,
         tags: list[str] | None = None,
         prompt: str | None = None,
-        summary: Any = None,
-        conversation: dict[str, Any] | None = None,
-        extra: dict[str, Any] | None = None,
+        summary: Json = None,
+        conversation: Position | None = None,
+        rewind: RewindRecord | None = None,
+        count_changes: bool = False,
         allow_empty: bool = False,
         max_file_size: int = 50 * 1024 * 1024,
         excludes_file: str | None = None,
@@ -63,7 +68,8 @@ class Request:
         self.prompt = prompt
         self.summary = summary
         self.conversation = conversation
-        self.extra = extra or {}
+        self.rewind = rewind
+        self.count_changes = count_changes
         self.allow_empty = allow_empty
         self.max_file_size = max_file_size
         self.excludes_file = excludes_file
@@ -87,11 +93,11 @@ class Attachments:
 
 
 class Result:
-    """A checkpoint taken (`created`) or the one the tree still equals."""
+    """A checkpoint taken (`created`, with its note) or the one the tree still equals (note None)."""
 
     __slots__ = ("created", "seq", "commit", "tree", "note")
 
-    def __init__(self, created: bool, seq: int, commit: str, tree: str, note: dict[str, Any]) -> None:
+    def __init__(self, created: bool, seq: int, commit: Oid, tree: Oid, note: Note | None) -> None:
         self.created = created
         self.seq = seq
         self.commit = commit
@@ -104,7 +110,7 @@ class Tip:
 
     __slots__ = ("commit", "tree", "seq")
 
-    def __init__(self, commit: str, tree: str, seq: int) -> None:
+    def __init__(self, commit: Oid, tree: Oid, seq: int) -> None:
         self.commit = commit
         self.tree = tree
         self.seq = seq
@@ -123,23 +129,17 @@ def session_tip(repo: Repo, session: str) -> Tip | None:
         with open(_tip_file(repo, session)) as fh:
             cached_commit, tree, seq = fh.read().split()
         if cached_commit == commit:
-            return Tip(commit, tree, int(seq))
+            return Tip(Oid(commit), Oid(tree), int(seq))
     except (FileNotFoundError, ValueError):
         pass
-    tree = repo.tree_of(commit)
-    note = checkpoints.read_note(repo, commit) or {}
-    tip = Tip(commit, tree, int(note.get("seq") or 0))
+    found = checkpoints.load_one(repo, commit)
+    tip = Tip(Oid(commit), Oid(repo.tree_of(commit)), found.seq if found else 0)
     _write_tip(repo, session, tip)
     return tip
 
 
 def _write_tip(repo: Repo, session: str, tip: Tip) -> None:
-    path = _tip_file(repo, session)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w") as fh:
-        fh.write(f"{tip.commit} {tip.tree} {tip.seq}\n")
-    os.replace(tmp, path)
+    write_atomic(_tip_file(repo, session), f"{tip.commit} {tip.tree} {tip.seq}\n", makedirs=True)
 
 
 def forget_tip(repo: Repo, session: str) -> None:
@@ -172,7 +172,8 @@ def save(repo: Repo, req: Request) -> Result:
 def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> Result:
     """`save` for a caller that already holds the work-tree lock and may have scanned already."""
     tip = session_tip(repo, req.session)
-    if scan is None and req.paths and tip is not None and _fast_path_fits(repo, req.paths):
+    if scan is None and req.paths and not req.count_changes and tip is not None \
+            and _fast_path_fits(repo, req.paths):
         return _save_paths(repo, req, tip)
     base = tip.tree if tip is not None else _head_tree(repo)
     if scan is None:
@@ -181,14 +182,20 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
         scan.changes = snapshot.changed_paths(repo, base, scan.tree)
         scan.base = base
     if tip is not None and scan.tree == tip.tree and not req.allow_empty:
-        return Result(False, tip.seq, tip.commit, tip.tree, {})
+        return Result(False, tip.seq, tip.commit, tip.tree, None)
     added = [p for status, p in scan.changes if status in ("A", "M", "T")]
     snapshot.leave_out_large(repo, scan, added, req.max_file_size)
     if tip is not None and scan.tree == tip.tree and not req.allow_empty:
-        return Result(False, tip.seq, tip.commit, tip.tree, {})
+        return Result(False, tip.seq, tip.commit, tip.tree, None)
+    changes = None
+    if req.count_changes:  # counted on exactly the tree the checkpoint records
+        counts = snapshot.numstat(repo, base, scan.tree)
+        since = f"#{tip.seq}" if tip is not None else ("HEAD" if repo.head()[0] else "an empty tree")
+        req.message = f"{req.message}: {counts.text()} (since {since})"
+        changes = {**counts.to_dict(), "since": tip.seq if tip is not None else None}
     paths = req.paths or [p for _status, p in scan.changes]
     with repo.store_lock():
-        return _commit(repo, req, tip, paths, scan.skipped, tree=scan.tree)
+        return _commit(repo, req, tip, paths, scan.skipped, tree=scan.tree, changes=changes)
 
 
 def _fast_path_fits(repo: Repo, paths: list[str]) -> bool:
@@ -199,11 +206,11 @@ def _fast_path_fits(repo: Repo, paths: list[str]) -> bool:
                    for p in paths)
 
 
-def _head_tree(repo: Repo) -> str:
+def _head_tree(repo: Repo) -> Oid:
     head, _branch = repo.head()
     if head is None:
-        return snapshot.EMPTY_TREE
-    return repo.tree_of(head)
+        return Oid(snapshot.EMPTY_TREE)
+    return Oid(repo.tree_of(head))
 
 
 def _save_paths(repo: Repo, req: Request, tip: Tip) -> Result:
@@ -211,28 +218,23 @@ def _save_paths(repo: Repo, req: Request, tip: Tip) -> Result:
     wanted = [p for p in dict.fromkeys(req.paths) if not snapshot.inside_nested_repo(repo, p)]
     states = snapshot.read_paths(repo, wanted, req.max_file_size)
     skipped = [s.skipped for s in states if s.skipped]
-    with repo.store_lock():
-        fi = FastImport(repo.root)
-        try:
-            current = {s.path: fi.ls(tip.commit, os.fsencode(s.path)) for s in states}
-            # An ignored path is never captured, even one an earlier checkpoint holds (the rule
-            # may be new); files the user tracks are never ignored, as with `git add -A`.
-            ignored = snapshot.ignored(repo, [s.path for s in states if s.content is not None])
-            edits: list[snapshot.PathState] = []
-            for s in states:
-                before = current[s.path]
-                if s.content is None or s.path in ignored:
-                    if before is not None and before[0] != snapshot.MODE_TREE:
-                        edits.append(snapshot.PathState(s.path))  # no content: delete it
-                elif before != (s.mode, s.oid):
-                    edits.append(s)
-            if not edits and not req.allow_empty:
-                fi.abort()
-                return Result(False, tip.seq, tip.commit, tip.tree, {})
-            return _commit(repo, req, tip, wanted, skipped, fi=fi, edits=edits)
-        except BaseException:
+    with repo.store_lock(), FastImport(repo.root) as fi:
+        current = {s.path: fi.ls(tip.commit, os.fsencode(s.path)) for s in states}
+        # An ignored path is never captured, even one an earlier checkpoint holds (the rule
+        # may be new); files the user tracks are never ignored, as with `git add -A`.
+        ignored = snapshot.ignored(repo, [s.path for s in states if s.content is not None])
+        edits: list[snapshot.PathState] = []
+        for s in states:
+            before = current[s.path]
+            if s.content is None or s.path in ignored:
+                if before is not None and before[0] != snapshot.MODE_TREE:
+                    edits.append(snapshot.PathState(s.path))  # no content: delete it
+            elif before != (s.mode, s.oid):
+                edits.append(s)
+        if not edits and not req.allow_empty:
             fi.abort()
-            raise
+            return Result(False, tip.seq, tip.commit, tip.tree, None)
+        return _commit(repo, req, tip, wanted, skipped, fi=fi, edits=edits)
 
 
 def _commit(
@@ -240,10 +242,11 @@ def _commit(
     req: Request,
     tip: Tip | None,
     paths: list[str],
-    skipped: list[dict[str, Any]],
+    skipped: list[dict[str, Json]],
     tree: str | None = None,
     fi: FastImport | None = None,
     edits: list[snapshot.PathState] | None = None,
+    changes: dict[str, Json] | None = None,
 ) -> Result:
     """Write commit + note and move both refs. Hold the store lock.
 
@@ -256,62 +259,62 @@ def _commit(
     seq = checkpoints.next_seq(repo)
     head, branch = repo.head()
     message = req.message or _default_message(req, paths)
-    note_paths = paths[:MAX_NOTE_PATHS]
-    note = new_note(
-        seq=seq, session=req.session, agent=req.agent, trigger=req.trigger, tool=req.tool,
-        paths=note_paths, message=message, prompt=req.prompt, summary=req.summary,
-        tags=list(req.tags), head=head, branch=branch, conversation=req.conversation,
-        skipped=skipped,
+    note = Note(
+        seq, req.session, utc_now(), agent=req.agent, trigger=req.trigger, tool=req.tool,
+        paths=paths[:MAX_NOTE_PATHS], message=message, prompt=req.prompt, summary=req.summary,
+        tags=list(req.tags), head=Oid(head) if head else None, branch=branch, conversation=req.conversation,
+        skipped=skipped, paths_omitted=len(paths) - MAX_NOTE_PATHS if len(paths) > MAX_NOTE_PATHS else None,
+        changes=changes, rewind=req.rewind,
     )
-    if len(paths) > MAX_NOTE_PATHS:
-        note["paths_omitted"] = len(paths) - MAX_NOTE_PATHS
-    note.update(req.extra)
-    now = int(time.time())
-    stamp = b"committer " + COMMITTER + b" %d +0000\n" % now
-    fi = fi or FastImport(repo.root)
-    try:
+    stamp = _committer_line()
+    with fi or FastImport(repo.root) as stream:
         if req.attachments is not None:
-            _write_attachments(fi, req.attachments, stamp)
-        fi.write(b"commit " + (REF_PREFIX + req.session).encode() + b"\nmark :1\n" + stamp)
-        fi.data(f"#{seq} {message}\n".encode("utf-8", "surrogateescape"))
+            _write_attachments(stream, req.attachments, stamp)
+        stream.write(b"commit " + (REF_PREFIX + req.session).encode() + b"\nmark :1\n" + stamp)
+        stream.data(f"#{seq} {message}\n".encode("utf-8", "surrogateescape"))
         if tip is not None:
-            fi.write(b"from " + tip.commit.encode() + b"\n")
+            stream.write(b"from " + tip.commit.encode() + b"\n")
         if req.attachments is not None:
             if tip is None:  # a merge needs a first parent: start the chain at the attachments' root
-                fi.write(b"from :2\n")
+                stream.write(b"from :2\n")
             else:
-                fi.write(b"merge :2\n")
+                stream.write(b"merge :2\n")
         if tree is not None:
-            fi.write(b'M 040000 ' + tree.encode() + b' ""\n')
+            stream.write(b'M 040000 ' + tree.encode() + b' ""\n')
         for edit in edits or []:
             path = quote_path(os.fsencode(edit.path))
             if edit.content is None:
-                fi.write(b"D " + path + b"\n")
+                stream.write(b"D " + path + b"\n")
             else:
-                fi.write(b"M %o inline " % edit.mode + path + b"\n")
-                fi.data(edit.content)
-        fi.write(b"\n")
-        notes_tip = repo.read_ref(NOTES_REF)
-        fi.write(b"commit " + NOTES_REF.encode() + b"\n" + stamp)
-        fi.data(f"checkpoint #{seq}\n".encode())
-        if notes_tip:
-            fi.write(b"from " + notes_tip.encode() + b"\n")
-        fi.write(b"N inline :1\n")
-        fi.data(dump_note(note))
-        fi.write(b"\n")
-        commit = fi.get_mark(1)
-        root = (0, tree) if tree is not None else fi.ls(commit, b"")
+                stream.write(b"M %o inline " % edit.mode + path + b"\n")
+                stream.data(edit.content)
+        stream.write(b"\n")
+        _write_note(stream, repo, ":1", note, f"checkpoint #{seq}", stamp)
+        commit = Oid(stream.get_mark(1))
+        root = (0, tree) if tree is not None else stream.ls(commit, b"")
         if root is None:
             raise RewindError("fast-import did not report the checkpoint tree")
-        new_tree = root[1]
-        fi.finish()
-    except BaseException:
-        fi.abort()
-        raise
+        new_tree = Oid(root[1])
     _write_tip(repo, req.session, Tip(commit, new_tree, seq))
     if req.auto_pack:
         maybe_pack(repo, req.auto_pack)
     return Result(True, seq, commit, new_tree, note)
+
+
+def _committer_line() -> bytes:
+    return b"committer " + COMMITTER + b" %d +0000\n" % int(time.time())
+
+
+def _write_note(stream: FastImport, repo: Repo, commit: str, note: Note, message: str, stamp: bytes) -> None:
+    """A commit on the notes ref that sets COMMIT's note (a mark or an object id)."""
+    notes_tip = repo.read_ref(NOTES_REF)
+    stream.write(b"commit " + NOTES_REF.encode() + b"\n" + stamp)
+    stream.data(message.encode() + b"\n")
+    if notes_tip:
+        stream.write(b"from " + notes_tip.encode() + b"\n")
+    stream.write(b"N inline " + commit.encode() + b"\n")
+    stream.data(note.to_bytes())
+    stream.write(b"\n")
 
 
 def _write_attachments(fi: FastImport, attachments: Attachments, stamp: bytes) -> None:
@@ -324,25 +327,10 @@ def _write_attachments(fi: FastImport, attachments: Attachments, stamp: bytes) -
     fi.write(b"\nreset refs/rewind-attachments/pending\nfrom 0000000000000000000000000000000000000000\n\n")
 
 
-def update_note(repo: Repo, commit: str, note: dict[str, Any]) -> None:
+def update_note(repo: Repo, commit: str, note: Note) -> None:
     """Replace one checkpoint's note (e.g. to record a message uuid resolved later)."""
-    with repo.store_lock():
-        notes_tip = repo.read_ref(NOTES_REF)
-        now = int(time.time())
-        fi = FastImport(repo.root)
-        try:
-            fi.write(b"commit " + NOTES_REF.encode() + b"\n")
-            fi.write(b"committer " + COMMITTER + b" %d +0000\n" % now)
-            fi.data(f"checkpoint #{note.get('seq')}: note updated\n".encode())
-            if notes_tip:
-                fi.write(b"from " + notes_tip.encode() + b"\n")
-            fi.write(b"N inline " + commit.encode() + b"\n")
-            fi.data(dump_note(note))
-            fi.write(b"\n")
-            fi.finish()
-        except BaseException:
-            fi.abort()
-            raise
+    with repo.store_lock(), FastImport(repo.root) as stream:
+        _write_note(stream, repo, commit, note, f"checkpoint #{note.seq}: note updated", _committer_line())
 
 
 def loose_objects_estimate(repo: Repo) -> int:
@@ -368,8 +356,7 @@ def maybe_pack(repo: Repo, threshold: int) -> bool:
             return False
     except FileNotFoundError:
         pass
-    with open(stamp, "w") as fh:
-        fh.write(f"{int(time.time())}\n")
+    write_atomic(stamp, f"{int(time.time())}\n")
     import subprocess
 
     subprocess.Popen(

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import agents, conversation, restore, store
+from . import agents, checkpoints, conversation, restore, store
 from .checkpoints import Checkpoint
 from .errors import RewindError
+from .note import ConversationRecord, Note, Oid, RewindRecord, mode_of
 from .repo import Repo
 from .snapshot import blob_oid
 
-MODES = ("code", "conversation", "full")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .note import Mode
 
 
 class Result:
@@ -32,14 +35,14 @@ class Result:
         self.resume = resume  # the command that resumes the agent's session
 
 
-def _agent_module(note: dict[str, Any]) -> Any:
-    agent = note.get("agent")
+def _agent_module(note: Note) -> Any:
+    agent = note.agent
     if agent in agents.NAMES:
         refusal = getattr(agents.module(str(agent)), "NO_CONVERSATION_REWIND", None)
         if refusal:  # an agent whose conversation cannot be changed from outside says so plainly
             raise RewindError(refusal)
-    if not agent or not note.get("conversation"):
-        raise RewindError(f"#{note.get('seq')} has no conversation to rewind (taken by {agent or 'hand'}); "
+    if not agent or note.conversation is None:
+        raise RewindError(f"#{note.seq} has no conversation to rewind (taken by {agent or 'hand'}); "
                           "use --code")
     module = agents.module(str(agent))
     if not hasattr(module, "plan_rewind"):
@@ -47,17 +50,17 @@ def _agent_module(note: dict[str, Any]) -> Any:
     return module
 
 
-def resume_hint(note: dict[str, Any]) -> str | None:
+def resume_hint(note: Note) -> str | None:
     """The agent's resume command for the checkpoint's session, when an agent took it."""
-    agent = note.get("agent")
-    if not agent or not note.get("session"):
+    agent = note.agent
+    if not agent or not note.session:
         return None
     try:
         module = agents.module(str(agent))
     except RewindError:
         return None
     command = getattr(module, "resume_command", None)
-    return str(command(str(note["session"]))) if command else None
+    return str(command(note.session)) if command else None
 
 
 def plan_conversation(target: Checkpoint, fork: bool) -> conversation.Plan:
@@ -67,22 +70,29 @@ def plan_conversation(target: Checkpoint, fork: bool) -> conversation.Plan:
     return plan
 
 
-def _record(plan: conversation.Plan, module: Any) -> dict[str, Any]:
+def describe(plan: conversation.Plan) -> str:
+    """The conversation side of an undo in one line, for the preview."""
+    where = "as a new session (--fork)" if plan.fork else f"in {plan.transcript.path}"
+    kept = ": nothing of it is kept" if plan.empty else ""
+    return f"conversation: cut {plan.where}{kept}, {where}"
+
+
+def _record(plan: conversation.Plan, module: Any) -> ConversationRecord:
     """What redo needs, kept in the safety checkpoint's note."""
     leaf_before = module.current_leaf(plan.transcript) if hasattr(module, "current_leaf") else None
-    return {
-        "agent": plan.agent, "session": plan.session, "transcript": plan.transcript.path,
-        "backup": conversation.backup_name(plan.transcript.path),
-        "backup_blob": blob_oid(plan.transcript.data), "leaf_before": leaf_before,
-        "leaf": plan.leaf, "cut": plan.cut, "fork": plan.fork,
-    }
+    return ConversationRecord(
+        plan.agent, plan.session, plan.transcript.path, backup=conversation.backup_name(plan.transcript.path),
+        backup_blob=Oid(blob_oid(plan.transcript.data)), leaf_before=leaf_before, leaf=plan.leaf, cut=plan.cut,
+        fork=plan.fork)
 
 
-def undo(repo: Repo, target: Checkpoint, mode: str, fork: bool, only: list[str], max_size: int,
+def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str], max_size: int,
          auto_pack: int, plan: conversation.Plan | None = None) -> Result:
     """Rewind to TARGET: MODE is code, conversation or full."""
-    if mode not in MODES:
-        raise RewindError(f"unknown mode {mode} (one of {', '.join(MODES)})")
+    try:
+        mode = mode_of(mode)  # callers outside the type checker (MCP) pass strings
+    except ValueError as exc:
+        raise RewindError(str(exc)) from None
     if mode != "code" and plan is None:
         plan = plan_conversation(target, fork)
     record = attachments = None
@@ -92,7 +102,7 @@ def undo(repo: Repo, target: Checkpoint, mode: str, fork: bool, only: list[str],
         record = _record(plan, module)
         attachments = store.Attachments(
             f"transcript of {plan.agent} session {plan.session} before the rewind to #{target.seq}",
-            {str(record["backup"]): plan.transcript.data})
+            {str(record.backup): plan.transcript.data})
     outcome = restore.rewind(repo, target, only, max_size, trigger="pre-rewind", auto_pack=auto_pack,
                              code=mode in ("code", "full"), mode=mode,
                              conversation=record, attachments=attachments)
@@ -112,18 +122,17 @@ def undo(repo: Repo, target: Checkpoint, mode: str, fork: bool, only: list[str],
 
 def _remember_message(repo: Repo, target: Checkpoint, plan: conversation.Plan) -> None:
     """Record the message the checkpoint resolved to, so later rewinds need no search."""
-    conv = dict(target.note.get("conversation") or {})
-    if not plan.target_uuid or conv.get("message_uuid") == plan.target_uuid:
+    conv = target.note.conversation
+    if conv is None or not plan.target_uuid or conv.message_uuid == plan.target_uuid:
         return
-    conv["message_uuid"] = plan.target_uuid
-    target.note["conversation"] = conv
+    conv.message_uuid = plan.target_uuid
     store.update_note(repo, target.commit, target.note)
 
 
 def backup_of(repo: Repo, safety: Checkpoint) -> bytes | None:
     """The transcript a rewind attached to its safety checkpoint (the commit's second parent)."""
-    info = (safety.note.get("rewind") or {}).get("conversation") or {}
-    name = info.get("backup")
+    record = safety.note.rewind
+    name = record.conversation.backup if record is not None and record.conversation is not None else None
     if not name:
         return None
     from .gitcmd import GitError
@@ -138,30 +147,54 @@ def backup_of(repo: Repo, safety: Checkpoint) -> bytes | None:
     return None
 
 
-def redo(repo: Repo, max_size: int, auto_pack: int) -> Result:
+class RedoPlan:
+    """What `redo` would reverse: the newest undo's safety checkpoint and what that undo recorded."""
+
+    __slots__ = ("target", "record")
+
+    def __init__(self, target: Checkpoint, record: RewindRecord) -> None:
+        self.target = target
+        self.record = record
+
+    @property
+    def description(self) -> str | None:
+        """The conversation side in one line, for the preview (None: the undo left it alone)."""
+        info = self.record.conversation
+        return f"conversation: back as it was before the rewind, in {info.transcript}" if info else None
+
+
+def plan_redo(repo: Repo) -> RedoPlan:
+    """The newest safety checkpoint an undo left, and its record (an old note without one: a code undo)."""
+    for item in reversed(checkpoints.load_all(repo)):
+        if item.note.trigger == "pre-rewind":
+            return RedoPlan(item, item.note.rewind or RewindRecord(None, None, [], "code"))
+    raise RewindError("nothing to redo: no rewind has been made in this repository")
+
+
+def redo(repo: Repo, max_size: int, auto_pack: int, plan: RedoPlan | None = None) -> Result:
     """Reverse the newest undo: its code (as it undid it) and its conversation."""
-    target = restore.safety_for_redo(repo)
-    record = target.note.get("rewind") or {}
-    mode = str(record.get("mode") or "code")
-    only = list(record.get("only") or [])
-    info = record.get("conversation")
-    module = agents.module(str(info["agent"])) if info else None
+    plan = plan or plan_redo(repo)
+    target, record = plan.target, plan.record
+    info = record.conversation
+    module = agents.module(info.agent) if info else None
     attachments = None
     redo_record = None
-    if info and module is not None and not info.get("fork"):
+    if info and module is not None and not info.fork:
         try:
-            current = conversation.Transcript.load(info.get("transcript"))
+            current = conversation.Transcript.load(info.transcript)
         except RewindError:
             current = None
         if current is not None:
-            attachments = store.Attachments(f"transcript of {info['agent']} session {info.get('session')} before "
+            attachments = store.Attachments(f"transcript of {info.agent} session {info.session} before "
                                             f"the redo to #{target.seq}",
                                             {conversation.backup_name(current.path): current.data})
-            redo_record = {**info, "backup": conversation.backup_name(current.path),
-                           "backup_blob": blob_oid(current.data),
-                           "leaf_before": module.current_leaf(current) if hasattr(module, "current_leaf") else None}
-    outcome = restore.rewind(repo, target, only, max_size, trigger="pre-redo", auto_pack=auto_pack,
-                             code=mode in ("code", "full"), mode=mode, conversation=redo_record,
+            redo_record = ConversationRecord.from_json(info.to_json())
+            assert redo_record is not None
+            redo_record.backup = conversation.backup_name(current.path)
+            redo_record.backup_blob = Oid(blob_oid(current.data))
+            redo_record.leaf_before = module.current_leaf(current) if hasattr(module, "current_leaf") else None
+    outcome = restore.rewind(repo, target, record.only, max_size, trigger="pre-redo", auto_pack=auto_pack,
+                             code=record.code, mode=record.mode, conversation=redo_record,
                              attachments=attachments)
     applied = None
     if info and module is not None:

@@ -76,7 +76,9 @@ def test_every_recorded_claude_code_payload_becomes_an_event(name: str, tmp_path
     # SessionStart's source, SessionEnd's reason, PreCompact's trigger (PostCompact's is not read).
     expected = payload.get("trigger") if name == "PreCompact" else payload.get("source") or payload.get("reason")
     assert event.source == expected
-    conversation = event.conversation()
+    position = event.conversation()
+    assert position is not None
+    conversation = position.to_json()
     assert conversation == {"transcript": payload["transcript_path"], "prompt_id": payload.get("prompt_id"),
                             "tool_use_id": payload.get("tool_use_id"), "message_uuid": None, "offset": None}
     assert conversation["transcript"].startswith(f"{home}/.claude/projects/")
@@ -157,8 +159,10 @@ def test_droid_prompt_keeps_its_message_id_and_is_recognised_by_its_shape(tmp_pa
     assert agents.detect(payload, {}) == "droid"  # has_images is Droid's own
     event = droid.parse(payload)
     assert (event.agent, event.kind, event.prompt, event.prompt_id) == ("droid", ev.PROMPT, "add tests", "msg-7")
-    assert event.conversation() == {"transcript": payload["transcript_path"], "prompt_id": "msg-7",
-                                    "tool_use_id": None, "message_uuid": None, "offset": None}
+    position = event.conversation()
+    assert position is not None
+    assert position.to_json() == {"transcript": payload["transcript_path"], "prompt_id": "msg-7",
+                                  "tool_use_id": None, "message_uuid": None, "offset": None}
 
 
 def test_droid_session_and_turn_events(tmp_path: Path) -> None:

@@ -65,8 +65,9 @@ def test_plugin_payloads_become_events(tmp_path: Path) -> None:
     assert (bash.kind, bash.tool_kind, bash.paths) == (event.POST_TOOL, event.SHELL, [])
     prompt = opencode.parse({**base, "event": "chat.message", "messageID": "msg_1", "prompt": "fix it"})
     assert (prompt.kind, prompt.prompt, prompt.prompt_id) == (event.PROMPT, "fix it", "msg_1")
-    conv = prompt.conversation()
-    assert conv is not None
+    position = prompt.conversation()
+    assert position is not None
+    conv = position.to_json()
     assert (conv["transcript"], conv["prompt_id"], conv["server"], conv["directory"]) == (
         None, "msg_1", "http://127.0.0.1:4096/", str(tmp_path))
     kinds = {name: opencode.parse({**base, "event": name}).kind for name in (

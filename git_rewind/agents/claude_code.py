@@ -11,10 +11,13 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
+from ..note import Position
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from ..note import ConversationRecord, Note
 
 NAME = "claude-code"
 WRAPPED = True  # hook entries sit under "hooks" in settings.json
@@ -107,7 +110,7 @@ def _is_prompt(line: dict[str, Any]) -> bool:
         isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
 
-def _has_block(line: dict[str, Any], kind: str, key: str, value: str) -> bool:
+def _has_block(line: dict[str, Any], kind: str, key: str, value: str | None) -> bool:
     content = (line.get("message") or {}).get("content")
     return isinstance(content, list) and any(
         isinstance(b, dict) and b.get("type") == kind and b.get(key) == value for b in content)
@@ -138,30 +141,30 @@ def current_leaf(transcript: Any) -> str | None:
     return leaf
 
 
-def _locate(transcript: Any, note: dict[str, Any]) -> tuple[int, str | None, str, str | None]:
+def _locate(transcript: Any, note: Note) -> tuple[int, str | None, str, str | None]:
     """(index of the checkpoint's message, uuid of the last message kept, where in words, prompt to resend)."""
     from ..errors import RewindError
 
-    conv = note.get("conversation") or {}
-    trigger = note.get("trigger")
-    resolved = conv.get("message_uuid")
+    conv = note.conversation or Position()
+    trigger = note.trigger
+    resolved = conv.message_uuid
     lines = transcript.lines
 
     def by_uuid(uuid: str) -> int | None:
         return transcript.index_where(lambda line: line.get("uuid") == uuid)
 
-    if trigger == "UserPromptSubmit" and (resolved or conv.get("prompt_id")):
+    if trigger == "UserPromptSubmit" and (resolved or conv.prompt_id):
         index = by_uuid(resolved) if resolved else transcript.index_where(
-            lambda line: _is_prompt(line) and line.get("promptId") == conv["prompt_id"])
+            lambda line: _is_prompt(line) and line.get("promptId") == conv.prompt_id)
         if index is None:
-            raise RewindError(f"the prompt of #{note.get('seq')} is not in {transcript.path}")
+            raise RewindError(f"the prompt of #{note.seq} is not in {transcript.path}")
         line = lines[index]
         return index, line.get("parentUuid"), "just before the prompt", _prompt_text(line)
-    if trigger == "PreToolUse" and (resolved or conv.get("tool_use_id")):
+    if trigger == "PreToolUse" and (resolved or conv.tool_use_id):
         index = by_uuid(resolved) if resolved else transcript.index_where(
-            lambda line: line.get("type") == "assistant" and _has_block(line, "tool_use", "id", conv["tool_use_id"]))
+            lambda line: line.get("type") == "assistant" and _has_block(line, "tool_use", "id", conv.tool_use_id))
         if index is None:
-            raise RewindError(f"the {note.get('tool') or 'tool'} call of #{note.get('seq')} "
+            raise RewindError(f"the {note.tool or 'tool'} call of #{note.seq} "
                               f"is not in {transcript.path}")
         # An assistant message is written one content block per line: go back to its first line.
         message_id = (lines[index].get("message") or {}).get("id")
@@ -170,40 +173,40 @@ def _locate(transcript: Any, note: dict[str, Any]) -> tuple[int, str | None, str
             if parent is None or (lines[parent].get("message") or {}).get("id") != message_id:
                 break
             index = parent
-        return index, lines[index].get("parentUuid"), f"just before the {note.get('tool')} call", None
-    if trigger in ("PostToolUse", "PostToolUseFailure") and (resolved or conv.get("tool_use_id")):
+        return index, lines[index].get("parentUuid"), f"just before the {note.tool} call", None
+    if trigger in ("PostToolUse", "PostToolUseFailure") and (resolved or conv.tool_use_id):
         index = by_uuid(resolved) if resolved else transcript.index_where(
             lambda line: line.get("type") == "user" and _has_block(line, "tool_result", "tool_use_id",
-                                                                   conv["tool_use_id"]))
+                                                                   conv.tool_use_id))
         if index is None:
-            raise RewindError(f"the {note.get('tool') or 'tool'} result of #{note.get('seq')} is not in "
+            raise RewindError(f"the {note.tool or 'tool'} result of #{note.seq} is not in "
                               f"{transcript.path}")
-        return index, lines[index].get("uuid"), f"just after the {note.get('tool')} result", None
+        return index, lines[index].get("uuid"), f"just after the {note.tool} result", None
     return _locate_end_of(transcript, note, resolved)
 
 
-def _locate_end_of(transcript: Any, note: dict[str, Any], resolved: str | None) -> tuple[int, str | None, str, None]:
+def _locate_end_of(transcript: Any, note: Note, resolved: str | None) -> tuple[int, str | None, str, None]:
     """A checkpoint between turns (session start, turn end, /clear): keep what had been said by then."""
     from ..errors import RewindError
 
-    conv = note.get("conversation") or {}
+    conv = note.conversation or Position()
     lines = transcript.lines
     stop: int | None = None
     if resolved:
         stop = transcript.index_where(lambda line: line.get("uuid") == resolved)
         if stop is None:
-            raise RewindError(f"message {resolved} of #{note.get('seq')} is not in {transcript.path}")
+            raise RewindError(f"message {resolved} of #{note.seq} is not in {transcript.path}")
         return stop, resolved, "where it was", None
-    if note.get("trigger") == "Stop" and conv.get("prompt_id"):
+    if note.trigger == "Stop" and conv.prompt_id:
         # The turn ends where the next prompt starts (the final text may be flushed after the hook ran).
-        start = transcript.index_where(lambda line: _is_prompt(line) and line.get("promptId") == conv["prompt_id"])
+        start = transcript.index_where(lambda line: _is_prompt(line) and line.get("promptId") == conv.prompt_id)
         if start is not None:
             following = transcript.index_where(_is_prompt, start + 1)
             stop = following if following is not None else len(lines)
     if stop is None:
-        offset = conv.get("offset")
+        offset = conv.offset
         if not isinstance(offset, int):
-            raise RewindError(f"#{note.get('seq')} does not record where its conversation stood")
+            raise RewindError(f"#{note.seq} does not record where its conversation stood")
         stop = transcript.lines_within(offset)
     for index in range(stop - 1, -1, -1):
         line = lines[index]
@@ -212,21 +215,21 @@ def _locate_end_of(transcript: Any, note: dict[str, Any], resolved: str | None) 
     return 0, None, "at the start of the session", None
 
 
-def plan_rewind(note: dict[str, Any], fork: bool) -> Any:
+def plan_rewind(note: Note, fork: bool) -> Any:
     """Where the conversation of a checkpoint stands, checked against the transcript now."""
     from ..conversation import Plan, Transcript
     from ..errors import RewindError
 
-    conv = note.get("conversation") or {}
-    transcript = Transcript.load(conv.get("transcript"))
+    conv = note.conversation or Position()
+    transcript = Transcript.load(conv.transcript)
     index, leaf, where, prompt = _locate(transcript, note)
     lines = transcript.lines
     compacted = transcript.index_where(
         lambda line: line.get("type") == "system" and line.get("subtype") == "compact_boundary", index + 1)
     if compacted is not None:
-        raise RewindError(f"the conversation was compacted after #{note.get('seq')}: Claude Code no longer "
+        raise RewindError(f"the conversation was compacted after #{note.seq}: Claude Code no longer "
                           "resumes from that point (rewind the code alone with --code)")
-    session = str((lines[index] or {}).get("sessionId") or note.get("session") or "")
+    session = str((lines[index] or {}).get("sessionId") or note.session or "")
     plan = Plan(NAME, session, transcript)
     plan.target_uuid = str((lines[index] or {}).get("uuid") or "") or None
     plan.leaf = leaf
@@ -289,19 +292,19 @@ def apply_rewind(plan: Any) -> Any:
                                                    f"{plan.session} is unchanged")
 
 
-def apply_redo(info: dict[str, Any], backup: bytes | None = None) -> Any:
+def apply_redo(info: ConversationRecord, backup: bytes | None = None) -> Any:
     """Point the session back at the leaf it had before the rewind; what was said since stays a branch."""
     from ..conversation import Applied, Transcript, append_line
     from ..errors import RewindError
 
-    if info.get("fork"):
-        return Applied(info.get("session"), resume_command(str(info.get("session"))), info.get("transcript"),
+    if info.fork:
+        return Applied(info.session, resume_command(str(info.session)), info.transcript,
                        "the rewind forked a new session; the original was never changed")
-    transcript = Transcript.load(info.get("transcript"))
-    leaf = info.get("leaf_before")
+    transcript = Transcript.load(info.transcript)
+    leaf = info.leaf_before
     if leaf and transcript.index_where(lambda line: line.get("uuid") == leaf) is None:
         raise RewindError(f"message {leaf} is no longer in {transcript.path}")
-    session = str(info.get("session") or "")
+    session = str(info.session or "")
     append_line(transcript.path, _last_prompt_line(transcript, leaf, session), len(transcript.data))
     return Applied(session, resume_command(session), transcript.path,
                    "conversation back where it was before the rewind (what was said since stays as a branch)")

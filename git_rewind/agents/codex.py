@@ -18,10 +18,13 @@ import os
 
 from .. import event as ev
 from ..event import Event
+from ..note import Position
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from ..note import ConversationRecord, Note
 
 NAME = "codex"
 WRAPPED = True  # {"hooks": {...}}; the file's root accepts only "hooks" and "description"
@@ -378,36 +381,36 @@ _CALLS = ("function_call", "custom_tool_call", "local_shell_call", "tool_search_
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output", "tool_search_output")
 
 
-def _locate(transcript: Any, note: dict[str, Any]) -> tuple[int, str, str | None]:
+def _locate(transcript: Any, note: Note) -> tuple[int, str, str | None]:
     """(lines to keep, where in words, the prompt to send again)."""
     from ..errors import RewindError
 
-    conv = note.get("conversation") or {}
-    trigger = note.get("trigger")
-    turn_id = conv.get("prompt_id")
-    call_id = conv.get("tool_use_id")
-    seq = note.get("seq")
+    conv = note.conversation or Position()
+    trigger = note.trigger
+    turn_id = conv.prompt_id
+    call_id = conv.tool_use_id
+    seq = note.seq
     if trigger == "UserPromptSubmit" and turn_id:
         index = transcript.index_where(lambda line: _turn_started(line, turn_id))
         if index is None:
             raise RewindError(f"the prompt of #{seq} (turn {turn_id}) is not in {transcript.path}")
-        return index, "just before the prompt", note.get("prompt")
+        return index, "just before the prompt", note.prompt
     if trigger == "PreToolUse" and call_id:
         index = transcript.index_where(lambda line: _is_item(line, _CALLS, call_id))
         if index is None:
-            raise RewindError(f"the {note.get('tool') or 'tool'} call of #{seq} is not in {transcript.path}")
-        return index, f"just before the {note.get('tool')} call", None
+            raise RewindError(f"the {note.tool or 'tool'} call of #{seq} is not in {transcript.path}")
+        return index, f"just before the {note.tool} call", None
     if trigger == "PostToolUse" and call_id:
         index = transcript.index_where(lambda line: _is_item(line, _OUTPUTS, call_id))
         if index is None:
-            raise RewindError(f"the {note.get('tool') or 'tool'} result of #{seq} is not in {transcript.path}")
-        return index + 1, f"just after the {note.get('tool')} result", None
+            raise RewindError(f"the {note.tool or 'tool'} result of #{seq} is not in {transcript.path}")
+        return index + 1, f"just after the {note.tool} result", None
     if trigger == "Stop" and turn_id:
         start = transcript.index_where(lambda line: _turn_started(line, turn_id))
         if start is not None:
             following = transcript.index_where(_turn_started, start + 1)
             return (following if following is not None else len(transcript.lines)), "at the end of the turn", None
-    offset = conv.get("offset")
+    offset = conv.offset
     if isinstance(offset, int):
         return transcript.lines_within(offset), "where it was", None
     if trigger == "SessionStart":
@@ -415,13 +418,13 @@ def _locate(transcript: Any, note: dict[str, Any]) -> tuple[int, str, str | None
     raise RewindError(f"#{seq} does not record where its conversation stood")
 
 
-def plan_rewind(note: dict[str, Any], fork: bool) -> Any:
+def plan_rewind(note: Note, fork: bool) -> Any:
     """Where the conversation of a checkpoint stands, checked against the rollout now."""
     from ..conversation import Plan, Transcript
     from ..errors import RewindError
 
-    conv = note.get("conversation") or {}
-    transcript = Transcript.load(conv.get("transcript"), "Codex rollout")
+    conv = note.conversation or Position()
+    transcript = Transcript.load(conv.transcript, "Codex rollout")
     first = transcript.lines[0] if transcript.lines else None
     if not first or first.get("type") != "session_meta" or not _payload(first).get("id"):
         raise RewindError(f"{transcript.path} does not start with Codex's session_meta line")
@@ -500,10 +503,10 @@ def apply_rewind(plan: Any) -> Any:
                    "(a Codex rewind always writes a new session, so --fork changes nothing)")
 
 
-def apply_redo(info: dict[str, Any], backup: bytes | None = None) -> Any:
+def apply_redo(info: ConversationRecord, backup: bytes | None = None) -> Any:
     """Nothing to put back: the rewind never changed the original session, which is resumed as it was."""
     from ..conversation import Applied
 
-    session = str(info.get("session") or "")
-    return Applied(session, resume_command(session), info.get("transcript"),
+    session = str(info.session or "")
+    return Applied(session, resume_command(session), info.transcript,
                    f"the rewind wrote a new session; the original {session} was never changed: resume it")

@@ -11,10 +11,13 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
+from ..note import Position
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from ..note import ConversationRecord, Note
 
 NAME = "droid"
 WRAPPED = False
@@ -126,18 +129,18 @@ def _tool_call_matches(line: dict[str, Any], tool: str | None, paths: list[str])
     return False
 
 
-def _locate(transcript: Any, note: dict[str, Any]) -> tuple[int, str, str | None]:
+def _locate(transcript: Any, note: Note) -> tuple[int, str, str | None]:
     """(lines to keep, where in words, the prompt to resend)."""
     from ..errors import RewindError
 
-    conv = note.get("conversation") or {}
+    conv = note.conversation or Position()
     lines = transcript.lines
-    trigger = note.get("trigger")
-    message_id = conv.get("message_uuid") or conv.get("prompt_id")
+    trigger = note.trigger
+    message_id = conv.message_uuid or conv.prompt_id
     if trigger == "UserPromptSubmit" and message_id:
         index = transcript.index_where(lambda line: line.get("id") == message_id)
         if index is None:
-            raise RewindError(f"the prompt of #{note.get('seq')} is not in {transcript.path}")
+            raise RewindError(f"the prompt of #{note.seq} is not in {transcript.path}")
         prompt = "\n".join(str(b.get("text") or "") for b in _content(lines[index] or {})
                            if isinstance(b, dict) and b.get("type") == "text")
         # The system reminders Droid sends with a prompt go with it.
@@ -146,33 +149,33 @@ def _locate(transcript: Any, note: dict[str, Any]) -> tuple[int, str, str | None
         return index, "just before the prompt", prompt
     if trigger == "PreToolUse":
         found = [i for i, line in enumerate(lines)
-                 if line is not None and _tool_call_matches(line, note.get("tool"), list(note.get("paths") or []))]
-        if conv.get("message_uuid"):
-            found = [i for i in found if (lines[i] or {}).get("id") == conv["message_uuid"]]
+                 if line is not None and _tool_call_matches(line, note.tool, list(note.paths))]
+        if conv.message_uuid:
+            found = [i for i in found if (lines[i] or {}).get("id") == conv.message_uuid]
         if not found:
-            raise RewindError(f"the {note.get('tool') or 'tool'} call of #{note.get('seq')} "
+            raise RewindError(f"the {note.tool or 'tool'} call of #{note.seq} "
                               f"is not in {transcript.path}")
-        offset = conv.get("offset")
+        offset = conv.offset
         at = transcript.lines_within(offset) if isinstance(offset, int) else len(lines)
         index = min(found, key=lambda i: (abs(i - at), -i))
-        return index, f"just before the {note.get('tool')} call", None
+        return index, f"just before the {note.tool} call", None
     if message_id and trigger in ("SessionStart", "Stop"):
         index = transcript.index_where(lambda line: line.get("id") == message_id)
         if index is not None:
             return index + 1, "where it was", None
-    offset = conv.get("offset")
+    offset = conv.offset
     if not isinstance(offset, int):
-        raise RewindError(f"#{note.get('seq')} does not record where its conversation stood")
+        raise RewindError(f"#{note.seq} does not record where its conversation stood")
     return max(1, transcript.lines_within(offset)), "where it was", None
 
 
-def plan_rewind(note: dict[str, Any], fork: bool) -> Any:
+def plan_rewind(note: Note, fork: bool) -> Any:
     """Where the conversation of a checkpoint stands, checked against the session file now."""
     from ..conversation import Plan, Transcript
     from ..errors import RewindError
 
-    conv = note.get("conversation") or {}
-    transcript = Transcript.load(conv.get("transcript"), "Droid session file")
+    conv = note.conversation or Position()
+    transcript = Transcript.load(conv.transcript, "Droid session file")
     first = transcript.lines[0] if transcript.lines else None
     if not first or first.get("type") != "session_start":
         raise RewindError(f"{transcript.path} does not start with Droid's session_start line")
@@ -180,9 +183,9 @@ def plan_rewind(note: dict[str, Any], fork: bool) -> Any:
     if cut < 1:
         cut = 1
     if transcript.index_where(lambda line: line.get("type") == "compaction_state", cut) is not None:
-        raise RewindError(f"the conversation was compacted after #{note.get('seq')}: Droid no longer resumes "
+        raise RewindError(f"the conversation was compacted after #{note.seq}: Droid no longer resumes "
                           "from that point (rewind the code alone with --code)")
-    plan = Plan(NAME, str(first.get("id") or note.get("session") or ""), transcript)
+    plan = Plan(NAME, str(first.get("id") or note.session or ""), transcript)
     plan.cut = cut
     plan.target_uuid = str((transcript.lines[cut] or {}).get("id") or "") or None if cut < len(transcript.lines) \
         else None
@@ -235,26 +238,26 @@ def apply_rewind(plan: Any) -> Any:
                    f"conversation cut {plan.where} ({len(transcript.raw) - plan.cut} lines; all kept in git)")
 
 
-def apply_redo(info: dict[str, Any], backup: bytes | None) -> Any:
+def apply_redo(info: ConversationRecord, backup: bytes | None) -> Any:
     """Put the session file back as it was before the rewind; lines written since become a forked session."""
     from ..conversation import Applied, Transcript, write_atomic
     from ..errors import RewindError
 
-    if info.get("fork"):
-        return Applied(info.get("session"), resume_command(str(info.get("session"))), info.get("transcript"),
+    if info.fork:
+        return Applied(info.session, resume_command(str(info.session)), info.transcript,
                        "the rewind forked a new session; the original was never changed")
     if backup is None:
         raise RewindError("the transcript backup of that rewind is missing from the repository")
-    path = str(info.get("transcript") or "")
+    path = str(info.transcript or "")
     try:
         current = Transcript.load(path, "Droid session file")
     except RewindError:
         current = None
     detail = "conversation back as it was before the rewind"
-    cut = int(info.get("cut") or 0)
+    cut = int(info.cut or 0)
     if current is not None and len(current.raw) > cut and current.data != backup[:len(current.data)]:
-        branch, _ = _fork(current, len(current.raw), str(info.get("session") or ""))
+        branch, _ = _fork(current, len(current.raw), str(info.session or ""))
         detail += f"; what was said after the rewind is kept as session {branch} ({resume_command(branch)})"
     write_atomic(path, backup)
-    session = str(info.get("session") or "")
+    session = str(info.session or "")
     return Applied(session, resume_command(session), path, detail)

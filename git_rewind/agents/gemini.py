@@ -16,10 +16,13 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
+from ..note import Position
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from ..note import ConversationRecord, Note
 
 NAME = "gemini"
 WRAPPED = True  # hook entries sit under "hooks" in settings.json
@@ -184,23 +187,23 @@ def _calls(message: dict[str, Any], tool: str | None, paths: list[str]) -> bool:
     return False
 
 
-def _locate(transcript: Any, replay: _Replay, note: dict[str, Any]) -> tuple[str | None, str, str | None]:
+def _locate(transcript: Any, replay: _Replay, note: Note) -> tuple[str | None, str, str | None]:
     """(id of the first message dropped, None: nothing after the checkpoint; where in words; prompt to resend)."""
     from ..errors import RewindError
 
-    conv = note.get("conversation") or {}
-    offset = conv.get("offset")
+    conv = note.conversation or Position()
+    offset = conv.offset
     at = transcript.lines_within(offset) if isinstance(offset, int) else len(transcript.lines)
     alive = list(replay.messages)
-    resolved = conv.get("message_uuid")
-    trigger = note.get("trigger")
-    seq = note.get("seq")
+    resolved = conv.message_uuid
+    trigger = note.trigger
+    seq = note.seq
 
     def nearest(found: list[str]) -> str:
         return min(found, key=lambda i: (abs(replay.first_line[i] - at), -replay.first_line[i]))
 
     if trigger == "BeforeAgent":
-        prompt = str(note.get("prompt") or "")
+        prompt = str(note.prompt or "")
         found = [i for i in alive if replay.messages[i].get("type") == "user"
                  and _prompt_text(replay.messages[i]) == prompt.strip()]
         if resolved in replay.messages:
@@ -212,12 +215,12 @@ def _locate(transcript: Any, replay: _Replay, note: dict[str, Any]) -> tuple[str
             "just before the prompt", prompt
     if trigger == "BeforeTool":
         found = [i for i in alive if replay.messages[i].get("type") == "gemini"
-                 and _calls(replay.messages[i], note.get("tool"), list(note.get("paths") or []))]
+                 and _calls(replay.messages[i], note.tool, list(note.paths))]
         if resolved in replay.messages:
             found = [resolved]
         if not found:
-            raise RewindError(f"the {note.get('tool') or 'tool'} call of #{seq} is not in {transcript.path}")
-        return nearest(found), f"just before the {note.get('tool')} call", None
+            raise RewindError(f"the {note.tool or 'tool'} call of #{seq} is not in {transcript.path}")
+        return nearest(found), f"just before the {note.tool} call", None
     if not isinstance(offset, int) and resolved not in replay.messages:
         raise RewindError(f"#{seq} does not record where its conversation stood")
     if resolved in replay.messages:
@@ -226,27 +229,27 @@ def _locate(transcript: Any, replay: _Replay, note: dict[str, Any]) -> tuple[str
     return (later[0] if later else None), "where it was", None
 
 
-def plan_rewind(note: dict[str, Any], fork: bool) -> Any:
+def plan_rewind(note: Note, fork: bool) -> Any:
     """Where the conversation of a checkpoint stands, checked against the session file now."""
     from ..conversation import Plan, Transcript
     from ..errors import RewindError
 
-    conv = note.get("conversation") or {}
+    conv = note.conversation or Position()
     transcript = replay = located = None
     failure: RewindError | None = None
-    for path in _session_files(conv.get("transcript"), str(note.get("session") or "")):
+    for path in _session_files(conv.transcript, str(note.session or "")):
         try:
             transcript = Transcript.load(path, "Gemini session file")
             replay = _Replay(transcript)
-            if not (replay.meta.get("sessionId") or note.get("session")):
+            if not (replay.meta.get("sessionId") or note.session):
                 raise RewindError(f"{transcript.path} is not a Gemini session file (no sessionId)")
             located = _locate(transcript, replay, note)
             break
         except RewindError as exc:
             failure = failure or exc  # the recorded file's reason is the one worth telling
     if located is None or transcript is None or replay is None:
-        raise failure or RewindError(f"#{note.get('seq')} records no Gemini session file")
-    session = str(replay.meta.get("sessionId") or note.get("session") or "")
+        raise failure or RewindError(f"#{note.seq} records no Gemini session file")
+    session = str(replay.meta.get("sessionId") or note.session or "")
     target, where, prompt = located
     ids = list(replay.messages)
     kept = ids[:ids.index(target)] if target else ids
@@ -343,18 +346,18 @@ def apply_rewind(plan: Any) -> Any:
                    f"conversation cut {plan.where} (later messages kept in the file and in git)")
 
 
-def apply_redo(info: dict[str, Any], backup: bytes | None) -> Any:
+def apply_redo(info: ConversationRecord, backup: bytes | None) -> Any:
     """Put the session file back as it was before the rewind; messages written since become a new session."""
     from ..conversation import Applied, Transcript, write_atomic
     from ..errors import RewindError
 
-    session = str(info.get("session") or "")
-    if info.get("fork"):
-        return Applied(session, resume_command(session), info.get("transcript"),
+    session = str(info.session or "")
+    if info.fork:
+        return Applied(session, resume_command(session), info.transcript,
                        "the rewind forked a new session; the original was never changed")
     if backup is None:
         raise RewindError("the transcript backup of that rewind is missing from the repository")
-    path = str(info.get("transcript") or "")
+    path = str(info.transcript or "")
     detail = "conversation back as it was before the rewind"
     try:
         current = Transcript.load(path, "Gemini session file")

@@ -21,10 +21,14 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
+from ..note import Position
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from ..note import ConversationRecord, Note
+
 
 NAME = "opencode"
 WRAPPED = False
@@ -61,13 +65,14 @@ class OpenCodeEvent(Event):
         self.server_url: str | None = None
         self.directory: str | None = None
 
-    def conversation(self) -> dict[str, Any] | None:
+    def conversation(self) -> Position | None:
         """Session, message and call ids: what the fork at rewind time needs (no transcript file)."""
         import time
 
-        return {"transcript": None, "prompt_id": self.prompt_id, "tool_use_id": self.tool_use_id,
-                "message_uuid": None, "offset": None, "server": self.server_url, "directory": self.directory,
-                "time_ms": int(time.time() * 1000)}
+        from ..note import Position
+
+        return Position(None, self.prompt_id, self.tool_use_id, None, None,
+                        {"server": self.server_url, "directory": self.directory, "time_ms": int(time.time() * 1000)})
 
 
 def settings_file(scope: str, root: str | None, home: str) -> str:
@@ -329,10 +334,10 @@ def _start_server(directory: str | None) -> Server:
                       "the conversation was not rewound")
 
 
-def connect(conv: dict[str, Any], session: str) -> Server:
+def connect(conv: Position, session: str) -> Server:
     """The server the plugin saw when it answers for SESSION, else one started for the rewind."""
-    directory = conv.get("directory")
-    recorded = conv.get("server")
+    directory = conv.extra.get("directory")
+    recorded = conv.extra.get("server")
     if isinstance(recorded, str) and recorded.startswith(("http://", "https://")) and \
             _answers(recorded, directory, session):
         return Server(recorded, directory)
@@ -363,43 +368,43 @@ def _text_of(message: dict[str, Any]) -> str:
                      if isinstance(p, dict) and p.get("type") == "text" and not p.get("synthetic"))
 
 
-def _locate(messages: list[dict[str, Any]], note: dict[str, Any]) -> tuple[int, str, str | None]:
+def _locate(messages: list[dict[str, Any]], note: Note) -> tuple[int, str, str | None]:
     """(messages kept, where in words, the prompt to resend)."""
     from ..errors import RewindError
 
-    conv = note.get("conversation") or {}
+    conv = note.conversation or Position()
     ids = [str((m.get("info") or {}).get("id") or "") for m in messages]
-    known = conv.get("message_uuid")
-    trigger = note.get("trigger")
+    known = conv.message_uuid
+    trigger = note.trigger
     if trigger == "chat.message":
-        wanted = known or conv.get("prompt_id")
+        wanted = known or conv.prompt_id
         if wanted not in ids:
-            raise RewindError(f"the prompt of #{note.get('seq')} ({wanted}) is not in OpenCode session "
-                              f"{note.get('session')}")
+            raise RewindError(f"the prompt of #{note.seq} ({wanted}) is not in OpenCode session "
+                              f"{note.session}")
         index = ids.index(wanted)
         return index, "just before the prompt", _text_of(messages[index])
     if trigger in ("tool.execute.before", "tool.execute.after"):
-        call = conv.get("tool_use_id")
+        call = conv.tool_use_id
         found = [i for i, m in enumerate(messages) if ids[i] == known or any(
             isinstance(p, dict) and p.get("type") == "tool" and p.get("callID") == call for p in m.get("parts") or [])]
         if not found or not call and not known:
-            raise RewindError(f"the {note.get('tool') or 'tool'} call of #{note.get('seq')} is not in OpenCode "
-                              f"session {note.get('session')}")
+            raise RewindError(f"the {note.tool or 'tool'} call of #{note.seq} is not in OpenCode "
+                              f"session {note.session}")
         index = found[0]
         if trigger == "tool.execute.after":
-            return index + 1, f"just after the {note.get('tool')} call", None
-        return index, f"just before the {note.get('tool')} call", None
+            return index + 1, f"just after the {note.tool} call", None
+        return index, f"just before the {note.tool} call", None
     if trigger == "session.created":
         return 0, "at the session's start", None
-    when = conv.get("time_ms")
+    when = conv.extra.get("time_ms")
     if not isinstance(when, int):
-        raise RewindError(f"#{note.get('seq')} does not record where its OpenCode conversation stood")
+        raise RewindError(f"#{note.seq} does not record where its OpenCode conversation stood")
     later = [i for i, m in enumerate(messages)
              if int(((m.get("info") or {}).get("time") or {}).get("created") or 0) > when]
     return (later[0] if later else len(messages)), "where it was", None
 
 
-def plan_rewind(note: dict[str, Any], fork: bool) -> Any:
+def plan_rewind(note: Note, fork: bool) -> Any:
     """Where the conversation of a checkpoint stands, checked against OpenCode's server now.
 
     OpenCode's own data is never changed: every conversation rewind is a fork (FORK is implied).
@@ -409,8 +414,8 @@ def plan_rewind(note: dict[str, Any], fork: bool) -> Any:
     from ..conversation import Transcript
     from ..errors import RewindError
 
-    conv = note.get("conversation") or {}
-    session = str(note.get("session") or "")
+    conv = note.conversation or Position()
+    session = str(note.session or "")
     server = connect(conv, session)
     try:
         try:
@@ -457,10 +462,10 @@ def apply_rewind(plan: Any) -> Any:
                    f"({plan.cut} messages kept); {plan.session} is unchanged")
 
 
-def apply_redo(info: dict[str, Any], backup: bytes | None) -> Any:
+def apply_redo(info: ConversationRecord, backup: bytes | None) -> Any:
     """Nothing to put back: the rewind forked a new session and the original was never changed."""
     from ..conversation import Applied
 
-    session = str(info.get("session") or "")
+    session = str(info.session or "")
     return Applied(session, resume_command(session), None,
                    f"the rewind forked a new OpenCode session; the original {session} was never changed")

@@ -1,0 +1,90 @@
+"""The one reader of checkpoints, id lookup and selection, checked against git's own view of the notes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from git_rewind import checkpoints
+from git_rewind.checkpoints import Checkpoint
+from git_rewind.errors import RewindError
+from git_rewind.note import Note, Oid
+from git_rewind.repo import Repo
+
+
+def _item(seq: int, commit: str, session: str = "s", tags: list[str] | None = None) -> Checkpoint:
+    note = Note(seq, session, "2026-11-22T10:00:00Z", tags=tags or [])
+    return Checkpoint(Oid(commit), note, Oid("0" * 40))
+
+
+ITEMS = [_item(1, "abc1234" + "0" * 33), _item(2, "abc1299" + "1" * 33, "t", ["x"]),
+         _item(5, "def0000" + "2" * 33, "s", ["x", "y"]), _item(12, "1200aaa" + "3" * 33)]
+NO_REPO: Any = None  # lookup reads nothing when it is given the checkpoints
+
+
+@pytest.mark.parametrize(("ident", "seq"), [
+    ("@", 12), ("latest", 12), ("HEAD", 12), ("@~1", 5), ("latest~3", 1), ("5", 5), ("#2", 2), (" 1 ", 1),
+    ("abc123", 1), ("ABC129", 2), ("def0", 5), ("def0000" + "2" * 33, 5),
+    ("1200aaa", 12),  # seven digits or more that are no seq: a commit id
+])
+def test_lookup_resolves_every_kind_of_id(ident: str, seq: int) -> None:
+    assert checkpoints.lookup(NO_REPO, ident, ITEMS).seq == seq
+
+
+@pytest.mark.parametrize(("ident", "error"), [
+    ("abc1", "ambiguous checkpoint id: abc1"),  # a prefix of two commits
+    ("@~4", "unknown checkpoint: @~4 (only 4 checkpoints)"),
+    ("7", "unknown checkpoint: 7"),  # a number that is no seq is not read as a short commit id
+    ("fff", "unknown checkpoint: fff"),  # too short to be a commit id
+    ("zz9", "unknown checkpoint: zz9"),
+])
+def test_lookup_refuses_what_it_cannot_name_exactly(ident: str, error: str) -> None:
+    with pytest.raises(RewindError, match=error.replace("(", r"\(").replace(")", r"\)")):
+        checkpoints.lookup(NO_REPO, ident, ITEMS)
+    with pytest.raises(RewindError, match="no checkpoints yet"):
+        checkpoints.lookup(NO_REPO, "@", [])
+
+
+def test_newest_first_filters_by_session_and_tags_and_counts_the_rest() -> None:
+    seqs = lambda items: [c.seq for c in items]  # noqa: E731
+    shown, more = checkpoints.newest_first(ITEMS)
+    assert (seqs(shown), more) == ([12, 5, 2, 1], 0)
+    shown, more = checkpoints.newest_first(ITEMS, limit=3)
+    assert (seqs(shown), more) == ([12, 5, 2], 1)
+    assert seqs(checkpoints.newest_first(ITEMS, session="s")[0]) == [12, 5, 1]
+    assert seqs(checkpoints.newest_first(ITEMS, tags=["x"])[0]) == [5, 2]
+    assert seqs(checkpoints.newest_first(ITEMS, session="s", tags=["x", "y"], limit=1)[0]) == [5]
+
+
+def test_load_all_reads_exactly_what_git_notes_holds(project: Any) -> None:
+    project.ok("snap", "-m", "one", "--tag", "a")
+    project.write("src/app.py", "print('two')\n")
+    project.ok("snap", "-m", "two", "--session", "other")
+    project.write("src/app.py", "print('three')\n")
+    project.ok("snap", "-m", "three")
+    # A note that is not ours (someone's hand-made note on a checkpoint ref's commit) is passed over.
+    stray = project.git("rev-parse", "HEAD").strip()
+    project.git("notes", "--ref", "rewind", "add", "-m", "just a comment", stray)
+
+    repo = Repo.discover(str(project.path))
+    items = checkpoints.load_all(repo)
+    assert [(c.seq, c.session, c.message) for c in items] == [(1, "manual", "one"), (2, "other", "two"),
+                                                               (3, "manual", "three")]
+    listed = dict(line.split()[::-1] for line in project.git("notes", "--ref", "rewind", "list").splitlines())
+    for item in items:
+        assert item.note_blob == listed[item.commit]
+        assert item.note.to_json() == json.loads(project.git("notes", "--ref", "rewind", "show", item.commit))
+        assert project.git("rev-parse", f"refs/rewind/{item.session}").strip() in (item.commit,
+                                                                                   items[-1].commit)
+    assert items[0].note.tags == ["a"] and items[0].time > 0
+    one = checkpoints.load_one(repo, items[1].commit)
+    assert one is not None and one.note == items[1].note and one.note_blob == items[1].note_blob
+    assert checkpoints.load_one(repo, stray) is None
+    assert checkpoints.load_one(repo, "0" * 40) is None
+
+
+def test_an_empty_store_reads_as_nothing(repo: Any) -> None:
+    r = Repo.discover(str(repo.path))
+    assert checkpoints.load_all(r) == [] and checkpoints.load_one(r, "HEAD") is None

@@ -1,0 +1,59 @@
+"""write_atomic: readers see the old bytes or the new, modes are kept, links followed only when asked,
+and a failure leaves the target and no temporary file behind."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from git_rewind.fsutil import write_atomic
+
+
+def test_replaces_the_bytes_and_keeps_the_mode(tmp_path: Path) -> None:
+    target = tmp_path / "settings.json"
+    target.write_text("old")
+    target.chmod(0o640)
+    write_atomic(str(target), "new ü")
+    assert target.read_bytes() == "new ü".encode() and (target.stat().st_mode & 0o777) == 0o640
+    assert os.listdir(tmp_path) == ["settings.json"]
+
+
+def test_a_new_file_gets_new_mode_less_the_umask_or_the_mode_of_like(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        write_atomic(str(tmp_path / "a"), b"x")
+        write_atomic(str(tmp_path / "b"), b"x", new_mode=0o600, sync=True)
+        like = tmp_path / "like"
+        like.write_bytes(b"")
+        like.chmod(0o604)
+        write_atomic(str(tmp_path / "c"), b"x", like=str(like))
+    finally:
+        os.umask(old)
+    modes = {name: (tmp_path / name).stat().st_mode & 0o777 for name in ("a", "b", "c")}
+    assert modes == {"a": 0o644, "b": 0o600, "c": 0o604}
+
+
+def test_links_are_replaced_unless_followed(tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text("old")
+    link = tmp_path / "settings.json"
+    link.symlink_to(real)
+    assert write_atomic(str(link), "followed", follow=True) == str(real)
+    assert link.is_symlink() and real.read_text() == "followed"
+    write_atomic(str(link), "replaced")
+    assert not link.is_symlink() and link.read_text() == "replaced" and real.read_text() == "followed"
+
+
+def test_makedirs_and_a_failed_write_leaves_nothing(tmp_path: Path) -> None:
+    write_atomic(str(tmp_path / "a" / "b" / "c.txt"), "x", makedirs=True)
+    assert (tmp_path / "a" / "b" / "c.txt").read_text() == "x"
+    with pytest.raises(FileNotFoundError):
+        write_atomic(str(tmp_path / "missing" / "c.txt"), "x")
+    target = tmp_path / "dir"
+    target.mkdir()  # a directory stands where the file would go: the rename fails
+    with pytest.raises(OSError):
+        write_atomic(str(target), "x")
+    assert target.is_dir() and sorted(os.listdir(tmp_path)) == ["a", "dir"]
