@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import agents, conversation, restore, store
+from .agents.base import Rewinder
 from .checkpoints import Checkpoint
 from .errors import RewindError
 from .repo import Repo
@@ -32,19 +33,22 @@ class Result:
         self.resume = resume  # the command that resumes the agent's session
 
 
-def _agent_module(note: dict[str, Any]) -> Any:
+def _rewinder(agent: str) -> Rewinder:
+    """AGENT's conversation rewind; its refusal, as an error, when it has none."""
+    rewinder = agents.get(agent).conversation()
+    if isinstance(rewinder, str):  # an agent whose conversation cannot be changed from outside says so plainly
+        raise RewindError(rewinder)
+    return rewinder
+
+
+def _agent_rewinder(note: dict[str, Any]) -> Rewinder:
     agent = note.get("agent")
     if agent in agents.NAMES:
-        refusal = getattr(agents.module(str(agent)), "NO_CONVERSATION_REWIND", None)
-        if refusal:  # an agent whose conversation cannot be changed from outside says so plainly
-            raise RewindError(refusal)
+        _rewinder(str(agent))
     if not agent or not note.get("conversation"):
         raise RewindError(f"#{note.get('seq')} has no conversation to rewind (taken by {agent or 'hand'}); "
                           "use --code")
-    module = agents.module(str(agent))
-    if not hasattr(module, "plan_rewind"):
-        raise RewindError(f"conversation rewind is not available for {agent}; use --code")
-    return module
+    return _rewinder(str(agent))
 
 
 def resume_hint(note: dict[str, Any]) -> str | None:
@@ -53,23 +57,19 @@ def resume_hint(note: dict[str, Any]) -> str | None:
     if not agent or not note.get("session"):
         return None
     try:
-        module = agents.module(str(agent))
+        return agents.get(str(agent)).resume_command(str(note["session"]))
     except RewindError:
         return None
-    command = getattr(module, "resume_command", None)
-    return str(command(str(note["session"]))) if command else None
 
 
 def plan_conversation(target: Checkpoint, fork: bool) -> conversation.Plan:
     """The conversation side of an undo, worked out (and checked) before anything changes."""
-    module = _agent_module(target.note)
-    plan: conversation.Plan = module.plan_rewind(target.note, fork)
-    return plan
+    return _agent_rewinder(target.note).plan_rewind(target.note, fork)
 
 
-def _record(plan: conversation.Plan, module: Any) -> dict[str, Any]:
+def _record(plan: conversation.Plan, rewinder: Rewinder) -> dict[str, Any]:
     """What redo needs, kept in the safety checkpoint's note."""
-    leaf_before = module.current_leaf(plan.transcript) if hasattr(module, "current_leaf") else None
+    leaf_before = rewinder.current_leaf(plan.transcript)
     return {
         "agent": plan.agent, "session": plan.session, "transcript": plan.transcript.path,
         "backup": conversation.backup_name(plan.transcript.path),
@@ -86,10 +86,10 @@ def undo(repo: Repo, target: Checkpoint, mode: str, fork: bool, only: list[str],
     if mode != "code" and plan is None:
         plan = plan_conversation(target, fork)
     record = attachments = None
-    module = None
+    rewinder = None
     if plan is not None:
-        module = agents.module(plan.agent)
-        record = _record(plan, module)
+        rewinder = _rewinder(plan.agent)
+        record = _record(plan, rewinder)
         attachments = store.Attachments(
             f"transcript of {plan.agent} session {plan.session} before the rewind to #{target.seq}",
             {str(record["backup"]): plan.transcript.data})
@@ -97,9 +97,9 @@ def undo(repo: Repo, target: Checkpoint, mode: str, fork: bool, only: list[str],
                              code=mode in ("code", "full"), mode=mode,
                              conversation=record, attachments=attachments)
     applied = None
-    if plan is not None and module is not None:
+    if plan is not None and rewinder is not None:
         try:
-            applied = module.apply_rewind(plan)
+            applied = rewinder.apply_rewind(plan)
         except RewindError as exc:  # e.g. the agent wrote to its transcript meanwhile: say what did happen
             done = "the working tree was rewound, " if mode == "full" and outcome.safety is not None else ""
             raise RewindError(f"{exc}; {done}the conversation was not (safety checkpoint "
@@ -145,10 +145,10 @@ def redo(repo: Repo, max_size: int, auto_pack: int) -> Result:
     mode = str(record.get("mode") or "code")
     only = list(record.get("only") or [])
     info = record.get("conversation")
-    module = agents.module(str(info["agent"])) if info else None
+    rewinder = _rewinder(str(info["agent"])) if info else None
     attachments = None
     redo_record = None
-    if info and module is not None and not info.get("fork"):
+    if info and rewinder is not None and not info.get("fork"):
         try:
             current = conversation.Transcript.load(info.get("transcript"))
         except RewindError:
@@ -159,12 +159,12 @@ def redo(repo: Repo, max_size: int, auto_pack: int) -> Result:
                                             {conversation.backup_name(current.path): current.data})
             redo_record = {**info, "backup": conversation.backup_name(current.path),
                            "backup_blob": blob_oid(current.data),
-                           "leaf_before": module.current_leaf(current) if hasattr(module, "current_leaf") else None}
+                           "leaf_before": rewinder.current_leaf(current)}
     outcome = restore.rewind(repo, target, only, max_size, trigger="pre-redo", auto_pack=auto_pack,
                              code=mode in ("code", "full"), mode=mode, conversation=redo_record,
                              attachments=attachments)
     applied = None
-    if info and module is not None:
-        applied = module.apply_redo(info, backup_of(repo, target))
+    if info and rewinder is not None:
+        applied = rewinder.apply_redo(info, backup_of(repo, target))
     resume = applied.resume if applied else resume_hint(target.note)
     return Result(outcome, applied, None, resume)

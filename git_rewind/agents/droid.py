@@ -11,13 +11,13 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
+from .base import Agent, Rewinder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 NAME = "droid"
-WRAPPED = False
 SCOPES = ("user", "project")
 
 _KINDS = {
@@ -199,7 +199,7 @@ def _fork(transcript: Any, upto: int, old: str) -> tuple[str, str]:
     import shutil
     import uuid as uuidlib
 
-    from ..conversation import write_atomic
+    from ..fsutil import write_atomic
 
     new = str(uuidlib.uuid4())
     head = dict(transcript.lines[0])
@@ -210,7 +210,7 @@ def _fork(transcript: Any, upto: int, old: str) -> tuple[str, str]:
         data += b"\n"
     folder = os.path.dirname(transcript.path)
     path = os.path.join(folder, new + ".jsonl")
-    write_atomic(path, data, like=transcript.path)
+    write_atomic(path, data, like=transcript.path, new_mode=0o600, sync=True)
     settings = os.path.join(folder, old + ".settings.json")
     if os.path.isfile(settings):
         shutil.copyfile(settings, os.path.join(folder, new + ".settings.json"))
@@ -219,8 +219,9 @@ def _fork(transcript: Any, upto: int, old: str) -> tuple[str, str]:
 
 def apply_rewind(plan: Any) -> Any:
     """Cut the session file at the checkpoint (or write the cut as a new session with --fork)."""
-    from ..conversation import Applied, write_atomic
+    from ..conversation import Applied
     from ..errors import RewindError
+    from ..fsutil import write_atomic
 
     transcript = plan.transcript
     if plan.fork:
@@ -230,15 +231,16 @@ def apply_rewind(plan: Any) -> Any:
     if os.path.getsize(transcript.path) != len(transcript.data):
         raise RewindError(f"{transcript.path} changed while rewinding (is droid still running?); it was not cut")
     keep = transcript.ends[plan.cut - 1]
-    write_atomic(transcript.path, transcript.data[:keep])
+    write_atomic(transcript.path, transcript.data[:keep], new_mode=0o600, sync=True)
     return Applied(plan.session, resume_command(plan.session), transcript.path,
                    f"conversation cut {plan.where} ({len(transcript.raw) - plan.cut} lines; all kept in git)")
 
 
 def apply_redo(info: dict[str, Any], backup: bytes | None) -> Any:
     """Put the session file back as it was before the rewind; lines written since become a forked session."""
-    from ..conversation import Applied, Transcript, write_atomic
+    from ..conversation import Applied, Transcript
     from ..errors import RewindError
+    from ..fsutil import write_atomic
 
     if info.get("fork"):
         return Applied(info.get("session"), resume_command(str(info.get("session"))), info.get("transcript"),
@@ -255,6 +257,38 @@ def apply_redo(info: dict[str, Any], backup: bytes | None) -> Any:
     if current is not None and len(current.raw) > cut and current.data != backup[:len(current.data)]:
         branch, _ = _fork(current, len(current.raw), str(info.get("session") or ""))
         detail += f"; what was said after the rewind is kept as session {branch} ({resume_command(branch)})"
-    write_atomic(path, backup)
+    write_atomic(path, backup, new_mode=0o600, sync=True)
     session = str(info.get("session") or "")
     return Applied(session, resume_command(session), path, detail)
+
+
+class Droid(Agent):
+    """Factory's Droid: events at the top level of hooks.json, rewind by cutting the session file."""
+
+    name = NAME
+    scopes = SCOPES
+    hooks = HOOKS
+    wrapped = False  # hooks.json keys events at the top level: a "hooks" wrapper is ignored
+    parse = staticmethod(parse)
+    settings_file = staticmethod(settings_file)
+    resume_command = staticmethod(resume_command)
+
+    def seed(self, path: str) -> dict[str, Any]:
+        """Droid reads settings.json's "hooks" only while hooks.json is absent: carry them over."""
+        from ..settingsfile import copy_json, load_json
+
+        hooks = load_json(os.path.join(os.path.dirname(path), "settings.json")).get("hooks")
+        return copy_json(hooks) if isinstance(hooks, dict) else {}
+
+    def mcp_file(self, scope: str, root: str | None, home: str) -> str:
+        """~/.factory/mcp.json or <project>/.factory/mcp.json (the shape `droid mcp add` writes)."""
+        return os.path.join(home if scope == "user" else str(root), ".factory", "mcp.json")
+
+    def mcp_entry(self, command: list[str]) -> dict[str, Any]:
+        return {**super().mcp_entry(command), "disabled": False}
+
+    def conversation(self) -> Rewinder:
+        return Rewinder(plan_rewind, apply_rewind, apply_redo)
+
+
+AGENT = Droid()
