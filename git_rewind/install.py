@@ -97,15 +97,17 @@ def commands_dir(agent: str, scope: str, root: str | None, home: str | None = No
     return os.path.join(os.path.dirname(target(agent, scope, root, home)), "commands")
 
 
+def _commands(agent: str, scope: str, root: str | None, home: str | None) -> tuple[str, list[tuple[str, bytes]]]:
+    """(the commands directory, [(path, shipped content)] for each slash command of AGENT)."""
+    shipped = agents.get(agent).slash_commands()
+    directory = commands_dir(agent, scope, root, home) if shipped else ""
+    return directory, [(os.path.join(directory, name), content) for name, content in shipped.items()]
+
+
 def install_commands(agent: str, scope: str, root: str | None, home: str | None = None) -> list[CommandChange]:
     """Copy our slash commands into the agent's commands directory, backing up a different file first."""
-    shipped = agents.get(agent).slash_commands()
-    if not shipped:
-        return []
-    directory = commands_dir(agent, scope, root, home)
     changes = []
-    for name, content in shipped.items():
-        path = os.path.join(directory, name)
+    for path, content in _commands(agent, scope, root, home)[1]:
         current = read_bytes(path)
         if current == content:
             changes.append(CommandChange(path, "unchanged"))
@@ -121,13 +123,9 @@ def install_commands(agent: str, scope: str, root: str | None, home: str | None 
 
 def uninstall_commands(agent: str, scope: str, root: str | None, home: str | None = None) -> list[CommandChange]:
     """Remove our slash commands that are still exactly as shipped, putting back what they replaced."""
-    shipped = agents.get(agent).slash_commands()
-    if not shipped:
-        return []
-    directory = commands_dir(agent, scope, root, home)
+    directory, shipped = _commands(agent, scope, root, home)
     changes = []
-    for name, content in shipped.items():
-        path = os.path.join(directory, name)
+    for path, content in shipped:
         current = read_bytes(path)
         if current is None:
             continue

@@ -44,7 +44,7 @@ def _rewinder(agent: str) -> Rewinder:
 def _agent_rewinder(note: dict[str, Any]) -> Rewinder:
     agent = note.get("agent")
     if agent in agents.NAMES:
-        _rewinder(str(agent))
+        _rewinder(str(agent))  # an agent with no conversation rewind says so first, whatever the note holds
     if not agent or not note.get("conversation"):
         raise RewindError(f"#{note.get('seq')} has no conversation to rewind (taken by {agent or 'hand'}); "
                           "use --code")

@@ -314,15 +314,11 @@ from git_rewind.event import Event
 class Fake(Agent):
     name = "fake"
     hooks = {"Start": None, "Tool": "Edit"}
+    settings_path = (".fake", "settings.json")
+    mcp_path = (".fake", "mcp.json")
 
     def parse(self, payload):
         return Event("fake", str(payload.get("event") or ""), "other", str(payload.get("session") or ""), "")
-
-    def settings_file(self, scope, root, home):
-        return f"{home if scope == 'user' else root}/.fake/settings.json"
-
-    def mcp_file(self, scope, root, home):
-        return f"{home if scope == 'user' else root}/.fake/mcp.json"
 
 
 AGENT = Fake()

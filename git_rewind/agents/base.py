@@ -27,6 +27,15 @@ def _no_leaf(transcript: Transcript) -> str | None:
     return None
 
 
+def _below(scope: str, root: str | None, home: str, parts: tuple[str, ...]) -> str:
+    """PARTS below HOME (user scope) or the project ROOT."""
+    import os
+
+    base = home if scope == "user" else root
+    assert base is not None and parts
+    return os.path.join(base, *parts)
+
+
 class Rewinder:
     """An agent's conversation rewind: plan (checked before anything changes), apply, redo.
 
@@ -58,6 +67,10 @@ class Agent:
     # The session-start context goes with the session's first prompt instead (Gemini CLI in -p mode glues
     # it in front of the prompt, and drops such a message on resume).
     context_on_prompt = False
+    # Where its files are, below the home folder (user scope) or the project: settings_file and mcp_file
+    # (an agent whose files are elsewhere overrides those).
+    settings_path: tuple[str, ...] = ()
+    mcp_path: tuple[str, ...] | None = None  # None: no MCP configuration known
     mcp_type: str | None = "stdio"  # the MCP entry's "type" (None: the agent's own `mcp add` writes none)
 
     # hook payloads ---------------------------------------------------------------------------
@@ -78,7 +91,7 @@ class Agent:
 
     def settings_file(self, scope: str, root: str | None, home: str) -> str:
         """The file our hooks go into at SCOPE (ROOT: the project's work tree)."""
-        raise NotImplementedError
+        return _below(scope, root, home, self.settings_path)
 
     def target(self, scope: str, root: str | None, home: str | None = None) -> str:
         """settings_file, after checking SCOPE is one of ours and a project scope has a work tree."""
@@ -159,7 +172,7 @@ class Agent:
 
     def mcp_file(self, scope: str, root: str | None, home: str) -> str | None:
         """The MCP configuration file at SCOPE (user or project); None: no MCP support known."""
-        return None
+        return None if self.mcp_path is None else _below(scope, root, home, self.mcp_path)
 
     def mcp_entry(self, command: list[str]) -> dict[str, Any]:
         """Our server's entry, as the agent's own `mcp add` writes it: COMMAND plus `mcp`."""

@@ -311,9 +311,8 @@ def apply_redo(info: dict[str, Any], backup: bytes | None = None) -> Any:
 class ClaudeCode(Agent):
     """Claude Code: hooks under "hooks" in settings.json, /checkpoint /resume /rewind, rewind by last-prompt."""
 
-    name = NAME
+    name, hooks = NAME, HOOKS
     scopes = SCOPES
-    hooks = HOOKS
     parse = staticmethod(parse)
     settings_file = staticmethod(settings_file)
     resume_command = staticmethod(resume_command)

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from ..settingsfile import Change
 
 NAME = "codex"
-SCOPES = ("user", "project")
 
 _KINDS = {
     "SessionStart": ev.SESSION_START,
@@ -477,9 +476,7 @@ def apply_redo(info: dict[str, Any], backup: bytes | None = None) -> Any:
 class Codex(Agent):
     """OpenAI's Codex CLI: hooks.json plus their trust in config.toml, TOML MCP entry, rewind to a new rollout."""
 
-    name = NAME
-    scopes = SCOPES
-    hooks = HOOKS
+    name, hooks = NAME, HOOKS
     mcp_type = None  # what `codex mcp add` writes: no type
     parse = staticmethod(parse)
     settings_file = staticmethod(settings_file)

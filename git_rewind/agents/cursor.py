@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from ..settingsfile import Change
 
 NAME = "cursor"
-SCOPES = ("user", "project")
 VERSION = 1  # hooks.json schema version Cursor documents
 
 # What install writes: one command per event (sessionStart left out: some builds reject it).
@@ -60,14 +59,6 @@ TOOL_KINDS = {"write": ev.WRITE, "edit": ev.EDIT, "multiedit": ev.EDIT, "strrepl
 
 NO_CONVERSATION_REWIND = ("Cursor's conversation cannot be rewound from outside Cursor: use its own "
                           "Restore Checkpoint for the chat (git rewind undo --code rewinds the files)")
-
-
-def settings_file(scope: str, root: str | None, home: str) -> str:
-    """~/.cursor/hooks.json or <project>/.cursor/hooks.json."""
-    if scope == "user":
-        return os.path.join(home, ".cursor", "hooks.json")
-    assert root is not None
-    return os.path.join(root, ".cursor", "hooks.json")
 
 
 def parse(payload: dict[str, Any]) -> Event:
@@ -187,12 +178,11 @@ def _pruned(data: dict[str, Any]) -> dict[str, Any]:
 class Cursor(Agent):
     """Cursor: one {"command": …} per event in hooks.json, JSON on stdout, no conversation rewind."""
 
-    name = NAME
-    scopes = SCOPES
-    hooks = HOOKS
+    name, hooks = NAME, HOOKS
+    settings_path = (".cursor", "hooks.json")
+    mcp_path = (".cursor", "mcp.json")
     mcp_type = None  # what Cursor's own configuration holds: no type
     parse = staticmethod(parse)
-    settings_file = staticmethod(settings_file)
     hook_reply = staticmethod(hook_reply)
 
     def install_hooks(self, scope: str, root: str | None, home: str | None, command: str) -> Change:
@@ -247,10 +237,6 @@ class Cursor(Agent):
     def template(self) -> dict[str, Any]:
         """The readable hooks/cursor/hooks.json: what install writes, with the bare command."""
         return {"version": VERSION, "hooks": {name: [{"command": f"git-rewind hook --agent {NAME}"}] for name in HOOKS}}
-
-    def mcp_file(self, scope: str, root: str | None, home: str) -> str:
-        """~/.cursor/mcp.json or <project>/.cursor/mcp.json."""
-        return os.path.join(home if scope == "user" else str(root), ".cursor", "mcp.json")
 
     def conversation(self) -> str:
         return NO_CONVERSATION_REWIND

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 NAME = "droid"
-SCOPES = ("user", "project")
 
 _KINDS = {
     "SessionStart": ev.SESSION_START,
@@ -41,14 +40,6 @@ HOOKS: dict[str, str | None] = {
     "SessionEnd": None,
     "PreCompact": None,
 }
-
-
-def settings_file(scope: str, root: str | None, home: str) -> str:
-    """~/.factory/hooks.json or <project>/.factory/hooks.json."""
-    if scope == "user":
-        return os.path.join(home, ".factory", "hooks.json")
-    assert root is not None
-    return os.path.join(root, ".factory", "hooks.json")
 
 
 def parse(payload: dict[str, Any]) -> Event:
@@ -265,12 +256,11 @@ def apply_redo(info: dict[str, Any], backup: bytes | None) -> Any:
 class Droid(Agent):
     """Factory's Droid: events at the top level of hooks.json, rewind by cutting the session file."""
 
-    name = NAME
-    scopes = SCOPES
-    hooks = HOOKS
+    name, hooks = NAME, HOOKS
     wrapped = False  # hooks.json keys events at the top level: a "hooks" wrapper is ignored
+    settings_path = (".factory", "hooks.json")
+    mcp_path = (".factory", "mcp.json")  # the shape `droid mcp add` writes
     parse = staticmethod(parse)
-    settings_file = staticmethod(settings_file)
     resume_command = staticmethod(resume_command)
 
     def seed(self, path: str) -> dict[str, Any]:
@@ -279,10 +269,6 @@ class Droid(Agent):
 
         hooks = load_json(os.path.join(os.path.dirname(path), "settings.json")).get("hooks")
         return copy_json(hooks) if isinstance(hooks, dict) else {}
-
-    def mcp_file(self, scope: str, root: str | None, home: str) -> str:
-        """~/.factory/mcp.json or <project>/.factory/mcp.json (the shape `droid mcp add` writes)."""
-        return os.path.join(home if scope == "user" else str(root), ".factory", "mcp.json")
 
     def mcp_entry(self, command: list[str]) -> dict[str, Any]:
         return {**super().mcp_entry(command), "disabled": False}

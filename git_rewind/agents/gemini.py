@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 NAME = "gemini"
-SCOPES = ("user", "project")
 TIMEOUT_MS = 30_000
 
 _KINDS = {
@@ -46,14 +45,6 @@ HOOKS: dict[str, str | None] = {
     "SessionEnd": None,
     "PreCompress": None,
 }
-
-
-def settings_file(scope: str, root: str | None, home: str) -> str:
-    """~/.gemini/settings.json or <project>/.gemini/settings.json."""
-    if scope == "user":
-        return os.path.join(home, ".gemini", "settings.json")
-    assert root is not None
-    return os.path.join(root, ".gemini", "settings.json")
 
 
 def parse(payload: dict[str, Any]) -> Event:
@@ -367,15 +358,14 @@ def apply_redo(info: dict[str, Any], backup: bytes | None) -> Any:
 class Gemini(Agent):
     """Gemini CLI: hooks under "hooks" in settings.json (ms timeouts), JSON on stdout, rewind by $rewindTo."""
 
-    name = NAME
-    scopes = SCOPES
-    hooks = HOOKS
+    name, hooks = NAME, HOOKS
+    settings_path = (".gemini", "settings.json")
+    mcp_path = settings_path  # under "mcpServers" beside the hooks, as `gemini mcp add` writes it
     # In -p mode Gemini glues a SessionStart context in front of the prompt, and on the next resume drops every
     # user message that starts with <hook_context>: the prompt would be lost. BeforeAgent's context is appended.
     context_on_prompt = True
     mcp_type = None  # what `gemini mcp add` writes: no type
     parse = staticmethod(parse)
-    settings_file = staticmethod(settings_file)
     resume_command = staticmethod(resume_command)
 
     def handler(self, command: str) -> dict[str, Any]:
@@ -385,10 +375,6 @@ class Gemini(Agent):
     def hook_reply(self, event_name: str | None) -> dict[str, Any]:
         """What the hook prints when it has nothing else to say: Gemini reads stdout as JSON."""
         return {}
-
-    def mcp_file(self, scope: str, root: str | None, home: str) -> str:
-        """The settings file its hooks live in, under "mcpServers" (as `gemini mcp add`)."""
-        return os.path.join(home if scope == "user" else str(root), ".gemini", "settings.json")
 
     def conversation(self) -> Rewinder:
         return Rewinder(plan_rewind, apply_rewind, apply_redo, current_leaf)

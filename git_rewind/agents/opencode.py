@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from ..settingsfile import Change
 
 NAME = "opencode"
-SCOPES = ("user", "project")
 HOOKS: dict[str, str | None] = {}  # no hooks file: the plugin decides what it sends
 
 PLUGIN_NAME = "git-rewind.ts"
@@ -158,11 +157,10 @@ def is_own_plugin(content: str | None) -> bool:
 
 
 def _read(path: str) -> str | None:
+    from ..settingsfile import read_text
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        return None
+        return read_text(path)
     except (OSError, UnicodeDecodeError):
         return ""  # there, and not ours
 
@@ -457,9 +455,7 @@ def apply_redo(info: dict[str, Any], backup: bytes | None) -> Any:
 class OpenCode(Agent):
     """OpenCode: no hooks file but our plugin, no MCP entry known, rewind by forking through its server."""
 
-    name = NAME
-    scopes = SCOPES
-    hooks = HOOKS
+    name, hooks = NAME, HOOKS
     wrapped = False
     parse = staticmethod(parse)
     settings_file = staticmethod(settings_file)
