@@ -106,25 +106,6 @@ class Applied:
                 "detail": self.detail}
 
 
-def write_atomic(path: str, data: bytes, like: str | None = None) -> None:
-    """Replace PATH with DATA through a temporary file and a rename, keeping LIKE's mode (agents use 0600)."""
-    mode = 0o600
-    try:
-        mode = os.stat(like or path).st_mode & 0o7777
-    except OSError:
-        pass
-    tmp = f"{path}.git-rewind-{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-
-
 def append_line(path: str, obj: dict[str, Any], expected_size: int) -> None:
     """Append one JSON line in one write (O_APPEND: whole, even beside an agent appending its own).
 

@@ -48,7 +48,7 @@ def main(argv: list[str]) -> int:
         from . import agents
 
         agent = agent or agents.detect(payload, os.environ)
-        event = agents.module(agent).parse(payload)
+        event = agents.get(agent).parse(payload)
         cwd = event.cwd if event.cwd and os.path.isdir(event.cwd) else os.getcwd()
         try:
             repo = Repo.find(cwd)
@@ -72,14 +72,14 @@ def main(argv: list[str]) -> int:
 
 
 def _reply(agent: str | None, payload: Any) -> None:
-    """The JSON an agent expects on stdout whatever happened (module attribute `hook_reply`): Cursor's
+    """The JSON an agent expects on stdout whatever happened (Agent.hook_reply): Cursor's
     {"permission": "allow"}, Gemini CLI's `{}` (it reads stdout as JSON and would show our stderr line
     as a message otherwise); agents without one get nothing."""
     try:
         from . import agents
 
-        reply = getattr(agents.module(agent), "hook_reply", None) if agent in agents.NAMES else None
-        answer = reply(payload.get("hook_event_name") if isinstance(payload, dict) else None) if reply else None
+        name = payload.get("hook_event_name") if isinstance(payload, dict) else None
+        answer = agents.get(agent).hook_reply(name) if agent in agents.NAMES else None
         if answer is not None:
             sys.stdout.write(minijson.dumps(answer) + "\n")
             sys.stdout.flush()
@@ -107,7 +107,7 @@ def _agent_option(argv: list[str]) -> str | None:
 
 def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
     """Decide and, if so decided, checkpoint; returns the log entry and, at session start, the context
-    (for an agent with CONTEXT_ON_PROMPT, at the session's first prompt)."""
+    (for an agent with context_on_prompt, at the session's first prompt)."""
     from . import policy
     from .lock import Lock
 
@@ -132,7 +132,7 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
 
     # An agent that would lose the prompt a session start context is glued to (Gemini CLI in -p mode) gets it
     # with the session's first prompt instead.
-    on_prompt = bool(getattr(agents.module(event.agent), "CONTEXT_ON_PROMPT", False))
+    on_prompt = agents.get(event.agent).context_on_prompt
     pending = None
     # One session's hooks run in parallel (parallel tool calls): decide and take under its lock.
     with Lock(state_file + ".lock", repo.lock_timeout):

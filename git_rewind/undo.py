@@ -8,9 +8,8 @@ transcript through the agent module → record the resolved message in the targe
 
 from __future__ import annotations
 
-from typing import Any
-
 from . import agents, checkpoints, conversation, restore, store
+from .agents.base import Rewinder
 from .checkpoints import Checkpoint
 from .errors import RewindError
 from .note import ConversationRecord, Note, Oid, RewindRecord, mode_of
@@ -35,39 +34,36 @@ class Result:
         self.resume = resume  # the command that resumes the agent's session
 
 
-def _agent_module(note: Note) -> Any:
+def _rewinder(agent: str) -> Rewinder:
+    """AGENT's conversation rewind; its refusal, as an error, when it has none."""
+    rewinder = agents.get(agent).conversation()
+    if isinstance(rewinder, str):  # an agent whose conversation cannot be changed from outside says so plainly
+        raise RewindError(rewinder)
+    return rewinder
+
+
+def _agent_rewinder(note: Note) -> Rewinder:
     agent = note.agent
     if agent in agents.NAMES:
-        refusal = getattr(agents.module(str(agent)), "NO_CONVERSATION_REWIND", None)
-        if refusal:  # an agent whose conversation cannot be changed from outside says so plainly
-            raise RewindError(refusal)
+        _rewinder(agent)  # an agent with no conversation rewind says so first, whatever the note holds
     if not agent or note.conversation is None:
-        raise RewindError(f"#{note.seq} has no conversation to rewind (taken by {agent or 'hand'}); "
-                          "use --code")
-    module = agents.module(str(agent))
-    if not hasattr(module, "plan_rewind"):
-        raise RewindError(f"conversation rewind is not available for {agent}; use --code")
-    return module
+        raise RewindError(f"#{note.seq} has no conversation to rewind (taken by {agent or 'hand'}); use --code")
+    return _rewinder(agent)
 
 
 def resume_hint(note: Note) -> str | None:
     """The agent's resume command for the checkpoint's session, when an agent took it."""
-    agent = note.agent
-    if not agent or not note.session:
+    if not note.agent or not note.session:
         return None
     try:
-        module = agents.module(str(agent))
+        return agents.get(note.agent).resume_command(note.session)
     except RewindError:
         return None
-    command = getattr(module, "resume_command", None)
-    return str(command(note.session)) if command else None
 
 
 def plan_conversation(target: Checkpoint, fork: bool) -> conversation.Plan:
     """The conversation side of an undo, worked out (and checked) before anything changes."""
-    module = _agent_module(target.note)
-    plan: conversation.Plan = module.plan_rewind(target.note, fork)
-    return plan
+    return _agent_rewinder(target.note).plan_rewind(target.note, fork)
 
 
 def describe(plan: conversation.Plan) -> str:
@@ -77,13 +73,12 @@ def describe(plan: conversation.Plan) -> str:
     return f"conversation: cut {plan.where}{kept}, {where}"
 
 
-def _record(plan: conversation.Plan, module: Any) -> ConversationRecord:
+def _record(plan: conversation.Plan, rewinder: Rewinder) -> ConversationRecord:
     """What redo needs, kept in the safety checkpoint's note."""
-    leaf_before = module.current_leaf(plan.transcript) if hasattr(module, "current_leaf") else None
     return ConversationRecord(
         plan.agent, plan.session, plan.transcript.path, backup=conversation.backup_name(plan.transcript.path),
-        backup_blob=Oid(blob_oid(plan.transcript.data)), leaf_before=leaf_before, leaf=plan.leaf, cut=plan.cut,
-        fork=plan.fork)
+        backup_blob=Oid(blob_oid(plan.transcript.data)), leaf_before=rewinder.current_leaf(plan.transcript),
+        leaf=plan.leaf, cut=plan.cut, fork=plan.fork)
 
 
 def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str], max_size: int,
@@ -96,10 +91,10 @@ def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str]
     if mode != "code" and plan is None:
         plan = plan_conversation(target, fork)
     record = attachments = None
-    module = None
+    rewinder = None
     if plan is not None:
-        module = agents.module(plan.agent)
-        record = _record(plan, module)
+        rewinder = _rewinder(plan.agent)
+        record = _record(plan, rewinder)
         attachments = store.Attachments(
             f"transcript of {plan.agent} session {plan.session} before the rewind to #{target.seq}",
             {str(record.backup): plan.transcript.data})
@@ -107,9 +102,9 @@ def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str]
                              code=mode in ("code", "full"), mode=mode,
                              conversation=record, attachments=attachments)
     applied = None
-    if plan is not None and module is not None:
+    if plan is not None and rewinder is not None:
         try:
-            applied = module.apply_rewind(plan)
+            applied = rewinder.apply_rewind(plan)
         except RewindError as exc:  # e.g. the agent wrote to its transcript meanwhile: say what did happen
             done = "the working tree was rewound, " if mode == "full" and outcome.safety is not None else ""
             raise RewindError(f"{exc}; {done}the conversation was not (safety checkpoint "
@@ -176,10 +171,10 @@ def redo(repo: Repo, max_size: int, auto_pack: int, plan: RedoPlan | None = None
     plan = plan or plan_redo(repo)
     target, record = plan.target, plan.record
     info = record.conversation
-    module = agents.module(info.agent) if info else None
+    rewinder = _rewinder(info.agent) if info else None
     attachments = None
     redo_record = None
-    if info and module is not None and not info.fork:
+    if info and rewinder is not None and not info.fork:
         try:
             current = conversation.Transcript.load(info.transcript)
         except RewindError:
@@ -192,12 +187,12 @@ def redo(repo: Repo, max_size: int, auto_pack: int, plan: RedoPlan | None = None
             assert redo_record is not None
             redo_record.backup = conversation.backup_name(current.path)
             redo_record.backup_blob = Oid(blob_oid(current.data))
-            redo_record.leaf_before = module.current_leaf(current) if hasattr(module, "current_leaf") else None
+            redo_record.leaf_before = rewinder.current_leaf(current)
     outcome = restore.rewind(repo, target, record.only, max_size, trigger="pre-redo", auto_pack=auto_pack,
                              code=record.code, mode=record.mode, conversation=redo_record,
                              attachments=attachments)
     applied = None
-    if info and module is not None:
-        applied = module.apply_redo(info, backup_of(repo, target))
+    if info and rewinder is not None:
+        applied = rewinder.apply_redo(info, backup_of(repo, target))
     resume = applied.resume if applied else resume_hint(target.note)
     return Result(outcome, applied, None, resume)

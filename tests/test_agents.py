@@ -65,7 +65,7 @@ def test_every_recorded_claude_code_payload_becomes_an_event(name: str, tmp_path
 
     assert agents.detect(payload, {}) == "claude-code"  # by its shape alone
     assert agents.detect(payload, hook_env) == "claude-code"  # CLAUDECODE=1
-    event = agents.module("claude-code").parse(payload)
+    event = agents.get("claude-code").parse(payload)
 
     assert (event.agent, event.name, event.session, event.cwd) == (
         "claude-code", payload["hook_event_name"], payload["session_id"], str(project))
@@ -252,9 +252,9 @@ def test_the_environment_names_the_agent_before_the_payload_does(tmp_path: Path)
 
 
 def test_an_unknown_agent_is_a_clear_error() -> None:
-    assert agents.module("droid") is droid and agents.module("claude-code") is claude_code
+    assert agents.get("droid") is droid.AGENT and agents.get("claude-code") is claude_code.AGENT
     with pytest.raises(RewindError, match=r"unknown agent: no-such-agent \(one of claude-code, droid, "):
-        agents.module("no-such-agent")
+        agents.get("no-such-agent")
 
 
 @pytest.mark.parametrize(("old", "new", "changed"), [
@@ -267,3 +267,97 @@ def test_an_unknown_agent_is_a_clear_error() -> None:
 ])
 def test_changed_chars_counts_what_an_edit_really_changes(old: str, new: str, changed: int) -> None:
     assert ev.changed_chars(old, new) == changed
+
+
+# the Agent interface -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", agents.NAMES)
+def test_every_registered_agent_is_an_agent_with_every_capability_declared(name: str, tmp_path: Path) -> None:
+    from git_rewind.agents.base import Agent, Rewinder
+
+    agent = agents.get(name)
+    assert isinstance(agent, Agent) and agent.name == name and agents.get(name) is agent
+    assert agent.scopes and "user" in agent.scopes
+    assert all(isinstance(event, str) and (m is None or isinstance(m, str)) for event, m in agent.hooks.items())
+    assert isinstance(agent.wrapped, bool) and isinstance(agent.context_on_prompt, bool)
+    for scope in agent.scopes:
+        assert agent.target(scope, str(tmp_path / "proj"), str(tmp_path / "home")).startswith(str(tmp_path))
+    event = agent.parse({})
+    assert event.agent == name
+    reply = agent.hook_reply("Stop")
+    assert reply is None or isinstance(reply, dict)
+    resume = agent.resume_command("s1")
+    assert resume is None or "s1" in resume
+    assert isinstance(agent.handler("cmd"), dict) and agent.readable_files()
+    assert isinstance(agent.slash_commands(), dict)
+    for scope in ("user", "project"):
+        where = agent.mcp_file(scope, str(tmp_path / "proj"), str(tmp_path / "home"))
+        assert where is None or where.startswith(str(tmp_path))
+    assert agent.mcp_entry(["/bin/git-rewind"])["args"] == ["mcp"]
+    conversation = agent.conversation()
+    assert isinstance(conversation, Rewinder) or (isinstance(conversation, str) and "--code" in conversation)
+    assert not agent.hooks_installed(str(tmp_path / "nothing.json"))
+
+
+def test_the_refusal_and_the_defaults_are_explicit() -> None:
+    from git_rewind.agents import cursor, opencode
+
+    assert agents.get("cursor").conversation() == cursor.NO_CONVERSATION_REWIND
+    assert agents.get("cursor").resume_command("s1") is None
+    assert agents.get("gemini").context_on_prompt and not agents.get("claude-code").context_on_prompt
+    assert agents.get("gemini").hook_reply(None) == {} and agents.get("droid").hook_reply("Stop") is None
+    assert agents.get("opencode").mcp_file("user", None, "/h") is None and opencode.AGENT.hooks == {}
+
+
+FAKE_AGENT = """
+from git_rewind.agents.base import Agent
+from git_rewind.event import Event
+
+
+class Fake(Agent):
+    name = "fake"
+    hooks = {"Start": None, "Tool": "Edit"}
+    settings_path = (".fake", "settings.json")
+    mcp_path = (".fake", "mcp.json")
+
+    def parse(self, payload):
+        return Event("fake", str(payload.get("event") or ""), "other", str(payload.get("session") or ""), "")
+
+
+AGENT = Fake()
+"""
+
+
+def test_an_agent_is_one_module_and_its_line_in_the_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new agent needs nothing outside its module: install, status, uninstall and MCP all go by the interface."""
+    import sys
+
+    from git_rewind import install
+
+    (tmp_path / "fake_agent_module.py").write_text(FAKE_AGENT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(agents.MODULES, "fake", "fake_agent_module")
+    monkeypatch.setattr(agents, "NAMES", (*agents.NAMES, "fake"))
+    monkeypatch.delitem(sys.modules, "fake_agent_module", raising=False)
+    home = tmp_path / "home"
+
+    change = install.install("fake", "user", None, str(home), program=["/bin/git-rewind"])
+    settings = home / ".fake" / "settings.json"
+    assert change.changed and change.path == str(settings) and not change.commands
+    assert json.loads(settings.read_text()) == {"hooks": {
+        "Start": [{"hooks": [{"type": "command", "command": "/bin/git-rewind hook --agent fake", "timeout": 30}]}],
+        "Tool": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "/bin/git-rewind hook --agent fake",
+                                                "timeout": 30}]}]}}
+    assert ("fake", "user", str(settings)) in install.installed(None, str(home))
+    assert install.install_mcp("fake", "user", None, str(home), program=["/bin/git-rewind"]).changed
+    assert json.loads((home / ".fake" / "mcp.json").read_text())["mcpServers"]["git-rewind"] == {
+        "type": "stdio", "command": "/bin/git-rewind", "args": ["mcp"]}
+    assert install.uninstall_mcp("fake", "user", None, str(home)).removed
+    assert install.uninstall("fake", "user", None, str(home)).removed and not (home / ".fake").exists()
+    assert "fake" not in [agent for agent, _scope, _path in install.installed(None, str(home))]
+    with pytest.raises(RewindError, match="conversation rewind is not available for fake; use --code"):
+        from git_rewind import undo
+
+        undo.plan_conversation(type("Target", (), {"note": {"agent": "fake", "conversation": {}}})(), False)
+

@@ -37,10 +37,12 @@ def test_append_keeps_what_the_agent_added_meanwhile_and_refuses_a_rewritten_fil
     assert path.read_bytes() == before
 
 
-def test_write_atomic_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path) -> None:
+def test_a_transcript_write_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path) -> None:
+    from git_rewind.fsutil import write_atomic
+
     path = tmp_path / "t.jsonl"
     path.write_text("old\n")
     os.chmod(path, 0o600)
-    conversation.write_atomic(str(path), b"new\n")
+    write_atomic(str(path), b"new\n", new_mode=0o600, sync=True)  # as the agent modules write transcripts
     assert path.read_bytes() == b"new\n" and (path.stat().st_mode & 0o777) == 0o600
     assert [p.name for p in tmp_path.iterdir()] == ["t.jsonl"]  # no temporary file left

@@ -155,7 +155,7 @@ def test_undo_code_restores_and_names_no_resume_command(agent_project: Workdir) 
 
 
 def test_the_file_under_hooks_is_what_install_writes() -> None:
-    assert json.loads((ROOT / "hooks" / "cursor" / "hooks.json").read_text()) == cursor.template()
+    assert json.loads((ROOT / "hooks" / "cursor" / "hooks.json").read_text()) == cursor.AGENT.template()
 
 
 def test_install_into_a_fresh_project_then_uninstall_leaves_nothing(project: Workdir) -> None:
@@ -167,7 +167,7 @@ def test_install_into_a_fresh_project_then_uninstall_leaves_nothing(project: Wor
     assert len(commands) == 1
     (command,) = commands
     assert command.endswith(" hook --agent cursor") and command.startswith("/")
-    assert data == json.loads(json.dumps(cursor.template()).replace("git-rewind hook --agent cursor", command))
+    assert data == json.loads(json.dumps(cursor.AGENT.template()).replace("git-rewind hook --agent cursor", command))
     assert "sessionStart" not in data["hooks"]
     assert "already installed" in w.ok("install", "--agent", "cursor", "--scope", "project")
     assert str(path) in w.ok("status")

@@ -113,6 +113,20 @@ def test_the_files_under_hooks_are_what_install_writes() -> None:
     assert droid["PostToolUse"][0]["matcher"] == "Execute"
 
 
+def test_the_readable_copies_under_hooks_are_generated_from_the_package(tmp_path: Path) -> None:
+    """hooks/<agent>/ is what `python -m git_rewind.resources.readable` writes, file for file."""
+    from git_rewind.resources import readable
+
+    assert readable.differences(str(ROOT / "hooks")) == [], "run: python -m git_rewind.resources.readable"
+    assert readable.write(str(tmp_path)) == sorted(readable.files())  # from nothing: every file
+    assert readable.differences(str(tmp_path)) == [] and readable.write(str(tmp_path)) == []
+    (tmp_path / "claude-code" / "commands" / "resume.md").write_text("edited by hand\n")
+    (tmp_path / "droid" / "stale.json").write_text("{}")
+    assert readable.differences(str(tmp_path)) == ["claude-code/commands/resume.md", "droid/stale.json"]
+    assert readable.main(["--check", str(tmp_path)]) == 1
+    assert readable.main([str(tmp_path)]) == 0 and readable.differences(str(tmp_path)) == []
+
+
 @pytest.mark.parametrize(("agent", "scope"), sorted(TARGETS))
 def test_install_into_a_fresh_scope_then_uninstall_leaves_nothing(project: Workdir, home: Path, agent: str,
                                                                  scope: str) -> None:
@@ -347,7 +361,7 @@ def test_status_lists_every_installed_agent_and_scope(project: Workdir, home: Pa
 # Slash commands (Claude Code): /checkpoint, /resume, /rewind ----------------------------------------
 
 COMMANDS = ["checkpoint.md", "resume.md", "rewind.md"]
-SHIPPED = ROOT / "git_rewind" / "slash_commands"
+SHIPPED = ROOT / "git_rewind" / "resources" / "claude-code" / "commands"
 
 
 def commands_dir(w: Workdir, home: Path, scope: str) -> Path:

@@ -125,7 +125,7 @@ def test_resume_hint_is_opencodes_open_command(agent_project: Workdir) -> None:
 
 
 def test_the_plugin_under_hooks_is_the_one_install_copies() -> None:
-    shipped = (ROOT / "git_rewind" / "opencode_plugin" / "git-rewind.ts").read_bytes()
+    shipped = (ROOT / "git_rewind" / "resources" / "opencode" / "git-rewind.ts").read_bytes()
     assert (ROOT / "hooks" / "opencode" / "git-rewind.ts").read_bytes() == shipped
     assert opencode._PROGRAM_LINE in shipped.decode()
 

@@ -1,7 +1,8 @@
-"""The agents git-rewind knows: which one sent a payload, and its module.
+"""The agents git-rewind knows: which one sent a payload, and its `Agent`.
 
-Each agent module provides `parse(payload) -> Event`, its install targets and hook entries,
-and (later) its conversation rewind. Modules are imported only when used.
+Each agent is one module here defining a subclass of `base.Agent` and its instance `AGENT`;
+adding an agent means adding its module and its line in MODULES. Modules are imported only
+when used (the hook imports one on every call).
 """
 
 from __future__ import annotations
@@ -13,19 +14,22 @@ from ..errors import RewindError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from types import ModuleType
     from typing import Any
 
-NAMES = ("claude-code", "droid", "gemini", "codex", "opencode", "cursor")
-_MODULES = {"claude-code": "claude_code", "droid": "droid", "gemini": "gemini", "codex": "codex",
-            "opencode": "opencode", "cursor": "cursor"}
+    from .base import Agent
+
+# Agent name → the module that defines its AGENT, in the order commands list them.
+MODULES = {"claude-code": f"{__name__}.claude_code", "droid": f"{__name__}.droid", "gemini": f"{__name__}.gemini",
+           "codex": f"{__name__}.codex", "opencode": f"{__name__}.opencode", "cursor": f"{__name__}.cursor"}
+NAMES = tuple(MODULES)
 
 
-def module(agent: str) -> ModuleType:
-    """The module for AGENT (one of NAMES)."""
-    if agent not in _MODULES:
+def get(agent: str) -> Agent:
+    """The Agent named AGENT (one of NAMES)."""
+    if agent not in MODULES:
         raise RewindError(f"unknown agent: {agent} (one of {', '.join(NAMES)})")
-    return importlib.import_module(f"{__name__}.{_MODULES[agent]}")
+    found: Agent = importlib.import_module(MODULES[agent]).AGENT
+    return found
 
 
 def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> str:

@@ -12,6 +12,7 @@ import os
 from .. import event as ev
 from ..event import Event, changed_chars, text
 from ..note import Position
+from .base import Agent, Rewinder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from ..note import ConversationRecord, Note
 
 NAME = "claude-code"
-WRAPPED = True  # hook entries sit under "hooks" in settings.json
 SCOPES = ("user", "project", "local")
 
 _KINDS = {
@@ -269,7 +269,8 @@ def apply_rewind(plan: Any) -> Any:
     import os
     import uuid as uuidlib
 
-    from ..conversation import Applied, append_line, write_atomic
+    from ..conversation import Applied, append_line
+    from ..fsutil import write_atomic
 
     transcript = plan.transcript
     if not plan.fork:
@@ -287,7 +288,7 @@ def apply_rewind(plan: Any) -> Any:
         out.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
     out.append(json.dumps(_last_prompt_line(transcript, plan.leaf, new), separators=(",", ":")).encode() + b"\n")
     path = os.path.join(os.path.dirname(transcript.path), new + ".jsonl")
-    write_atomic(path, b"".join(out), like=transcript.path)
+    write_atomic(path, b"".join(out), like=transcript.path, new_mode=0o600, sync=True)
     return Applied(new, resume_command(new), path, f"new session {new} with the conversation cut {plan.where}; "
                                                    f"{plan.session} is unchanged")
 
@@ -308,3 +309,31 @@ def apply_redo(info: ConversationRecord, backup: bytes | None = None) -> Any:
     append_line(transcript.path, _last_prompt_line(transcript, leaf, session), len(transcript.data))
     return Applied(session, resume_command(session), transcript.path,
                    "conversation back where it was before the rewind (what was said since stays as a branch)")
+
+
+class ClaudeCode(Agent):
+    """Claude Code: hooks under "hooks" in settings.json, /checkpoint /resume /rewind, rewind by last-prompt."""
+
+    name, hooks = NAME, HOOKS
+    scopes = SCOPES
+    parse = staticmethod(parse)
+    settings_file = staticmethod(settings_file)
+    resume_command = staticmethod(resume_command)
+
+    def slash_commands(self) -> dict[str, bytes]:
+        from .. import resources
+
+        return resources.listing(NAME, "commands", suffix=".md")
+
+    def readable_files(self) -> dict[str, bytes]:
+        return {**super().readable_files(), **{f"commands/{n}": c for n, c in self.slash_commands().items()}}
+
+    def mcp_file(self, scope: str, root: str | None, home: str) -> str:
+        """~/.claude.json (user) or <project>/.mcp.json."""
+        return os.path.join(home, ".claude.json") if scope == "user" else os.path.join(str(root), ".mcp.json")
+
+    def conversation(self) -> Rewinder:
+        return Rewinder(plan_rewind, apply_rewind, apply_redo, current_leaf)
+
+
+AGENT = ClaudeCode()

@@ -19,16 +19,16 @@ import os
 from .. import event as ev
 from ..event import Event
 from ..note import Position
+from .base import Agent, Rewinder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from ..note import ConversationRecord, Note
+    from ..settingsfile import Change
 
 NAME = "codex"
-WRAPPED = True  # {"hooks": {...}}; the file's root accepts only "hooks" and "description"
-SCOPES = ("user", "project")
 
 _KINDS = {
     "SessionStart": ev.SESSION_START,
@@ -52,7 +52,6 @@ HOOKS: dict[str, str | None] = {
 }
 DEFAULT_TIMEOUT = 600  # seconds; what Codex assumes (and hashes) when a handler names none
 SESSION_END_TIMEOUT = 3  # seconds; Codex clamps SessionEnd handlers to it, and hashes the clamped value
-
 
 
 def codex_home(home: str | None = None) -> str:
@@ -141,8 +140,8 @@ def _handlers(path: str) -> list[_Handler]:
     """Every handler of the hooks file PATH (none when it is missing)."""
     import json
 
-    from .. import install
     from ..errors import RewindError
+    from ..settingsfile import is_own
 
     try:
         with open(path, encoding="utf-8") as fh:
@@ -166,7 +165,7 @@ def _handlers(path: str) -> list[_Handler]:
             matcher = group.get("matcher") if isinstance(group.get("matcher"), str) else None
             for h, handler in enumerate(group["hooks"]):
                 key = f"{where}:{_event_key(event_name)}:{g}:{h}"
-                if install.is_own(handler):
+                if is_own(handler):
                     found.append(_Handler(key, True, trusted_hash(event_name, matcher, handler), event_name, -1))
                 else:
                     found.append(_Handler(key, False, None, event_name, rank))
@@ -178,20 +177,12 @@ class _Config:
     """The user's config.toml, parsed with tomlkit so that its comments and layout stay."""
 
     def __init__(self, path: str) -> None:
-        import tomlkit
-
         from ..errors import RewindError
+        from ..settingsfile import parse_toml, read_text
 
         self.path = path
-        try:
-            with open(path, encoding="utf-8") as fh:
-                self.original: str | None = fh.read()
-        except FileNotFoundError:
-            self.original = None
-        try:
-            self.doc = tomlkit.parse(self.original or "")
-        except Exception as exc:  # tomlkit's parse errors have no common base but Exception
-            raise RewindError(f"{path}: not valid TOML ({exc}); nothing changed") from None
+        self.original = read_text(path)
+        self.doc = parse_toml(path, self.original)
         hooks = self.doc.get("hooks")
         state = hooks.get("state") if isinstance(hooks, dict) else None
         if (hooks is not None and not isinstance(hooks, dict)) or (state is not None and not isinstance(state, dict)):
@@ -227,44 +218,20 @@ class _Config:
         Adding: the user's file is backed up before our first change. Removing: back to the
         backup's exact bytes when nothing else changed since; a file we created and left empty goes.
         """
-        import shutil
-
         import tomlkit
 
-        from ..install import BACKUP_SUFFIX
+        from ..settingsfile import BACKUP_SUFFIX, remove_created, restore_backup, same_toml, write_text
 
         text_now = tomlkit.dumps(self.doc)
         if text_now == (self.original or ""):
             return False, None
-        backup = self.path + BACKUP_SUFFIX
-        made = None
-        if removing and os.path.exists(backup):
-            try:
-                with open(backup, encoding="utf-8") as fh:
-                    if tomlkit.parse(fh.read()).unwrap() == tomlkit.parse(text_now).unwrap():
-                        shutil.copy2(backup, self.path)
-                        return True, None
-            except Exception:  # an unreadable backup: write what we have
-                pass
+        if removing and os.path.exists(self.path + BACKUP_SUFFIX):
+            if restore_backup(self.path, lambda backup: same_toml(backup, text_now)):
+                return True, None
         elif removing and not text_now.strip():
-            os.unlink(self.path)
-            try:
-                os.rmdir(os.path.dirname(self.path))  # ~/.codex, if we made it and it is empty
-            except OSError:
-                pass
+            remove_created(self.path)  # and ~/.codex, if we made it and it is empty
             return True, None
-        elif not removing and self.original is not None and not os.path.exists(backup):
-            shutil.copy2(self.path, backup)
-            made = backup
-        target = os.path.realpath(self.path)  # a config linked from a dotfiles repository stays linked
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        tmp = f"{target}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text_now)
-        if self.original is not None:
-            shutil.copymode(target, tmp)
-        os.replace(tmp, target)
-        return True, made
+        return True, write_text(self.path, text_now, None if removing else self.original)
 
 
 def _retrust(config: _Config, before: list[_Handler], after: list[_Handler]) -> int:
@@ -297,14 +264,12 @@ def _retrust(config: _Config, before: list[_Handler], after: list[_Handler]) -> 
     return ours
 
 
-def install_hooks(scope: str, root: str | None, home: str | None, command: str) -> Any:
+def install_hooks(scope: str, root: str | None, home: str | None, command: str) -> Change:
     """Our groups into hooks.json, and their trust into the user's config.toml."""
-    from .. import install
-
-    path = install.target(NAME, scope, root, home)
+    path = AGENT.target(scope, root, home)
     config = _Config(config_file(home))  # an unreadable config: nothing is written
     before = _handlers(path)
-    change = install.write_hooks(NAME, path, command)
+    change = AGENT.write_hooks(path, command)
     count = _retrust(config, before, _handlers(path))
     changed, backup = config.save()
     if changed:
@@ -324,14 +289,12 @@ def _project_trusted(config: _Config, root: str) -> bool:
     return isinstance(entry, dict) and entry.get("trust_level") == "trusted"
 
 
-def uninstall_hooks(scope: str, root: str | None, home: str | None) -> Any:
+def uninstall_hooks(scope: str, root: str | None, home: str | None) -> Change:
     """Remove our groups from hooks.json and exactly their trust entries from config.toml."""
-    from .. import install
-
-    path = install.target(NAME, scope, root, home)
+    path = AGENT.target(scope, root, home)
     config = _Config(config_file(home))
     before = _handlers(path)
-    change = install.remove_hooks(NAME, path)
+    change = AGENT.remove_hooks(path)
     _retrust(config, before, _handlers(path))
     changed, _ = config.save(removing=True)
     if changed:
@@ -475,7 +438,7 @@ def write_prefix(transcript: Any, upto: int, old: str) -> tuple[str, str]:
     import json
     import time
 
-    from ..conversation import write_atomic
+    from ..fsutil import write_atomic
 
     new = new_session_id()
     out = []
@@ -489,7 +452,7 @@ def write_prefix(transcript: Any, upto: int, old: str) -> tuple[str, str]:
     folder = _sessions_dir(transcript.path)
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"rollout-{time.strftime('%Y-%m-%dT%H-%M-%S')}-{new}.jsonl")
-    write_atomic(path, b"".join(out), like=transcript.path)
+    write_atomic(path, b"".join(out), like=transcript.path, new_mode=0o600, sync=True)
     return new, path
 
 
@@ -510,3 +473,25 @@ def apply_redo(info: ConversationRecord, backup: bytes | None = None) -> Any:
     session = str(info.session or "")
     return Applied(session, resume_command(session), info.transcript,
                    f"the rewind wrote a new session; the original {session} was never changed: resume it")
+
+
+class Codex(Agent):
+    """OpenAI's Codex CLI: hooks.json plus their trust in config.toml, TOML MCP entry, rewind to a new rollout."""
+
+    name, hooks = NAME, HOOKS
+    mcp_type = None  # what `codex mcp add` writes: no type
+    parse = staticmethod(parse)
+    settings_file = staticmethod(settings_file)
+    resume_command = staticmethod(resume_command)
+    install_hooks = staticmethod(install_hooks)
+    uninstall_hooks = staticmethod(uninstall_hooks)
+
+    def mcp_file(self, scope: str, root: str | None, home: str) -> str:
+        """TOML: [mcp_servers.git-rewind] (as `codex mcp add`) in the user's or the project's config.toml."""
+        return config_file(home) if scope == "user" else os.path.join(str(root), ".codex", "config.toml")
+
+    def conversation(self) -> Rewinder:
+        return Rewinder(plan_rewind, apply_rewind, apply_redo)
+
+
+AGENT = Codex()

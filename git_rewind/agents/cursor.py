@@ -20,14 +20,15 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
+from .base import Agent
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..settingsfile import Change
+
 NAME = "cursor"
-WRAPPED = True
-SCOPES = ("user", "project")
 VERSION = 1  # hooks.json schema version Cursor documents
 
 # What install writes: one command per event (sessionStart left out: some builds reject it).
@@ -58,14 +59,6 @@ TOOL_KINDS = {"write": ev.WRITE, "edit": ev.EDIT, "multiedit": ev.EDIT, "strrepl
 
 NO_CONVERSATION_REWIND = ("Cursor's conversation cannot be rewound from outside Cursor: use its own "
                           "Restore Checkpoint for the chat (git rewind undo --code rewinds the files)")
-
-
-def settings_file(scope: str, root: str | None, home: str) -> str:
-    """~/.cursor/hooks.json or <project>/.cursor/hooks.json."""
-    if scope == "user":
-        return os.path.join(home, ".cursor", "hooks.json")
-    assert root is not None
-    return os.path.join(root, ".cursor", "hooks.json")
 
 
 def parse(payload: dict[str, Any]) -> Event:
@@ -135,37 +128,30 @@ def hook_reply(event_name: str | None) -> dict[str, Any] | None:
 # install / uninstall ---------------------------------------------------------------------------
 #
 # hooks.json holds a plain list of {"command": …} per event. Ours are the entries whose command is
-# `git-rewind … hook --agent cursor` (install.is_own); everything else, "version" included, stays.
-
-
-def _own(entry: Any) -> bool:
-    from .. import install
-
-    return install.is_own(entry)
+# `git-rewind … hook --agent cursor` (settingsfile.is_own); everything else, "version" included, stays.
 
 
 def _load(path: str) -> tuple[dict[str, Any], str | None]:
-    from .. import install
+    from ..errors import RewindError
+    from ..settingsfile import load_json, read_text
 
-    original = install._original(path)
-    data = install._load(path)
+    original = read_text(path)
+    data = load_json(path)
     hooks = data.get("hooks", {})
     if not isinstance(hooks, dict):
-        from ..errors import RewindError
-
         raise RewindError(f"{path}: \"hooks\" is not an object; nothing changed")
     for name, entries in hooks.items():
         if not isinstance(entries, list):
-            from ..errors import RewindError
-
             raise RewindError(f"{path}: hooks for {name} are not a list; nothing changed")
     return data, original
 
 
 def _strip(hooks: dict[str, Any]) -> int:
+    from ..settingsfile import is_own
+
     removed = 0
     for name in list(hooks):
-        kept = [e for e in hooks[name] if not _own(e)]
+        kept = [e for e in hooks[name] if not is_own(e)]
         removed += len(hooks[name]) - len(kept)
         if kept or not hooks[name]:
             hooks[name] = kept
@@ -174,63 +160,10 @@ def _strip(hooks: dict[str, Any]) -> int:
     return removed
 
 
-def install_hooks(scope: str, root: str | None, home: str | None, command: str) -> Any:
-    """Add one command per event to hooks.json ("version": 1 kept or set); a second install changes nothing."""
-    import json
-
-    from .. import install
-
-    path = install.target(NAME, scope, root, home)
-    data, original = _load(path)
-    before = json.dumps(data, sort_keys=True)
-    data.setdefault("version", VERSION)
-    hooks = data.setdefault("hooks", {})
-    _strip(hooks)
-    for name in HOOKS:
-        hooks.setdefault(name, []).append({"command": command})
-    if original is not None and json.dumps(data, sort_keys=True) == before:
-        return install.Change(path, changed=False)
-    return install.Change(path, changed=True, backup=install._write(path, data, original))
-
-
-def uninstall_hooks(scope: str, root: str | None, home: str | None) -> Any:
-    """Remove exactly our commands; a file we created and left empty goes, else its old bytes come back."""
-    import shutil
-
-    from .. import install
-
-    path = install.target(NAME, scope, root, home)
-    data, original = _load(path)
-    if original is None or not _strip(data.get("hooks", {})):
-        return install.Change(path, changed=False)
-    hooks = data.get("hooks", {})
-    for name in [n for n, entries in hooks.items() if entries == []]:
-        del hooks[name]
-    backup = path + install.BACKUP_SUFFIX
-    if not os.path.exists(backup):
-        if not hooks and set(data) <= {"hooks", "version"}:
-            os.unlink(path)  # we created it; nothing of anyone else's is in it
-            try:
-                os.rmdir(os.path.dirname(path))
-            except OSError:
-                pass
-            return install.Change(path, changed=True, removed=True)
-    else:
-        try:
-            if _pruned(install._load(backup)) == _pruned(data):
-                shutil.copy2(backup, path)  # back to its exact bytes from before us
-                return install.Change(path, changed=True)
-        except Exception:  # an unreadable backup: write the stripped file instead
-            pass
-    if not hooks:
-        data.pop("hooks", None)
-    return install.Change(path, changed=True, backup=install._write(path, data, original))
-
-
 def _pruned(data: dict[str, Any]) -> dict[str, Any]:
-    import json
+    from ..settingsfile import copy_json
 
-    data = json.loads(json.dumps(data))
+    data = copy_json(data)
     if data.get("version") == VERSION:
         del data["version"]  # install adds it when missing
     hooks = data.get("hooks")
@@ -242,17 +175,71 @@ def _pruned(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def template() -> dict[str, Any]:
-    """The readable hooks/cursor/hooks.json: what install writes, with the bare command."""
-    return {"version": VERSION, "hooks": {name: [{"command": f"git-rewind hook --agent {NAME}"}] for name in HOOKS}}
+class Cursor(Agent):
+    """Cursor: one {"command": …} per event in hooks.json, JSON on stdout, no conversation rewind."""
+
+    name, hooks = NAME, HOOKS
+    settings_path = (".cursor", "hooks.json")
+    mcp_path = (".cursor", "mcp.json")
+    mcp_type = None  # what Cursor's own configuration holds: no type
+    parse = staticmethod(parse)
+    hook_reply = staticmethod(hook_reply)
+
+    def install_hooks(self, scope: str, root: str | None, home: str | None, command: str) -> Change:
+        """Add one command per event to hooks.json ("version": 1 kept or set); a second install changes nothing."""
+        import json
+
+        from ..settingsfile import Change, write_json
+
+        path = self.target(scope, root, home)
+        data, original = _load(path)
+        before = json.dumps(data, sort_keys=True)
+        data.setdefault("version", VERSION)
+        hooks = data.setdefault("hooks", {})
+        _strip(hooks)
+        for name in HOOKS:
+            hooks.setdefault(name, []).append({"command": command})
+        if original is not None and json.dumps(data, sort_keys=True) == before:
+            return Change(path, changed=False)
+        return Change(path, changed=True, backup=write_json(path, data, original))
+
+    def uninstall_hooks(self, scope: str, root: str | None, home: str | None) -> Change:
+        """Remove exactly our commands; a file we created and left empty goes, else its old bytes come back."""
+        from ..settingsfile import BACKUP_SUFFIX, Change, load_json, remove_created, restore_backup, write_json
+
+        path = self.target(scope, root, home)
+        data, original = _load(path)
+        if original is None or not _strip(data.get("hooks", {})):
+            return Change(path, changed=False)
+        hooks = data.get("hooks", {})
+        for name in [n for n, entries in hooks.items() if entries == []]:
+            del hooks[name]
+        if not os.path.exists(path + BACKUP_SUFFIX):
+            if not hooks and set(data) <= {"hooks", "version"}:
+                return remove_created(path)  # nothing of anyone else's is in it
+        elif restore_backup(path, lambda backup: _pruned(load_json(backup)) == _pruned(data)):
+            return Change(path, changed=True)  # back to its exact bytes from before us
+        if not hooks:
+            data.pop("hooks", None)
+        return Change(path, changed=True, backup=write_json(path, data, original))
+
+    def hooks_installed(self, path: str) -> bool:
+        """PATH holds at least one of our commands."""
+        from ..errors import RewindError
+        from ..settingsfile import is_own
+
+        try:
+            data, _ = _load(path)
+        except RewindError:
+            return False
+        return any(is_own(e) for entries in data.get("hooks", {}).values() for e in entries)
+
+    def template(self) -> dict[str, Any]:
+        """The readable hooks/cursor/hooks.json: what install writes, with the bare command."""
+        return {"version": VERSION, "hooks": {name: [{"command": f"git-rewind hook --agent {NAME}"}] for name in HOOKS}}
+
+    def conversation(self) -> str:
+        return NO_CONVERSATION_REWIND
 
 
-def hooks_installed(path: str) -> bool:
-    """PATH holds at least one of our commands."""
-    from ..errors import RewindError
-
-    try:
-        data, _ = _load(path)
-    except RewindError:
-        return False
-    return any(_own(e) for entries in data.get("hooks", {}).values() for e in entries)
+AGENT = Cursor()

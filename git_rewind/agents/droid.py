@@ -12,6 +12,7 @@ import os
 from .. import event as ev
 from ..event import Event, changed_chars, text
 from ..note import Position
+from .base import Agent, Rewinder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,8 +21,6 @@ if TYPE_CHECKING:
     from ..note import ConversationRecord, Note
 
 NAME = "droid"
-WRAPPED = False
-SCOPES = ("user", "project")
 
 _KINDS = {
     "SessionStart": ev.SESSION_START,
@@ -44,14 +43,6 @@ HOOKS: dict[str, str | None] = {
     "SessionEnd": None,
     "PreCompact": None,
 }
-
-
-def settings_file(scope: str, root: str | None, home: str) -> str:
-    """~/.factory/hooks.json or <project>/.factory/hooks.json."""
-    if scope == "user":
-        return os.path.join(home, ".factory", "hooks.json")
-    assert root is not None
-    return os.path.join(root, ".factory", "hooks.json")
 
 
 def parse(payload: dict[str, Any]) -> Event:
@@ -202,7 +193,7 @@ def _fork(transcript: Any, upto: int, old: str) -> tuple[str, str]:
     import shutil
     import uuid as uuidlib
 
-    from ..conversation import write_atomic
+    from ..fsutil import write_atomic
 
     new = str(uuidlib.uuid4())
     head = dict(transcript.lines[0])
@@ -213,7 +204,7 @@ def _fork(transcript: Any, upto: int, old: str) -> tuple[str, str]:
         data += b"\n"
     folder = os.path.dirname(transcript.path)
     path = os.path.join(folder, new + ".jsonl")
-    write_atomic(path, data, like=transcript.path)
+    write_atomic(path, data, like=transcript.path, new_mode=0o600, sync=True)
     settings = os.path.join(folder, old + ".settings.json")
     if os.path.isfile(settings):
         shutil.copyfile(settings, os.path.join(folder, new + ".settings.json"))
@@ -222,8 +213,9 @@ def _fork(transcript: Any, upto: int, old: str) -> tuple[str, str]:
 
 def apply_rewind(plan: Any) -> Any:
     """Cut the session file at the checkpoint (or write the cut as a new session with --fork)."""
-    from ..conversation import Applied, write_atomic
+    from ..conversation import Applied
     from ..errors import RewindError
+    from ..fsutil import write_atomic
 
     transcript = plan.transcript
     if plan.fork:
@@ -233,15 +225,16 @@ def apply_rewind(plan: Any) -> Any:
     if os.path.getsize(transcript.path) != len(transcript.data):
         raise RewindError(f"{transcript.path} changed while rewinding (is droid still running?); it was not cut")
     keep = transcript.ends[plan.cut - 1]
-    write_atomic(transcript.path, transcript.data[:keep])
+    write_atomic(transcript.path, transcript.data[:keep], new_mode=0o600, sync=True)
     return Applied(plan.session, resume_command(plan.session), transcript.path,
                    f"conversation cut {plan.where} ({len(transcript.raw) - plan.cut} lines; all kept in git)")
 
 
 def apply_redo(info: ConversationRecord, backup: bytes | None) -> Any:
     """Put the session file back as it was before the rewind; lines written since become a forked session."""
-    from ..conversation import Applied, Transcript, write_atomic
+    from ..conversation import Applied, Transcript
     from ..errors import RewindError
+    from ..fsutil import write_atomic
 
     if info.fork:
         return Applied(info.session, resume_command(str(info.session)), info.transcript,
@@ -258,6 +251,33 @@ def apply_redo(info: ConversationRecord, backup: bytes | None) -> Any:
     if current is not None and len(current.raw) > cut and current.data != backup[:len(current.data)]:
         branch, _ = _fork(current, len(current.raw), str(info.session or ""))
         detail += f"; what was said after the rewind is kept as session {branch} ({resume_command(branch)})"
-    write_atomic(path, backup)
+    write_atomic(path, backup, new_mode=0o600, sync=True)
     session = str(info.session or "")
     return Applied(session, resume_command(session), path, detail)
+
+
+class Droid(Agent):
+    """Factory's Droid: events at the top level of hooks.json, rewind by cutting the session file."""
+
+    name, hooks = NAME, HOOKS
+    wrapped = False  # hooks.json keys events at the top level: a "hooks" wrapper is ignored
+    settings_path = (".factory", "hooks.json")
+    mcp_path = (".factory", "mcp.json")  # the shape `droid mcp add` writes
+    parse = staticmethod(parse)
+    resume_command = staticmethod(resume_command)
+
+    def seed(self, path: str) -> dict[str, Any]:
+        """Droid reads settings.json's "hooks" only while hooks.json is absent: carry them over."""
+        from ..settingsfile import copy_json, load_json
+
+        hooks = load_json(os.path.join(os.path.dirname(path), "settings.json")).get("hooks")
+        return copy_json(hooks) if isinstance(hooks, dict) else {}
+
+    def mcp_entry(self, command: list[str]) -> dict[str, Any]:
+        return {**super().mcp_entry(command), "disabled": False}
+
+    def conversation(self) -> Rewinder:
+        return Rewinder(plan_rewind, apply_rewind, apply_redo)
+
+
+AGENT = Droid()

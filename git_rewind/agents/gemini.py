@@ -6,7 +6,7 @@ carry session_id, transcript_path, cwd and hook_event_name; BeforeAgent has the 
 BeforeTool/AfterTool tool_name and tool_input. On exit 0 Gemini reads stdout as JSON (a plain
 line, or stderr when stdout is empty, becomes a message to the user), so the hook always prints
 one JSON object for Gemini (hook_reply), and the resume context goes with the first prompt
-(CONTEXT_ON_PROMPT). PreCompress fires with trigger "auto" before every
+(context_on_prompt). PreCompress fires with trigger "auto" before every
 model call whether or not anything is compressed: only a manual /compress is checkpointed.
 """
 
@@ -17,6 +17,7 @@ import os
 from .. import event as ev
 from ..event import Event, changed_chars, text
 from ..note import Position
+from .base import Agent, Rewinder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,11 +26,6 @@ if TYPE_CHECKING:
     from ..note import ConversationRecord, Note
 
 NAME = "gemini"
-WRAPPED = True  # hook entries sit under "hooks" in settings.json
-SCOPES = ("user", "project")
-# In -p mode Gemini glues a SessionStart context in front of the prompt, and on the next resume drops every
-# user message that starts with <hook_context>: the prompt would be lost. BeforeAgent's context is appended.
-CONTEXT_ON_PROMPT = True
 TIMEOUT_MS = 30_000
 
 _KINDS = {
@@ -52,19 +48,6 @@ HOOKS: dict[str, str | None] = {
     "SessionEnd": None,
     "PreCompress": None,
 }
-
-
-def handler(command: str) -> dict[str, Any]:
-    """Gemini's hook handler: a name, and the timeout in milliseconds."""
-    return {"type": "command", "name": "git-rewind", "command": command, "timeout": TIMEOUT_MS}
-
-
-def settings_file(scope: str, root: str | None, home: str) -> str:
-    """~/.gemini/settings.json or <project>/.gemini/settings.json."""
-    if scope == "user":
-        return os.path.join(home, ".gemini", "settings.json")
-    assert root is not None
-    return os.path.join(root, ".gemini", "settings.json")
 
 
 def parse(payload: dict[str, Any]) -> Event:
@@ -302,7 +285,7 @@ def _write_session(like: str, replay: _Replay, keep: list[str]) -> tuple[str, st
     import time
     import uuid as uuidlib
 
-    from ..conversation import write_atomic
+    from ..fsutil import write_atomic
 
     new = str(uuidlib.uuid4())
     now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
@@ -315,7 +298,7 @@ def _write_session(like: str, replay: _Replay, keep: list[str]) -> tuple[str, st
             + json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
     name = f"session-{time.strftime('%Y-%m-%dT%H-%M', time.gmtime())}-{new[:8]}.jsonl"  # as Gemini names them
     path = os.path.join(os.path.dirname(like), name)
-    write_atomic(path, data, like=like)
+    write_atomic(path, data, like=like, new_mode=0o600, sync=True)
     return new, path
 
 
@@ -348,8 +331,9 @@ def apply_rewind(plan: Any) -> Any:
 
 def apply_redo(info: ConversationRecord, backup: bytes | None) -> Any:
     """Put the session file back as it was before the rewind; messages written since become a new session."""
-    from ..conversation import Applied, Transcript, write_atomic
+    from ..conversation import Applied, Transcript
     from ..errors import RewindError
+    from ..fsutil import write_atomic
 
     session = str(info.session or "")
     if info.fork:
@@ -370,10 +354,33 @@ def apply_redo(info: ConversationRecord, backup: bytes | None) -> Any:
         if said:
             branch, _ = _write_session(path, _Replay(current), list(_Replay(current).messages))
             detail += f"; what was said after the rewind is kept as session {branch} ({resume_command(branch)})"
-    write_atomic(path, backup)
+    write_atomic(path, backup, new_mode=0o600, sync=True)
     return Applied(session, resume_command(session), path, detail)
 
 
-def hook_reply(event_name: str | None) -> dict[str, Any]:
-    """What the hook prints when it has nothing else to say: Gemini reads stdout as JSON."""
-    return {}
+class Gemini(Agent):
+    """Gemini CLI: hooks under "hooks" in settings.json (ms timeouts), JSON on stdout, rewind by $rewindTo."""
+
+    name, hooks = NAME, HOOKS
+    settings_path = (".gemini", "settings.json")
+    mcp_path = settings_path  # under "mcpServers" beside the hooks, as `gemini mcp add` writes it
+    # In -p mode Gemini glues a SessionStart context in front of the prompt, and on the next resume drops every
+    # user message that starts with <hook_context>: the prompt would be lost. BeforeAgent's context is appended.
+    context_on_prompt = True
+    mcp_type = None  # what `gemini mcp add` writes: no type
+    parse = staticmethod(parse)
+    resume_command = staticmethod(resume_command)
+
+    def handler(self, command: str) -> dict[str, Any]:
+        """Gemini's hook handler: a name, and the timeout in milliseconds."""
+        return {"type": "command", "name": "git-rewind", "command": command, "timeout": TIMEOUT_MS}
+
+    def hook_reply(self, event_name: str | None) -> dict[str, Any]:
+        """What the hook prints when it has nothing else to say: Gemini reads stdout as JSON."""
+        return {}
+
+    def conversation(self) -> Rewinder:
+        return Rewinder(plan_rewind, apply_rewind, apply_redo, current_leaf)
+
+
+AGENT = Gemini()

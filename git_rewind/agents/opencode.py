@@ -2,7 +2,7 @@
 
 Facts (shared/agents/other-agents.md §4): OpenCode has no shell hooks; plugins (TypeScript run
 by its Bun) get `tool.execute.before/after`, `chat.message` and bus events. Our plugin
-(hooks/opencode/git-rewind.ts, shipped as git_rewind/opencode_plugin/) sends one JSON object
+(git_rewind/resources/opencode/git-rewind.ts, readable copy in hooks/opencode/) sends one JSON object
 per event to `git-rewind hook --agent opencode`:
 
     {"event": "tool.execute.before", "sessionID": "ses_…", "directory": "/proj", "worktree": "/proj",
@@ -22,21 +22,19 @@ import os
 from .. import event as ev
 from ..event import Event, changed_chars, text
 from ..note import Position
+from .base import Agent, Rewinder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from ..note import ConversationRecord, Note
-
+    from ..settingsfile import Change
 
 NAME = "opencode"
-WRAPPED = False
-SCOPES = ("user", "project")
 HOOKS: dict[str, str | None] = {}  # no hooks file: the plugin decides what it sends
 
 PLUGIN_NAME = "git-rewind.ts"
-PLUGIN_PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "opencode_plugin")
 _PROGRAM_LINE = 'const PROGRAM: string[] = ["git-rewind"]'
 
 _KINDS = {
@@ -136,14 +134,9 @@ def resume_command(session: str) -> str:
 
 def shipped_plugin() -> str:
     """The plugin as shipped (the bare `git-rewind` as its command)."""
-    from ..errors import RewindError
+    from .. import resources
 
-    try:
-        with open(os.path.join(PLUGIN_PACKAGE_DIR, PLUGIN_NAME), encoding="utf-8") as fh:
-            return fh.read()
-    except OSError as exc:
-        raise RewindError(f"the OpenCode plugin is missing from {PLUGIN_PACKAGE_DIR} ({exc.strerror}): "
-                          "is git-rewind installed whole?") from None
+    return resources.read(NAME, PLUGIN_NAME).decode("utf-8")
 
 
 def render_plugin(program: list[str]) -> str:
@@ -167,11 +160,10 @@ def is_own_plugin(content: str | None) -> bool:
 
 
 def _read(path: str) -> str | None:
+    from ..settingsfile import read_text
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        return None
+        return read_text(path)
     except (OSError, UnicodeDecodeError):
         return ""  # there, and not ours
 
@@ -184,48 +176,40 @@ def _program(command: str) -> list[str]:
     return parts[:-3] if parts[-3:] == ["hook", "--agent", NAME] else parts
 
 
-def install_hooks(scope: str, root: str | None, home: str | None, command: str) -> Any:
+def install_hooks(scope: str, root: str | None, home: str | None, command: str) -> Change:
     """Copy the plugin into OpenCode's plugin directory; a second install changes nothing."""
-    from .. import install
+    from ..fsutil import write_atomic
+    from ..settingsfile import Change, free_backup
 
-    path = install.target(NAME, scope, root, home)
+    path = AGENT.target(scope, root, home)
     content = render_plugin(_program(command))
     current = _read(path)
     if current == content:
-        return install.Change(path, changed=False)
+        return Change(path, changed=False)
     backup = None
     if current is not None and not is_own_plugin(current):
-        backup = install._free_backup(path)
+        backup = free_backup(path)
         os.replace(path, backup)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(content)
-    os.replace(tmp, path)
-    return install.Change(path, changed=True, backup=backup)
+    write_atomic(path, content, makedirs=True)
+    return Change(path, changed=True, backup=backup)
 
 
-def uninstall_hooks(scope: str, root: str | None, home: str | None) -> Any:
+def uninstall_hooks(scope: str, root: str | None, home: str | None) -> Change:
     """Remove our plugin (putting back what it replaced); a plugin the user changed stays."""
-    from .. import install
     from ..errors import RewindError
+    from ..settingsfile import BACKUP_SUFFIX, Change, remove_created
 
-    path = install.target(NAME, scope, root, home)
+    path = AGENT.target(scope, root, home)
     current = _read(path)
     if current is None:
-        return install.Change(path, changed=False)
+        return Change(path, changed=False)
     if not is_own_plugin(current):
         raise RewindError(f"{path} is not git-rewind's plugin as installed (changed since?); left alone")
-    backup = path + install.BACKUP_SUFFIX
+    backup = path + BACKUP_SUFFIX
     if os.path.exists(backup):
         os.replace(backup, path)
-        return install.Change(path, changed=True)
-    os.unlink(path)
-    try:
-        os.rmdir(os.path.dirname(path))  # plugin/, if ours was all it held
-    except OSError:
-        pass
-    return install.Change(path, changed=True, removed=True)
+        return Change(path, changed=True)
+    return remove_created(path)  # and plugin/, if ours was all it held
 
 
 def hooks_installed(path: str) -> bool:
@@ -469,3 +453,26 @@ def apply_redo(info: ConversationRecord, backup: bytes | None) -> Any:
     session = str(info.session or "")
     return Applied(session, resume_command(session), None,
                    f"the rewind forked a new OpenCode session; the original {session} was never changed")
+
+
+class OpenCode(Agent):
+    """OpenCode: no hooks file but our plugin, no MCP entry known, rewind by forking through its server."""
+
+    name, hooks = NAME, HOOKS
+    wrapped = False
+    parse = staticmethod(parse)
+    settings_file = staticmethod(settings_file)
+    resume_command = staticmethod(resume_command)
+    install_hooks = staticmethod(install_hooks)
+    uninstall_hooks = staticmethod(uninstall_hooks)
+    hooks_installed = staticmethod(hooks_installed)
+
+    def readable_files(self) -> dict[str, bytes]:
+        """The plugin as shipped: hooks/opencode/git-rewind.ts."""
+        return {PLUGIN_NAME: shipped_plugin().encode("utf-8")}
+
+    def conversation(self) -> Rewinder:
+        return Rewinder(plan_rewind, apply_rewind, apply_redo)
+
+
+AGENT = OpenCode()

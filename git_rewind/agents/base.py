@@ -1,0 +1,188 @@
+"""What every agent provides, declared once: `Agent`, and `Rewinder` for its conversation.
+
+Each module in agents/ defines one subclass and one instance of it (`AGENT`); `agents.get(name)`
+returns it. The defaults are the common case (a Claude-style hooks file, no reply on stdout, no
+slash commands, a JSON `mcpServers` entry); an agent overrides what it does differently, so every
+capability is a declared attribute or method and nothing is probed.
+
+The hook imports an agent module on every call: this module imports nothing at load time.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from ..conversation import Applied, Plan, Transcript
+    from ..event import Event
+    from ..note import ConversationRecord, Note
+    from ..settingsfile import Change
+
+TIMEOUT = 30  # seconds the agent gives our hook
+MCP_SCOPES = ("user", "project")
+
+
+def _no_leaf(transcript: Transcript) -> str | None:
+    return None
+
+
+def _below(scope: str, root: str | None, home: str, parts: tuple[str, ...]) -> str:
+    """PARTS below HOME (user scope) or the project ROOT."""
+    import os
+
+    base = home if scope == "user" else root
+    assert base is not None and parts
+    return os.path.join(base, *parts)
+
+
+class Rewinder:
+    """An agent's conversation rewind: plan (checked before anything changes), apply, redo.
+
+    plan_rewind(note, fork) → Plan; apply_rewind(plan) → Applied; apply_redo(info, backup) → Applied
+    (INFO: what the undo recorded, BACKUP: the transcript it attached); current_leaf(transcript):
+    the message the agent would resume from now, for redo (None when the agent's redo needs none).
+    """
+
+    __slots__ = ("plan_rewind", "apply_rewind", "apply_redo", "current_leaf")
+
+    def __init__(self, plan_rewind: Callable[[Note, bool], Plan],
+                 apply_rewind: Callable[[Plan], Applied],
+                 apply_redo: Callable[[ConversationRecord, bytes | None], Applied],
+                 current_leaf: Callable[[Transcript], str | None] = _no_leaf) -> None:
+        self.plan_rewind = plan_rewind
+        self.apply_rewind = apply_rewind
+        self.apply_redo = apply_redo
+        self.current_leaf = current_leaf
+
+
+class Agent:
+    """One coding agent: its hooks, its settings files, its payloads, its MCP entry, its conversation."""
+
+    name: str = ""
+    scopes: tuple[str, ...] = ("user", "project")
+    # What `git rewind install` writes: event → matcher (None: every occurrence).
+    hooks: dict[str, str | None] = {}
+    wrapped = True  # hook entries sit under "hooks" (False: events at the file's top level)
+    # The session-start context goes with the session's first prompt instead (Gemini CLI in -p mode glues
+    # it in front of the prompt, and drops such a message on resume).
+    context_on_prompt = False
+    # Where its files are, below the home folder (user scope) or the project: settings_file and mcp_file
+    # (an agent whose files are elsewhere overrides those).
+    settings_path: tuple[str, ...] = ()
+    mcp_path: tuple[str, ...] | None = None  # None: no MCP configuration known
+    mcp_type: str | None = "stdio"  # the MCP entry's "type" (None: the agent's own `mcp add` writes none)
+
+    # hook payloads ---------------------------------------------------------------------------
+
+    def parse(self, payload: dict[str, Any]) -> Event:
+        """The Event a hook payload describes."""
+        raise NotImplementedError
+
+    def hook_reply(self, event_name: str | None) -> dict[str, Any] | None:
+        """What the hook prints on stdout whatever happened (None: nothing is expected)."""
+        return None
+
+    def resume_command(self, session: str) -> str | None:
+        """The shell command that resumes SESSION (None: the agent has none to offer)."""
+        return None
+
+    # hooks in the agent's settings -------------------------------------------------------------
+
+    def settings_file(self, scope: str, root: str | None, home: str) -> str:
+        """The file our hooks go into at SCOPE (ROOT: the project's work tree)."""
+        return _below(scope, root, home, self.settings_path)
+
+    def target(self, scope: str, root: str | None, home: str | None = None) -> str:
+        """settings_file, after checking SCOPE is one of ours and a project scope has a work tree."""
+        import os
+
+        from ..errors import RewindError
+
+        if scope not in self.scopes:
+            raise RewindError(f"{self.name} has no {scope} scope (one of {', '.join(self.scopes)})")
+        if scope != "user" and root is None:
+            raise RewindError(f"--scope {scope} needs a git work tree; run it inside your project")
+        return str(self.settings_file(scope, root, home or os.path.expanduser("~")))
+
+    def handler(self, command: str) -> dict[str, Any]:
+        """One hook handler running COMMAND."""
+        return {"type": "command", "command": command, "timeout": TIMEOUT}
+
+    def entries(self, command: str) -> dict[str, list[dict[str, Any]]]:
+        """Our hook groups, event by event, in the Claude-style format."""
+        result: dict[str, list[dict[str, Any]]] = {}
+        for event_name, matcher in self.hooks.items():
+            group: dict[str, Any] = {}
+            if matcher is not None:
+                group["matcher"] = matcher
+            group["hooks"] = [self.handler(command)]
+            result[event_name] = [group]
+        return result
+
+    def seed(self, path: str) -> dict[str, Any]:
+        """What a hooks file we create at PATH starts from (Droid carries over settings.json's hooks)."""
+        return {}
+
+    def install_hooks(self, scope: str, root: str | None, home: str | None, command: str) -> Change:
+        """Our hooks, running COMMAND, into the settings file; a second install changes nothing."""
+        path = self.target(scope, root, home)
+        return self.write_hooks(path, command)
+
+    def uninstall_hooks(self, scope: str, root: str | None, home: str | None) -> Change:
+        """Remove exactly our hooks; a file we created and left empty goes too."""
+        return self.remove_hooks(self.target(scope, root, home))
+
+    def hooks_installed(self, path: str) -> bool:
+        """The settings file PATH holds our hooks."""
+        from ..settingsfile import has_own_hooks
+
+        return has_own_hooks(path, self.wrapped)
+
+    def write_hooks(self, path: str, command: str) -> Change:
+        """Our groups into the Claude-style hooks file PATH (after the others of each event)."""
+        from ..settingsfile import write_hooks
+
+        return write_hooks(path, self.entries(command), self.wrapped, lambda: self.seed(path))
+
+    def remove_hooks(self, path: str) -> Change:
+        """Our groups out of the Claude-style hooks file PATH."""
+        from ..settingsfile import remove_hooks
+
+        return remove_hooks(path, self.wrapped)
+
+    def template(self) -> dict[str, Any]:
+        """The readable hooks/<agent>/ file that documents what install writes (with the bare command)."""
+        hooks = self.entries(f"git-rewind hook --agent {self.name}")
+        return {"hooks": hooks} if self.wrapped else dict(hooks)
+
+    def readable_files(self) -> dict[str, bytes]:
+        """Name under hooks/<agent>/ → content: the readable copies of what install writes."""
+        import json
+        import os
+
+        name = os.path.basename(self.settings_file("user", None, ""))
+        return {name: (json.dumps(self.template(), indent=2) + "\n").encode()}
+
+    def slash_commands(self) -> dict[str, bytes]:
+        """File name → content of the slash commands install copies beside the settings file."""
+        return {}
+
+    # the MCP server ---------------------------------------------------------------------------
+
+    def mcp_file(self, scope: str, root: str | None, home: str) -> str | None:
+        """The MCP configuration file at SCOPE (user or project); None: no MCP support known."""
+        return None if self.mcp_path is None else _below(scope, root, home, self.mcp_path)
+
+    def mcp_entry(self, command: list[str]) -> dict[str, Any]:
+        """Our server's entry, as the agent's own `mcp add` writes it: COMMAND plus `mcp`."""
+        entry: dict[str, Any] = {"type": self.mcp_type} if self.mcp_type else {}
+        entry.update({"command": command[0], "args": [*command[1:], "mcp"]})
+        return entry
+
+    # the conversation ---------------------------------------------------------------------------
+
+    def conversation(self) -> Rewinder | str:
+        """The agent's conversation rewind, or the sentence that says why there is none."""
+        return f"conversation rewind is not available for {self.name}; use --code"

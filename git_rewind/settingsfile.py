@@ -1,0 +1,292 @@
+"""Editing settings files we do not own: load with precise errors, back up once, write atomically,
+recognise our own entries, and put the user's exact bytes back when we leave.
+
+The low layer under `install` and the agent modules alike (neither imports the other for this):
+the rules pre-commit follows for someone else's hook file. A file is parsed first (invalid JSON
+or TOML is an error, and nothing is written); the original is backed up before our first change;
+our entries are recognised by their command, so installing twice changes nothing and uninstall
+removes exactly ours; a file goes back to its backup's exact bytes when nothing else changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Callable
+from typing import Any
+
+from .errors import RewindError
+from .fsutil import write_atomic
+
+BACKUP_SUFFIX = ".git-rewind-backup"
+_OWN = re.compile(r"(?:^|[\s/'\"])git-rewind['\"]?\s+hook\b|-m\s+git_rewind['\"]?\s+hook\b|\bgit\s+rewind\s+hook\b")
+_OWN_MCP = re.compile(r"(?:^|/)git-rewind\s+mcp$|-m\s+git_rewind\s+mcp$")
+
+
+class Change:
+    """What install or uninstall did to one file (and to the agent's slash commands)."""
+
+    __slots__ = ("path", "changed", "backup", "removed", "commands", "notes")
+
+    def __init__(self, path: str, changed: bool, backup: str | None = None, removed: bool = False,
+                 commands: list[CommandChange] | None = None) -> None:
+        self.path = path
+        self.changed = changed
+        self.backup = backup
+        self.removed = removed  # the file itself was deleted (we had created it)
+        self.commands = commands or []
+        self.notes: list[str] = []  # further lines for the user (e.g. another file an agent module changed)
+
+
+class CommandChange:
+    """What install or uninstall did to one slash command file.
+
+    action: "installed", "unchanged" (already ours), "removed", "restored" (the user's own file
+    put back from its backup), "kept" (changed since we installed it: left alone).
+    """
+
+    __slots__ = ("path", "action", "backup")
+
+    def __init__(self, path: str, action: str, backup: str | None = None) -> None:
+        self.path = path
+        self.action = action
+        self.backup = backup
+
+
+# recognising our own entries ---------------------------------------------------------------------
+
+
+def is_own(hook: Any) -> bool:
+    """HOOK is a handler of ours: its command runs `git-rewind hook` (by any path, or `-m git_rewind`)."""
+    return isinstance(hook, dict) and isinstance(hook.get("command"), str) and bool(_OWN.search(hook["command"]))
+
+
+def is_own_mcp(entry: Any) -> bool:
+    """ENTRY is our MCP server: its command and arguments run `git-rewind mcp`."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return False
+    line = " ".join([entry["command"], *(str(a) for a in entry.get("args") or [])])
+    return bool(_OWN_MCP.search(line))
+
+
+# reading -----------------------------------------------------------------------------------------
+
+
+def read_text(path: str) -> str | None:
+    """PATH's text, None when it does not exist."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+
+
+def read_bytes(path: str) -> bytes | None:
+    """PATH's bytes, None when it does not exist."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+
+
+def load_json(path: str) -> dict[str, Any]:
+    """The JSON object in PATH ({} when missing or blank); a RewindError naming the file otherwise."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RewindError(f"{path}: cannot read: {exc}") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise RewindError(f"{path}: not valid JSON ({exc}); nothing changed") from None
+    if not isinstance(data, dict):
+        raise RewindError(f"{path}: not a JSON object; nothing changed")
+    return data
+
+
+def parse_toml(path: str, text: str | None) -> Any:
+    """TEXT (PATH's content, None: missing) as a tomlkit document, comments kept; a clear error if bad."""
+    import tomlkit
+
+    try:
+        return tomlkit.parse(text or "")
+    except Exception as exc:  # tomlkit's parse errors have no common base worth naming
+        raise RewindError(f"{path}: not valid TOML ({exc}); nothing changed") from None
+
+
+def same_toml(path: str, text: str) -> bool:
+    """The TOML file PATH holds the same values as TEXT (comments and layout aside)."""
+    return bool(parse_toml(path, read_text(path)).unwrap() == parse_toml(path, text).unwrap())
+
+
+def copy_json(data: Any) -> Any:
+    """A deep copy of JSON data."""
+    return json.loads(json.dumps(data))
+
+
+# writing -----------------------------------------------------------------------------------------
+
+
+def free_backup(path: str) -> str:
+    """PATH + BACKUP_SUFFIX, or with .1, .2 … when an earlier backup is there already."""
+    backup = path + BACKUP_SUFFIX
+    n = 0
+    while os.path.lexists(backup):
+        n += 1
+        backup = f"{path}{BACKUP_SUFFIX}.{n}"
+    return backup
+
+
+def write_text(path: str, text: str, original: str | None) -> str | None:
+    """Atomically replace PATH with TEXT, backing up ORIGINAL the first time; the backup's path.
+
+    A settings file linked from a dotfiles repository stays linked (the link's target is written).
+    """
+    backup = None
+    if original is not None and not os.path.exists(path + BACKUP_SUFFIX):
+        backup = path + BACKUP_SUFFIX
+        shutil.copy2(path, backup)
+    write_atomic(path, text, follow=True, makedirs=True)
+    return backup
+
+
+def write_json(path: str, data: dict[str, Any], original: str | None) -> str | None:
+    """Atomically replace PATH with DATA as JSON, backing up ORIGINAL the first time; the backup's path."""
+    return write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", original)
+
+
+def restore_backup(path: str, same: Callable[[str], bool]) -> bool:
+    """Put PATH's backup back, exact bytes, when SAME(the backup's path) says it holds what PATH would now.
+
+    An unreadable or invalid backup is not the same: the caller writes the file instead.
+    """
+    backup = path + BACKUP_SUFFIX
+    try:
+        if not os.path.exists(backup) or not same(backup):
+            return False
+    except (RewindError, OSError, ValueError):  # unreadable, not UTF-8, not valid
+        return False
+    shutil.copy2(backup, path)
+    return True
+
+
+def remove_created(path: str, rmdir: bool = True) -> Change:
+    """Delete PATH, a file we created with nothing of anyone else's in it (and its folder, if empty)."""
+    os.unlink(path)
+    if rmdir:
+        try:
+            os.rmdir(os.path.dirname(path))  # .claude/ or .factory/, if we made it and it is empty
+        except OSError:
+            pass
+    return Change(path, changed=True, removed=True)
+
+
+# Claude-style hooks files: {"hooks": {Event: [{"matcher": …, "hooks": [handler, …]}]}} ------------
+#
+# WRAPPED: the events sit under "hooks"; otherwise (Droid's hooks.json) at the top level.
+
+
+def _hooks_of(data: dict[str, Any], wrapped: bool, path: str) -> dict[str, Any]:
+    hooks = data.setdefault("hooks", {}) if wrapped else data
+    if not isinstance(hooks, dict):
+        raise RewindError(f"{path}: \"hooks\" is not an object; nothing changed")
+    return hooks
+
+
+def _strip_own(hooks: dict[str, Any]) -> int:
+    """Remove our entries from every event; drop groups and events they leave empty."""
+    removed = 0
+    for event_name in list(hooks):
+        groups = hooks[event_name]
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                kept = [h for h in group["hooks"] if not is_own(h)]
+                removed += len(group["hooks"]) - len(kept)
+                if not kept and len(group["hooks"]) > 0:
+                    continue
+                group["hooks"] = kept
+            kept_groups.append(group)
+        if kept_groups:
+            hooks[event_name] = kept_groups
+        elif groups:
+            del hooks[event_name]
+    return removed
+
+
+def _pruned(data: dict[str, Any], wrapped: bool) -> dict[str, Any]:
+    """DATA without empty event lists or an empty "hooks": what removing our entries cannot tell apart."""
+    data = copy_json(data)
+    hooks = data.get("hooks") if wrapped else data
+    if isinstance(hooks, dict):
+        for name in [name for name, groups in hooks.items() if groups == []]:
+            del hooks[name]
+        if wrapped and not hooks:
+            del data["hooks"]
+    return data
+
+
+def write_hooks(path: str, entries: dict[str, list[dict[str, Any]]], wrapped: bool,
+                seed: Callable[[], dict[str, Any]] | None = None) -> Change:
+    """ENTRIES (our groups, event by event) into the hooks file PATH, after the others of each event;
+    every other key and hook kept. SEED: what a file we create starts from. Invalid JSON: an error."""
+    original = read_text(path)
+    data = load_json(path)
+    if original is None and seed is not None:
+        data.update(seed())
+    before = json.dumps(data, sort_keys=True)
+    hooks = _hooks_of(data, wrapped, path)
+    _strip_own(hooks)
+    for event_name, groups in entries.items():
+        existing = hooks.setdefault(event_name, [])
+        if not isinstance(existing, list):
+            raise RewindError(f"{path}: hooks for {event_name} are not a list; nothing changed")
+        existing.extend(groups)
+    if original is not None and json.dumps(data, sort_keys=True) == before:
+        return Change(path, changed=False)
+    return Change(path, changed=True, backup=write_json(path, data, original))
+
+
+def remove_hooks(path: str, wrapped: bool) -> Change:
+    """Remove exactly our entries from the hooks file PATH; a file we created and left empty goes too,
+    one we changed gets its exact bytes back when nothing else changed since."""
+    original = read_text(path)
+    if original is None:
+        return Change(path, changed=False)
+    data = load_json(path)
+    had_hooks = "hooks" in data
+    hooks = _hooks_of(data, wrapped, path)
+    if not _strip_own(hooks):
+        if wrapped and not had_hooks:
+            del data["hooks"]
+        return Change(path, changed=False)
+    if wrapped and not hooks:
+        del data["hooks"]
+    if not data and not os.path.exists(path + BACKUP_SUFFIX):
+        return remove_created(path)
+    if restore_backup(path, lambda backup: _pruned(load_json(backup), wrapped) == _pruned(data, wrapped)):
+        return Change(path, changed=True)  # back to what it was before us: its exact bytes
+    return Change(path, changed=True, backup=write_json(path, data, original))
+
+
+def has_own_hooks(path: str, wrapped: bool) -> bool:
+    """The hooks file PATH holds at least one handler of ours (an unreadable file: no)."""
+    try:
+        data = load_json(path)
+    except RewindError:
+        return False
+    hooks = data.get("hooks") if wrapped else data
+    return isinstance(hooks, dict) and any(
+        isinstance(group, dict) and any(is_own(h) for h in group.get("hooks") or [])
+        for groups in hooks.values() if isinstance(groups, list) for group in groups
+    )
