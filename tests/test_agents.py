@@ -16,7 +16,9 @@ from conftest import claude_sample
 from git_rewind import agents
 from git_rewind import event as ev
 from git_rewind.agents import claude_code, droid
+from git_rewind.checkpoints import Checkpoint
 from git_rewind.errors import RewindError
+from git_rewind.note import Note, Oid, Position
 
 MAIN = "4f9eba75-a32a-4359-9724-af1840817a93"  # the recorded main session
 PROMPT_ID = "28e4b330-6feb-4007-a1fa-39a7c2d93298"  # its prompt "make hello"
@@ -359,5 +361,6 @@ def test_an_agent_is_one_module_and_its_line_in_the_registry(tmp_path: Path, mon
     with pytest.raises(RewindError, match="conversation rewind is not available for fake; use --code"):
         from git_rewind import undo
 
-        undo.plan_conversation(type("Target", (), {"note": {"agent": "fake", "conversation": {}}})(), False)
+        note = Note(1, "s", "2026-11-25T00:00:00Z", agent="fake", conversation=Position("/t.jsonl"))
+        undo.plan_conversation(Checkpoint(Oid("0" * 40), note, Oid("0" * 40)), False)
 
