@@ -8,7 +8,7 @@ import pty
 import subprocess
 import time
 
-from conftest import REWIND, Workdir
+from helpers.workdir import REWIND, Workdir
 
 
 def _notes(w: Workdir) -> list[dict]:
