@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -20,6 +21,16 @@ def home(tmp_path: Path) -> Path:
 @pytest.fixture
 def env(home: Path) -> dict[str, str]:
     return git_env(home)
+
+
+@pytest.fixture
+def git_environ(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """This process's environment set to `env`, for library calls that run git in the test process."""
+    for key in [k for k in os.environ if k not in env]:
+        monkeypatch.delenv(key)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return env
 
 
 @pytest.fixture
