@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import claude_sample
+from helpers.samples import claude_sample
 
 from git_rewind import agents
 from git_rewind import event as ev

@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from conftest import REWIND, Workdir
+from helpers.workdir import REWIND, Workdir
 
 
 def _three(w: Workdir) -> None:

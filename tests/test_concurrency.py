@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from conftest import Workdir
+from helpers.workdir import Workdir
 
 WORKERS = 8
 SNAPS = 6

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import Workdir
+from helpers.workdir import Workdir
 
 from git_rewind import config
 from git_rewind.errors import RewindError

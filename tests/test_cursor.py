@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Run, Workdir
+from helpers.workdir import Run, Workdir
 
 from git_rewind import agents, event
 from git_rewind.agents import cursor

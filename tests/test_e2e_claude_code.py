@@ -1,6 +1,6 @@
 """End to end with the real Claude Code CLI: its hooks, installed by `git rewind install`, checkpoint a session.
 
-Claude Code runs in print mode against the scripted mock model (tests/mockapi.py) on 127.0.0.1,
+Claude Code runs in print mode against the scripted mock model (tests/helpers/mockmodel.py) on 127.0.0.1,
 with a scratch HOME, so the real CLI runs real tools and fires real hooks. The request log of the
 mock is the ground truth of what the model saw; the checkpoints are read back with plain git.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import agentcli
 import pytest
-from agentcli import (
+from helpers import agentcli
+from helpers.agentcli import (
     DRAFT_1,
     DRAFT_2,
     DRAFT_3,
@@ -28,8 +28,8 @@ from agentcli import (
     decisions,
     e2e,
 )
-from conftest import Workdir
-from mockapi import MockModel, Text, ToolCall, Turn
+from helpers.mockmodel import MockModel, Text, ToolCall, Turn
+from helpers.workdir import Workdir
 
 pytestmark = e2e
 

@@ -1,6 +1,6 @@
 """End to end with the real Codex CLI: its hooks, installed by `git rewind install`, checkpoint a session.
 
-Codex runs against the scripted mock model (tests/mockapi.py + mock_responses.py, the OpenAI
+Codex runs against the scripted mock model (tests/helpers/mockmodel.py + mockmodel_responses.py, the OpenAI
 Responses API) as a custom model provider, with a scratch HOME and CODEX_HOME. The hooks go
 into the project's .codex/hooks.json and their trust into CODEX_HOME's config.toml, written by
 `git rewind install --agent codex --scope project`: Codex runs them WITHOUT
@@ -20,12 +20,11 @@ import re
 import subprocess
 from pathlib import Path
 
-import agentcli
-import mock_responses
 import pytest
-from agentcli import blob, decisions, e2e
-from conftest import Workdir
-from mockapi import MockModel, Text, ToolCall, Turn
+from helpers import agentcli, mockmodel_responses
+from helpers.agentcli import blob, decisions, e2e
+from helpers.mockmodel import MockModel, Text, ToolCall, Turn
+from helpers.workdir import Workdir
 
 pytestmark = e2e
 
@@ -230,7 +229,7 @@ def test_codex_session_checkpoints_and_undo_full_resumes_the_cut_conversation(
         exec_codex(codex, work, env, "resume", new.group(1), CONTINUE)
         sent = model.main_requests(CONTINUE)
         assert sent, [r.path for r in model.requests]
-        texts = mock_responses.user_texts(sent[0].body)
+        texts = mockmodel_responses.user_texts(sent[0].body)
         assert texts[-1] == CONTINUE and not any(PROMPT_1 in t or PROMPT_2 in t for t in texts), texts
         assert transcript.read_bytes() == original
 
@@ -243,7 +242,7 @@ def test_codex_session_checkpoints_and_undo_full_resumes_the_cut_conversation(
         second = re.search(r"resume with: codex resume ([0-9a-f-]{36})", undo.stdout)
         assert second and second.group(1) not in (session, new.group(1)), undo.stdout
         exec_codex(codex, work, env, "resume", second.group(1), CONTINUE)
-        texts = mock_responses.user_texts(model.main_requests(CONTINUE)[-1].body)
+        texts = mockmodel_responses.user_texts(model.main_requests(CONTINUE)[-1].body)
         assert [t for t in texts if t in (PROMPT_1, PROMPT_2, CONTINUE)] == [PROMPT_1, CONTINUE], texts
         # The first turn's tool calls and results went with it.
         assert set(model.tool_results(CONTINUE)) >= set(model_1_ids)
@@ -256,7 +255,7 @@ def test_codex_session_checkpoints_and_undo_full_resumes_the_cut_conversation(
         assert third, undo.stdout
         exec_codex(codex, work, env, "resume", third.group(1), CONTINUE)
         body = model.main_requests(CONTINUE)[-1].body
-        texts = mock_responses.user_texts(body)
+        texts = mockmodel_responses.user_texts(body)
         assert [t for t in texts if t in (PROMPT_1, PROMPT_2, CONTINUE)] == [PROMPT_1, CONTINUE], texts
         calls = [i.get("call_id") for i in body["input"] if i.get("type") in ("custom_tool_call", "function_call")]
         assert calls == model_1_ids[:1], calls  # the first patch was kept, the checkpoint's own call was not
@@ -266,7 +265,7 @@ def test_codex_session_checkpoints_and_undo_full_resumes_the_cut_conversation(
         assert redo.returncode == 0, redo.stderr
         assert f"resume with: codex resume {session}" in redo.stdout
         exec_codex(codex, work, env, "resume", session, CONTINUE)
-        texts = mock_responses.user_texts(model.main_requests(CONTINUE)[-1].body)
+        texts = mockmodel_responses.user_texts(model.main_requests(CONTINUE)[-1].body)
         assert [t for t in texts if t in (PROMPT_1, PROMPT_2, CONTINUE)] == [PROMPT_1, PROMPT_2, CONTINUE], texts
         assert transcript.read_bytes() != original  # resumed: Codex appended the new turn itself
 

@@ -1,6 +1,6 @@
 """End to end with the real Droid CLI (Factory): its hooks, installed by `git rewind install`, checkpoint a session.
 
-Droid runs against the scripted mock model (tests/mockapi.py) as a BYOK custom model of the
+Droid runs against the scripted mock model (tests/helpers/mockmodel.py) as a BYOK custom model of the
 generic chat-completions provider, with a scratch HOME. Two ways of driving it:
 
 - `droid exec --input-format stream-jsonrpc`: the JSON-RPC protocol Factory's SDK and daemon
@@ -23,9 +23,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import agentcli
 import pytest
-from agentcli import (
+from helpers import agentcli
+from helpers.agentcli import (
     DRAFT_1,
     DRAFT_2,
     DRAFT_3,
@@ -41,8 +41,8 @@ from agentcli import (
     decisions,
     e2e,
 )
-from conftest import Workdir
-from mockapi import MockModel, Text, ToolCall, Turn
+from helpers.mockmodel import MockModel, Text, ToolCall, Turn
+from helpers.workdir import Workdir
 
 pytestmark = e2e
 

@@ -1,7 +1,7 @@
 """End to end with the real Gemini CLI: its hooks, installed by `git rewind install`, checkpoint a session.
 
 Gemini runs in `-p` mode against the scripted mock model speaking the Gemini REST API
-(tests/mock_gemini.py: GOOGLE_GEMINI_BASE_URL, an API key, `security.auth.selectedType`
+(tests/helpers/mockmodel_gemini.py: GOOGLE_GEMINI_BASE_URL, an API key, `security.auth.selectedType`
 "gemini-api-key"), with a scratch HOME, `--approval-mode yolo` and `--skip-trust`. Each
 prompt is one process; the second resumes the first's session with `--resume <id>`.
 """
@@ -12,10 +12,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-import agentcli
-import mock_gemini  # noqa: F401 - registers the Gemini API with the mock
 import pytest
-from agentcli import (
+from helpers import (
+    agentcli,
+    mockmodel_gemini,  # noqa: F401 - registers the Gemini API with the mock
+)
+from helpers.agentcli import (
     DRAFT_1,
     DRAFT_2,
     DRAFT_3,
@@ -31,8 +33,8 @@ from agentcli import (
     decisions,
     e2e,
 )
-from conftest import Workdir
-from mockapi import MockModel, Text, ToolCall, Turn
+from helpers.mockmodel import MockModel, Text, ToolCall, Turn
+from helpers.workdir import Workdir
 
 pytestmark = e2e
 

@@ -1,7 +1,7 @@
 """End to end with the real OpenCode CLI: our plugin, installed by `git rewind install`, checkpoints a session,
 and `git rewind undo --full` forks the conversation through OpenCode's own server.
 
-OpenCode runs against the scripted mock model (tests/mockapi.py, chat completions) as an
+OpenCode runs against the scripted mock model (tests/helpers/mockmodel.py, chat completions) as an
 `@ai-sdk/openai-compatible` provider in a scratch HOME, with model fetches, autoupdate and LSP
 downloads off (shared/agents/other-agents.md §4.5). `opencode run "…"` starts a session,
 `opencode run -s <id> "…"` continues one. At startup OpenCode installs `@opencode-ai/plugin` into
@@ -19,11 +19,23 @@ import json
 import os
 from pathlib import Path
 
-import agentcli
 import pytest
-from agentcli import DRAFT_1, DRAFT_2, DRAFT_3, PLAN, PLAN_V1, PLAN_V2, SHELL_FILE, SHELL_TEXT, blob, decisions, e2e
-from conftest import Workdir
-from mockapi import MockModel, Text, ToolCall, Turn
+from helpers import agentcli
+from helpers.agentcli import (
+    DRAFT_1,
+    DRAFT_2,
+    DRAFT_3,
+    PLAN,
+    PLAN_V1,
+    PLAN_V2,
+    SHELL_FILE,
+    SHELL_TEXT,
+    blob,
+    decisions,
+    e2e,
+)
+from helpers.mockmodel import MockModel, Text, ToolCall, Turn
+from helpers.workdir import Workdir
 
 pytestmark = e2e
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import agentcli
 import pytest
-from agentcli import e2e
-from conftest import Workdir
-from mockapi import MockModel, Text, ToolCall, Turn
+from helpers import agentcli
+from helpers.agentcli import e2e
+from helpers.mockmodel import MockModel, Text, ToolCall, Turn
+from helpers.workdir import Workdir
 
 pytestmark = e2e
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from conftest import Workdir
+from helpers.workdir import Workdir
 
 
 def _snaps(w: Workdir, n: int, session: str = "s") -> None:

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentcli import disk_files
-from conftest import Workdir
+from helpers.agentcli import disk_files
+from helpers.workdir import Workdir
 
 from git_rewind import agents
 from git_rewind import event as ev

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import git_env
+from helpers.workdir import git_env
 
 ROOT = Path(__file__).resolve().parent.parent
 MAN_SOURCE = ROOT / "man" / "git-rewind.1"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Workdir
+from helpers.workdir import Workdir
 
 from git_rewind import install
 

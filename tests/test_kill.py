@@ -23,7 +23,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import REWIND, Workdir
+from helpers.workdir import REWIND, Workdir
 
 SEED = 20241122
 DIRS, PER_DIR = 50, 30  # 1,500 files

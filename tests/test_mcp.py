@@ -12,9 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentcli import disk_files, tree_files
-from conftest import CLAUDE_SAMPLES, REWIND, Workdir
-from test_hook import MAIN, PROMPT_ID, Agent
+from helpers.agentcli import disk_files, tree_files
+from helpers.samples import CLAUDE_SAMPLES
+from helpers.session import MAIN, PROMPT_ID, Agent
+from helpers.workdir import REWIND, Workdir
 
 CLIENT = "test-client"
 

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import Workdir
+from helpers.workdir import Workdir
 
 from git_rewind import agents, event
 from git_rewind.agents import opencode

@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conftest import Workdir, git_env
+from helpers.workdir import Workdir, git_env
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 

@@ -7,8 +7,13 @@ import os
 import pty
 import subprocess
 import time
+from pathlib import Path
 
-from conftest import REWIND, Workdir
+import pytest
+from helpers.workdir import REWIND, Workdir
+
+from git_rewind import restore, snapshot
+from git_rewind.repo import Repo
 
 
 def _notes(w: Workdir) -> list[dict]:
@@ -208,3 +213,116 @@ def test_leftover_temporary_files_of_a_killed_restore_are_swept(project: Workdir
     assert not tmp.exists()
     files = project.git("ls-tree", "-r", "--name-only", "refs/rewind/manual").split()
     assert "src/.app.py.rewind-tmp" not in files
+
+
+# What a restore may touch: the pieces of a plan, on real trees -------------------------------------
+
+
+@pytest.mark.parametrize("path, only, inside", [
+    ("src/app.py", [], True),  # no selection: the whole tree
+    ("src/app.py", [""], True),  # the root named explicitly
+    ("src/app.py", ["src/app.py"], True),
+    ("src/app.py", ["src"], True),
+    ("src/app.py", ["src/"], True),
+    ("src/deep/x.py", ["src"], True),
+    ("src/app.py", ["README.md", "src"], True),
+    ("src2/app.py", ["src"], False),  # a sibling that shares a prefix is outside
+    ("srcfile", ["src"], False),
+    ("src", ["src/app.py"], False),  # a directory is not inside a file below it
+    ("README.md", ["src"], False),
+    ("src/app.py.orig", ["src/app.py"], False),
+])
+def test_a_selection_holds_its_paths_and_what_is_below_them(path: str, only: list[str], inside: bool) -> None:
+    assert restore._within(path, only) is inside
+
+
+def _repo(w: Workdir) -> Repo:
+    return Repo.discover(str(w.path))
+
+
+def test_diff_lists_every_change_between_two_trees(project: Workdir, git_environ: dict[str, str]) -> None:
+    """Additions, removals, content and mode changes, links: with the modes the restore writes."""
+    old = project.tree_of("HEAD")
+    project.write("src/app.py", "changed\n")
+    project.write("new/file.txt", "new\n")
+    (project.path / "bin" / "run.sh").chmod(0o644)
+    os.unlink(project.path / "README.md")
+    os.symlink("src/app.py", project.path / "link")
+    new = project.add_all_tree()
+    changes = {c.path: c for c in restore._diff(_repo(project), old, new)}
+    blob = project.git("rev-parse", f"{new}:src/app.py").strip()
+    assert changes["src/app.py"] == restore.Change("src/app.py", 0o100644, blob, 0o100644)
+    assert changes["README.md"] == restore.Change("README.md", None, None, 0o100644)
+    assert changes["new/file.txt"].mode == 0o100644 and changes["new/file.txt"].old_mode is None
+    assert (changes["bin/run.sh"].mode, changes["bin/run.sh"].old_mode) == (0o100644, 0o100755)
+    assert changes["link"].mode == 0o120000
+    assert "notes.txt" in changes  # untracked work is part of the new tree
+    assert not {".env", "debug.log"} & changes.keys()  # ignored files are in neither tree
+    assert restore._diff(_repo(project), new, new) == []
+
+
+def test_a_parent_path_is_created_unless_a_file_or_a_link_stands_in_its_way(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "dir").mkdir(parents=True)
+    (root / "file").write_text("x")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(str(outside), root / "link")
+    assert restore._ensure_parent(str(root), "dir/a/b/c.txt") and (root / "dir" / "a" / "b").is_dir()
+    assert restore._ensure_parent(str(root), "top.txt")
+    assert not restore._ensure_parent(str(root), "file/c.txt")
+    assert not restore._ensure_parent(str(root), "link/c.txt")  # never through a link, even to a directory
+    assert not restore._ensure_parent(str(root), "link/a/c.txt") and list(outside.iterdir()) == []
+
+
+def test_a_write_goes_through_a_temporary_name_and_never_through_a_link(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(str(outside), root / "link")
+    (root / "busy" / "inner").mkdir(parents=True)
+
+    def change(path: str, mode: int = 0o100644) -> restore.Change:
+        return restore.Change(path, mode, "0" * 40, None)
+
+    assert restore._write(str(root), change("a/b.txt"), b"content", 0o022)
+    assert (root / "a" / "b.txt").read_bytes() == b"content"
+    assert (root / "a" / "b.txt").stat().st_mode & 0o777 == 0o644
+    assert restore._write(str(root), change("run.sh", 0o100755), b"#!/bin/sh\n", 0o027)
+    assert (root / "run.sh").stat().st_mode & 0o777 == 0o750
+    assert restore._write(str(root), change("ln", 0o120000), b"a/b.txt", 0o022)
+    assert os.readlink(root / "ln") == "a/b.txt"
+    assert not restore._write(str(root), change("link/escape.txt"), b"x", 0o022)  # a link in the way
+    assert not restore._write(str(root), change("busy"), b"x", 0o022)  # a directory with content
+    assert list(outside.iterdir()) == [] and (root / "busy" / "inner").is_dir()
+    assert restore._write(str(root), change("a/b.txt"), b"again", 0o022)  # replaces the file in place
+    leftovers = [p.name for p in root.rglob("*") if p.name.endswith(".rewind-tmp")]
+    assert (root / "a" / "b.txt").read_bytes() == b"again" and leftovers == []
+
+
+def test_only_directories_left_empty_by_removals_are_removed(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    for rel in ("a/b/c", "a/keep", "d/e", "other"):
+        (root / rel).mkdir(parents=True)
+    (root / "a" / "keep" / "ignored.log").write_text("x")
+    restore._remove_empty_dirs(str(root), ["a/b/c/gone.txt", "d/e/gone.txt", "top.txt"])
+    assert not (root / "a" / "b").exists() and not (root / "d").exists()
+    assert (root / "a" / "keep" / "ignored.log").exists()  # what the restore did not remove stays
+    assert (root / "other").is_dir() and root.is_dir()  # directories no removal emptied stay
+
+
+def test_uncaptured_and_mode_only_changes(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "dir").mkdir(parents=True)
+    (root / "file").write_bytes(b"same\n")
+    os.symlink("missing", root / "dangling")
+    assert restore._uncaptured_file(str(root / "file")) and restore._uncaptured_file(str(root / "dangling"))
+    assert not restore._uncaptured_file(str(root / "dir")) and not restore._uncaptured_file(str(root / "none"))
+    oid = snapshot.blob_oid(b"same\n")
+    assert restore._same_content_new_mode(str(root), restore.Change("file", 0o100755, oid, 0o100644))
+    assert not restore._same_content_new_mode(str(root), restore.Change("file", 0o100755, "0" * 40, 0o100644))
+    assert not restore._same_content_new_mode(str(root), restore.Change("file", 0o100644, oid, 0o100644))
+    assert not restore._same_content_new_mode(str(root), restore.Change("file", 0o100755, oid, None))
+    assert not restore._same_content_new_mode(str(root), restore.Change("file", 0o120000, oid, 0o100644))
+    assert not restore._same_content_new_mode(str(root), restore.Change("gone", 0o100755, oid, 0o100644))

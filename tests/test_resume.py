@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Workdir, claude_sample
-from test_hook import BIG, Agent, chain, decisions
+from helpers.samples import claude_sample
+from helpers.session import BIG, Agent, chain, decisions
+from helpers.workdir import Workdir
 
 from git_rewind import summary
 

@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 
-from conftest import Workdir
+from helpers.workdir import Workdir
 
 
 def _note(w: Workdir, ref: str = "refs/rewind/manual") -> dict:

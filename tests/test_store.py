@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 
-from conftest import Workdir
+from helpers.workdir import Workdir
 
 
 def test_snap_captures_tracked_and_untracked_but_not_ignored(project: Workdir) -> None:

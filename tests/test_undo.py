@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentcli import disk_files
-from conftest import CLAUDE_SAMPLES, Workdir
-from test_hook import MAIN, PROMPT_ID, Agent
+from helpers.agentcli import disk_files
+from helpers.samples import CLAUDE_SAMPLES
+from helpers.session import MAIN, PROMPT_ID, Agent
+from helpers.workdir import Workdir
 
 EDIT_CALL = "toolu_mock_601f38abdb2f4e42b38d"  # the recorded Edit's tool_use id
 PROMPT_UUID = "66cf5f8e"  # prefix of the recorded prompt line's uuid

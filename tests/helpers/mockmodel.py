@@ -66,7 +66,7 @@ class Request:
 
 @dataclass(frozen=True)
 class Api:
-    """A further model API the mock speaks, registered by its own module (tests/mock_<api>.py).
+    """A further model API the mock speaks, registered by its own module (tests/helpers/mockmodel_<api>.py).
 
     `matches(path, body)` picks the requests it answers; `serve(handler, body)` answers one (it
     records its Request through `handler.model`); `tool_results(body)` reads the tool results a

@@ -1,4 +1,4 @@
-"""The Gemini REST API for the mock model (tests/mockapi.py), as the Gemini CLI calls it.
+"""The Gemini REST API for the mock model (tests/helpers/mockmodel.py), as the Gemini CLI calls it.
 
 Importing this module registers it. Requests (shared/agents/other-agents.md §2.5):
 - `POST /v1beta/models/<model>:streamGenerateContent?alt=sse`: an agent turn; the answer is an
@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import mockapi
-from mockapi import Request, Text, ToolCall
+from helpers import mockmodel
+from helpers.mockmodel import Request, Text, ToolCall
 
 NAME = "gemini"
 # What the CLI's routers and checks read back (model routing, next speaker): one object for all.
@@ -96,4 +96,4 @@ def serve(handler: Any, body: Any) -> None:
     handler.reply(200, f"data: {json.dumps(response)}\n\n".encode(), "text/event-stream")
 
 
-mockapi.APIS.append(mockapi.Api(NAME, matches, serve, tool_results))
+mockmodel.APIS.append(mockmodel.Api(NAME, matches, serve, tool_results))

@@ -1,4 +1,4 @@
-"""The OpenAI Responses API for the mock model (tests/mockapi.py): what Codex CLI speaks.
+"""The OpenAI Responses API for the mock model (tests/helpers/mockmodel.py): what Codex CLI speaks.
 
 `POST …/responses` with the conversation as `input` items, answered as a server-sent event
 stream: response.created → response.output_item.added/done (one item: a message, a
@@ -18,8 +18,8 @@ import json
 import time
 from typing import Any
 
-import mockapi
-from mockapi import Request, Text, ToolCall
+from helpers import mockmodel
+from helpers.mockmodel import Request, Text, ToolCall
 
 CUSTOM_TOOLS = ("apply_patch",)
 
@@ -52,7 +52,7 @@ def user_texts(body: Any) -> list[str]:
     """The text of every user message the request carries, in order."""
     if not isinstance(body, dict):
         return []
-    return [mockapi._user_text(m) for m in messages(body) if m["role"] == "user"]
+    return [mockmodel._user_text(m) for m in messages(body) if m["role"] == "user"]
 
 
 def _tool_results(body: Any) -> dict[str, dict[str, Any]]:
@@ -108,6 +108,6 @@ def _serve(handler: Any, body: dict[str, Any]) -> None:
     handler.reply(200, data.encode(), "text/event-stream")
 
 
-API = mockapi.Api("responses", _matches, _serve, _tool_results)
-if not any(api.name == API.name for api in mockapi.APIS):
-    mockapi.APIS.append(API)
+API = mockmodel.Api("responses", _matches, _serve, _tool_results)
+if not any(api.name == API.name for api in mockmodel.APIS):
+    mockmodel.APIS.append(API)

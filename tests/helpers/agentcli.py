@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REWIND, Workdir
+
+from helpers.workdir import REWIND, Workdir
 
 SKIP_ENV = "GIT_REWIND_SKIP_E2E"
 CACHE_ENV = "GIT_REWIND_AGENT_CACHE"
@@ -399,7 +400,7 @@ def check_two_prompt_session(work: Workdir, session: str, agent: str, write_tool
 
 
 if __name__ == "__main__":
-    # `.ci/run` installs every CLI up front: `python tests/agentcli.py`.
+    # `.ci/run` installs every CLI up front: `PYTHONPATH=tests python -m helpers.agentcli`.
     for find in (claude_code, droid, gemini, codex, opencode):
         try:
             print(f"{find.__name__}: {find()}")

@@ -1,0 +1,8 @@
+"""What the test files share (as pre-commit's `testing/`): no test file imports conftest or another test file.
+
+- workdir: a real repository in a temporary directory and the real `git rewind` run on it.
+- samples: recorded agent hook payloads.
+- session: an agent session played against `git rewind hook`, and what it leaves behind.
+- agentcli: the real agent CLIs for the end-to-end tests (`python -m helpers.agentcli` installs them).
+- mockmodel (+ mockmodel_gemini, mockmodel_responses): a scripted mock of the model APIs.
+"""

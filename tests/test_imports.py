@@ -1,0 +1,234 @@
+"""The package's import graph: no module reaches back up (no cycle), and the hook's path stays light.
+
+The graph is read from the source with `ast`, not by importing: every `import` and `from … import`
+inside git_rewind/ that names a git_rewind module is an edge, at module level or inside a function
+(a lazy import is still a dependency, only a later one). Imports under `if TYPE_CHECKING:` never
+run and are left out. A package that loads its submodules by name
+(`importlib.import_module(f"{__name__}.…")`, as `agents.module` does) depends on all of them.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import git_rewind
+
+PACKAGE = Path(git_rewind.__file__).resolve().parent
+NAME = "git_rewind"
+
+
+def modules(package: Path = PACKAGE, name: str = NAME) -> dict[str, Path]:
+    """Every module of PACKAGE by dotted name (a package by its own name, for its __init__.py)."""
+    found = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = (name, *path.relative_to(package).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of TREE except those under `if TYPE_CHECKING:` (their `else:` branch does run)."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            todo.extend(node.orelse)
+        else:
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _dynamic_target(call: ast.Call, importer: str, is_package: bool, known: dict[str, Path]) -> list[str] | None:
+    """The modules an `importlib.import_module(…)` call may load, or None when it cannot be read."""
+    if not call.args:
+        return None
+    arg = call.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and len(call.args) == 1:
+        return [arg.value]
+    package = importer if is_package else importer.rpartition(".")[0]
+    if isinstance(arg, ast.JoinedStr) and len(arg.values) >= 2:
+        head, dot = arg.values[0], arg.values[1]
+        if (isinstance(head, ast.FormattedValue) and isinstance(head.value, ast.Name)
+                and head.value.id == "__name__" and isinstance(dot, ast.Constant)
+                and str(dot.value).startswith(".") and is_package):
+            prefix = f"{package}."
+            return [name for name in known if name.startswith(prefix) and "." not in name[len(prefix):]]
+    return None
+
+
+def import_graph(package: Path = PACKAGE, name: str = NAME) -> tuple[dict[str, dict[str, list[str]]], list[str]]:
+    """({module: {imported module: [where]}}, [dynamic imports that could not be read]) inside PACKAGE."""
+    known = modules(package, name)
+    graph: dict[str, dict[str, list[str]]] = {name: {} for name in known}
+    unreadable: list[str] = []
+    for importer, path in known.items():
+        is_package = path.name == "__init__.py"
+        package_parts = importer.split(".") if is_package else importer.split(".")[:-1]
+        rel = f"{path.relative_to(package.parent)}"
+
+        def add(target: str, line: int, importer: str = importer, rel: str = rel) -> None:
+            # `import a.b.c` and `from a.b import c`: the deepest name that is one of our modules.
+            parts = target.split(".")
+            while parts and ".".join(parts) not in known:
+                parts.pop()
+            if parts and parts[0] == name and ".".join(parts) != importer:
+                graph[importer].setdefault(".".join(parts), []).append(f"{rel}:{line}")
+
+        for node in _runtime_nodes(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    add(alias.name, node.lineno)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package_parts[: len(package_parts) - (node.level - 1)]
+                    source = ".".join([*base, node.module] if node.module else base)
+                else:
+                    source = node.module or ""
+                for alias in node.names:
+                    # `from . import agents` imports the submodule; `from .errors import X` the module.
+                    target = f"{source}.{alias.name}"
+                    add(target if target in known else source, node.lineno)
+            elif isinstance(node, ast.Call):
+                func = node.func
+                if (isinstance(func, ast.Attribute) and func.attr == "import_module") or (
+                        isinstance(func, ast.Name) and func.id in ("import_module", "__import__")):
+                    targets = _dynamic_target(node, importer, is_package, known)
+                    if targets is None:
+                        unreadable.append(f"{rel}:{node.lineno}")
+                    for target in targets or []:
+                        add(target, node.lineno)
+    return graph, unreadable
+
+
+def strongly_connected(graph: dict[str, dict[str, list[str]]]) -> list[list[str]]:
+    """Tarjan's strongly connected components with more than one module (or a module importing itself)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1 or node in graph[node]:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def simple_cycles(graph: dict[str, dict[str, list[str]]], component: list[str], limit: int = 20) -> list[list[str]]:
+    """The elementary cycles inside one component, each starting at its smallest module (at most LIMIT)."""
+    members = set(component)
+    cycles: list[list[str]] = []
+    for start in component:
+        todo = [(start, [start])]
+        while todo and len(cycles) < limit:
+            node, path = todo.pop()
+            for nxt in sorted(graph[node], reverse=True):
+                if nxt == start:
+                    cycles.append([*path, start])
+                elif nxt in members and nxt > start and nxt not in path:
+                    todo.append((nxt, [*path, nxt]))
+    return sorted(cycles)
+
+
+def describe(graph: dict[str, dict[str, list[str]]], cycle: list[str]) -> str:
+    short = [name.partition(".")[2] or name for name in cycle]
+    def by_line(site: str) -> tuple[str, int]:
+        file, _, line = site.rpartition(":")
+        return file, int(line)
+
+    where = [f"    {a} -> {b}: {', '.join(sorted(graph[a][b], key=by_line))}"
+             for a, b in zip(cycle, cycle[1:], strict=False)]
+    return " -> ".join(short) + "\n" + "\n".join(where)
+
+
+# The walker itself, on what it must see ---------------------------------------------------------
+
+
+def test_the_walker_sees_lazy_relative_and_registry_imports() -> None:
+    graph, unreadable = import_graph()
+    assert unreadable == []  # a dynamic import the walker cannot read would hide an edge
+    assert "git_rewind.errors" in graph["git_rewind.hook"]  # `from .errors import …` at module level
+    assert "git_rewind.store" in graph["git_rewind.hook"]  # `from . import store` inside a function
+    assert "git_rewind.event" in graph["git_rewind.agents.claude_code"]  # `from .. import event as ev`
+    assert "git_rewind.agents.claude_code" in graph["git_rewind.agents"]  # importlib.import_module(f"{__name__}.…")
+    for module in graph:
+        assert module not in graph[module]
+
+
+def test_the_walker_finds_a_cycle_through_a_lazy_import_and_not_through_type_checking(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "low.py").write_text("TYPE_CHECKING = False\nif TYPE_CHECKING:\n    from .high import X\n")
+    (pkg / "high.py").write_text("from . import low\nfrom .sub import mid\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "mid.py").write_text("def f():\n    import pkg.high\n")
+    graph, unreadable = import_graph(pkg, "pkg")
+    assert unreadable == []
+    assert graph["pkg.high"].keys() == {"pkg.low", "pkg.sub.mid"} and graph["pkg.low"] == {}
+    assert strongly_connected(graph) == [["pkg.high", "pkg.sub.mid"]]
+    cycle = simple_cycles(graph, ["pkg.high", "pkg.sub.mid"])
+    assert cycle == [["pkg.high", "pkg.sub.mid", "pkg.high"]]
+    assert describe(graph, cycle[0]).startswith("high -> sub.mid -> high\n    pkg.high -> pkg.sub.mid: pkg/high.py:2")
+
+
+def test_type_checking_imports_are_not_edges() -> None:
+    tree = ast.parse("TYPE_CHECKING = False\nif TYPE_CHECKING:\n    import a\nelse:\n    import b\nimport c\n")
+    names = {alias.name for node in _runtime_nodes(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert names == {"b", "c"}
+
+
+# The package ------------------------------------------------------------------------------------
+
+
+def test_no_import_cycle_inside_the_package() -> None:
+    graph, _ = import_graph()
+    cycles = [cycle for component in strongly_connected(graph) for cycle in simple_cycles(graph, component)]
+    assert not cycles, "import cycles inside git_rewind/:\n" + "\n".join(describe(graph, c) for c in cycles)
+
+
+def test_the_hook_path_imports_no_click_pygit2_or_mcp() -> None:
+    """What an agent's hook call loads: the entry, the hook, what it imports lazily, every agent module."""
+    hot = ["git_rewind.main", "git_rewind.hook", "git_rewind.policy", "git_rewind.lock", "git_rewind.config",
+           "git_rewind.store", "git_rewind.resume"]
+    hot += sorted(name for name in modules() if name.startswith(f"{NAME}.agents."))
+    code = f"import sys\nimport {', '.join(hot)}\nprint(__import__('json').dumps(sorted(sys.modules)))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = json.loads(proc.stdout)
+    heavy = [name for name in loaded if name.split(".")[0] in ("click", "pygit2", "mcp")]
+    assert heavy == [], f"the hook's path imports {heavy}"
+    assert set(hot) <= set(loaded)
