@@ -51,12 +51,9 @@ def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
     return out
 
 
-def _dynamic_target(call: ast.Call, importer: str, is_package: bool, known: dict[str, Path]) -> list[str] | None:
-    """The modules an `importlib.import_module(…)` call may load, or None when it cannot be read."""
-    if not call.args:
-        return None
-    arg = call.args[0]
-    if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and len(call.args) == 1:
+def _name_string(arg: ast.expr, importer: str, is_package: bool, known: dict[str, Path]) -> list[str] | None:
+    """The modules a module-name expression may name: a literal, or `f"{__name__}.…"` in a package."""
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
         return [arg.value]
     package = importer if is_package else importer.rpartition(".")[0]
     if isinstance(arg, ast.JoinedStr) and len(arg.values) >= 2:
@@ -64,9 +61,32 @@ def _dynamic_target(call: ast.Call, importer: str, is_package: bool, known: dict
         if (isinstance(head, ast.FormattedValue) and isinstance(head.value, ast.Name)
                 and head.value.id == "__name__" and isinstance(dot, ast.Constant)
                 and str(dot.value).startswith(".") and is_package):
+            if len(arg.values) == 2:  # f"{__name__}.claude_code": exactly that one
+                return [f"{package}{dot.value}"]
             prefix = f"{package}."
             return [name for name in known if name.startswith(prefix) and "." not in name[len(prefix):]]
     return None
+
+
+def _dynamic_target(call: ast.Call, importer: str, is_package: bool, known: dict[str, Path],
+                    tables: dict[str, ast.Dict]) -> list[str] | None:
+    """The modules an `importlib.import_module(…)` call may load, or None when it cannot be read.
+
+    Read: a literal, `f"{__name__}.…"`, or `TABLE[key]` where TABLE is a module-level dict literal
+    whose values are such names (the agents' registry): then every value counts.
+    """
+    if len(call.args) != 1:
+        return None
+    arg = call.args[0]
+    if isinstance(arg, ast.Subscript) and isinstance(arg.value, ast.Name) and arg.value.id in tables:
+        found: list[str] = []
+        for value in tables[arg.value.id].values:
+            names = _name_string(value, importer, is_package, known)
+            if names is None:
+                return None
+            found += names
+        return found
+    return _name_string(arg, importer, is_package, known)
 
 
 def import_graph(package: Path = PACKAGE, name: str = NAME) -> tuple[dict[str, dict[str, list[str]]], list[str]]:
@@ -87,7 +107,10 @@ def import_graph(package: Path = PACKAGE, name: str = NAME) -> tuple[dict[str, d
             if parts and parts[0] == name and ".".join(parts) != importer:
                 graph[importer].setdefault(".".join(parts), []).append(f"{rel}:{line}")
 
-        for node in _runtime_nodes(ast.parse(path.read_text(), str(path))):
+        tree = ast.parse(path.read_text(), str(path))
+        tables = {target.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+                  and isinstance(node.value, ast.Dict) for target in node.targets if isinstance(target, ast.Name)}
+        for node in _runtime_nodes(tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     add(alias.name, node.lineno)
@@ -105,7 +128,7 @@ def import_graph(package: Path = PACKAGE, name: str = NAME) -> tuple[dict[str, d
                 func = node.func
                 if (isinstance(func, ast.Attribute) and func.attr == "import_module") or (
                         isinstance(func, ast.Name) and func.id in ("import_module", "__import__")):
-                    targets = _dynamic_target(node, importer, is_package, known)
+                    targets = _dynamic_target(node, importer, is_package, known, tables)
                     if targets is None:
                         unreadable.append(f"{rel}:{node.lineno}")
                     for target in targets or []:
