@@ -19,6 +19,7 @@ from .repo import Repo
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from . import restore, undo
+    from .settingsfile import Change, CommandChange
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -77,13 +78,18 @@ def list_command(session: str | None, all_sessions: bool, limit: int, as_json: b
         click.echo(f"({more} older; -n 0 shows all)")
 
 
+def _checkpoint(ident: str) -> tuple[Repo, checkpoints.Checkpoint]:
+    """The repository here and its checkpoint IDENT."""
+    repo = Repo.discover()
+    return repo, checkpoints.lookup(repo, ident)
+
+
 @cli.command("show", context_settings=CONTEXT)
 @click.argument("ident", metavar="ID")
 @click.option("--json", "as_json", is_flag=True, help="The note as JSON, with its commit.")
 def show_command(ident: str, as_json: bool) -> None:
     """Show a checkpoint's metadata and what changed since the previous one of its session."""
-    repo = Repo.discover()
-    item = checkpoints.lookup(repo, ident)
+    repo, item = _checkpoint(ident)
     parent, stat = checkpoints.since_previous(repo, item.commit)
     if as_json:
         click.echo(json.dumps({**item.as_json(), "parent": parent, "stat": stat}, indent=2))
@@ -120,8 +126,7 @@ def diff_command(ident: str, ident2: str | None, stat: bool, name_status: bool) 
 @click.option("--all", "all_files", is_flag=True, help="Every file in the checkpoint.")
 def files_command(ident: str, all_files: bool) -> None:
     """The paths a checkpoint recorded as changed (with --all: every file in it)."""
-    repo = Repo.discover()
-    item = checkpoints.lookup(repo, ident)
+    repo, item = _checkpoint(ident)
     if all_files:
         out = repo.git(["ls-tree", "-r", "-z", "--name-only", "--full-tree", item.commit])
         names = [os.fsdecode(p) for p in out.split(b"\0") if p]
@@ -330,7 +335,7 @@ def install_command(agent: str, scope: str, mcp_server: bool) -> None:
     _echo_commands(change.commands)
 
 
-def _echo_commands(changes: list[Any]) -> None:
+def _echo_commands(changes: list[CommandChange]) -> None:
     """One line per slash command file install or uninstall changed (or refused to)."""
     for c in changes:
         name = "/" + os.path.splitext(os.path.basename(c.path))[0]
@@ -356,24 +361,23 @@ def uninstall_command(agent: str, scope: str, mcp_server: bool) -> None:
     from . import install
 
     if mcp_server:
-        change = install.uninstall_mcp(agent, scope, _scope_root(scope))
-        if not change.changed:
-            click.echo(f"not installed: {change.path}")
-        elif change.removed:
-            click.echo(f"removed {change.path} (git-rewind had created it)")
-        else:
-            click.echo(f"removed the {install.MCP_NAME} MCP server ({scope}) from {change.path}")
+        _echo_removal(install.uninstall_mcp(agent, scope, _scope_root(scope)),
+                      f"the {install.MCP_NAME} MCP server ({scope})")
         return
     change = install.uninstall(agent, scope, _scope_root(scope))
+    _echo_removal(change, f"{agent} hooks ({scope})")
+    for note in change.notes:
+        click.echo(note)
+    _echo_commands(change.commands)
+
+
+def _echo_removal(change: Change, what: str) -> None:
     if not change.changed:
         click.echo(f"not installed: {change.path}")
     elif change.removed:
         click.echo(f"removed {change.path} (git-rewind had created it)")
     else:
-        click.echo(f"removed {agent} hooks ({scope}) from {change.path}")
-    for note in change.notes:
-        click.echo(note)
-    _echo_commands(change.commands)
+        click.echo(f"removed {what} from {change.path}")
 
 
 @cli.command("status", context_settings=CONTEXT)

@@ -69,8 +69,22 @@ class Event:
         return Position(self.transcript, self.prompt_id, self.tool_use_id, None, offset)
 
 
-def from_payload(agent: str, kinds: dict[str, str], payload: dict[str, Any], prompt_id_key: str) -> Event:
-    """The fields Claude-style payloads share (Claude Code, Droid): event, session, cwd, transcript, tool."""
+# The hook events Claude Code defined and Droid and Codex took over, by kind.
+CLAUDE_STYLE_KINDS = {
+    "SessionStart": SESSION_START,
+    "UserPromptSubmit": PROMPT,
+    "PreToolUse": PRE_TOOL,
+    "PostToolUse": POST_TOOL,
+    "Stop": STOP,
+    "SessionEnd": SESSION_END,  # reason "clear": the conversation is about to be wiped
+    "PreCompact": PRE_COMPACT,
+}
+
+
+def from_payload(agent: str, kinds: dict[str, str], payload: dict[str, Any], prompt_id_key: str,
+                 tool_kinds: dict[str, str] | None = None) -> Event:
+    """The fields Claude-style payloads share (Claude Code, Droid, Codex, Gemini CLI): event, session, cwd,
+    transcript, tool and, from TOOL_KINDS, what kind of tool it is."""
     name = str(payload.get("hook_event_name") or "")
     event = Event(agent, name, kinds.get(name, OTHER), str(payload.get("session_id") or ""),
                   str(payload.get("cwd") or ""))
@@ -82,6 +96,8 @@ def from_payload(agent: str, kinds: dict[str, str], payload: dict[str, Any], pro
     if event.kind == PRE_COMPACT:
         event.source = text(payload.get("trigger"))
     event.tool = text(payload.get("tool_name"))
+    if event.tool and tool_kinds:
+        event.tool_kind = tool_kinds.get(event.tool)
     return event
 
 

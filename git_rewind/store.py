@@ -92,19 +92,6 @@ class Attachments:
         self.files = files
 
 
-class Result:
-    """A checkpoint taken (`created`, with its note) or the one the tree still equals (note None)."""
-
-    __slots__ = ("created", "seq", "commit", "tree", "note")
-
-    def __init__(self, created: bool, seq: int, commit: Oid, tree: Oid, note: Note | None) -> None:
-        self.created = created
-        self.seq = seq
-        self.commit = commit
-        self.tree = tree
-        self.note = note
-
-
 class Tip:
     """The newest checkpoint of a session, cached so the hot path reads no object."""
 
@@ -114,6 +101,17 @@ class Tip:
         self.commit = commit
         self.tree = tree
         self.seq = seq
+
+
+class Result(Tip):
+    """A checkpoint taken (`created`, with its note), or the tip the tree still equals (note None)."""
+
+    __slots__ = ("created", "note")
+
+    def __init__(self, tip: Tip, note: Note | None = None) -> None:
+        super().__init__(tip.commit, tip.tree, tip.seq)
+        self.created = note is not None
+        self.note = note
 
 
 def _tip_file(repo: Repo, session: str) -> str:
@@ -182,11 +180,11 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
         scan.changes = snapshot.changed_paths(repo, base, scan.tree)
         scan.base = base
     if tip is not None and scan.tree == tip.tree and not req.allow_empty:
-        return Result(False, tip.seq, tip.commit, tip.tree, None)
+        return Result(tip)
     added = [p for status, p in scan.changes if status in ("A", "M", "T")]
     snapshot.leave_out_large(repo, scan, added, req.max_file_size)
     if tip is not None and scan.tree == tip.tree and not req.allow_empty:
-        return Result(False, tip.seq, tip.commit, tip.tree, None)
+        return Result(tip)
     changes = None
     if req.count_changes:  # counted on exactly the tree the checkpoint records
         counts = snapshot.numstat(repo, base, scan.tree)
@@ -233,7 +231,7 @@ def _save_paths(repo: Repo, req: Request, tip: Tip) -> Result:
                 edits.append(s)
         if not edits and not req.allow_empty:
             fi.abort()
-            return Result(False, tip.seq, tip.commit, tip.tree, None)
+            return Result(tip)
         return _commit(repo, req, tip, wanted, skipped, fi=fi, edits=edits)
 
 
@@ -295,10 +293,11 @@ def _commit(
         if root is None:
             raise RewindError("fast-import did not report the checkpoint tree")
         new_tree = Oid(root[1])
-    _write_tip(repo, req.session, Tip(commit, new_tree, seq))
+    tip = Tip(commit, new_tree, seq)
+    _write_tip(repo, req.session, tip)
     if req.auto_pack:
         maybe_pack(repo, req.auto_pack)
-    return Result(True, seq, commit, new_tree, note)
+    return Result(tip, note)
 
 
 def _committer_line() -> bytes:

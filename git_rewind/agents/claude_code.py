@@ -23,16 +23,8 @@ if TYPE_CHECKING:
 NAME = "claude-code"
 SCOPES = ("user", "project", "local")
 
-_KINDS = {
-    "SessionStart": ev.SESSION_START,
-    "UserPromptSubmit": ev.PROMPT,
-    "PreToolUse": ev.PRE_TOOL,
-    "PostToolUse": ev.POST_TOOL,
-    "PostToolUseFailure": ev.POST_TOOL,  # a Bash command that exited non-zero may still have written files
-    "Stop": ev.STOP,
-    "SessionEnd": ev.SESSION_END,  # reason "clear": the conversation is about to be wiped
-    "PreCompact": ev.PRE_COMPACT,
-}
+# PostToolUseFailure: a Bash command that exited non-zero may still have written files.
+_KINDS = {**ev.CLAUDE_STYLE_KINDS, "PostToolUseFailure": ev.POST_TOOL}
 TOOL_KINDS = {"Write": ev.WRITE, "Edit": ev.EDIT, "MultiEdit": ev.EDIT, "NotebookEdit": ev.EDIT, "Bash": ev.SHELL}
 
 # What `git rewind install` writes: event → matcher (None: every occurrence).
@@ -58,13 +50,10 @@ def settings_file(scope: str, root: str | None, home: str) -> str:
 
 def parse(payload: dict[str, Any]) -> Event:
     """The Event a Claude Code hook payload describes."""
-    event = ev.from_payload(NAME, _KINDS, payload, "prompt_id")
-    tool = event.tool
-    if tool:
-        event.tool_kind = TOOL_KINDS.get(tool)
-        tool_input = payload.get("tool_input")
-        if isinstance(tool_input, dict):
-            _read_tool_input(event, tool, tool_input)
+    event = ev.from_payload(NAME, _KINDS, payload, "prompt_id", TOOL_KINDS)
+    tool_input = payload.get("tool_input")
+    if event.tool and isinstance(tool_input, dict):
+        _read_tool_input(event, event.tool, tool_input)
     return event
 
 

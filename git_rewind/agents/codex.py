@@ -30,15 +30,7 @@ if TYPE_CHECKING:
 
 NAME = "codex"
 
-_KINDS = {
-    "SessionStart": ev.SESSION_START,
-    "UserPromptSubmit": ev.PROMPT,
-    "PreToolUse": ev.PRE_TOOL,
-    "PostToolUse": ev.POST_TOOL,
-    "Stop": ev.STOP,
-    "SessionEnd": ev.SESSION_END,
-    "PreCompact": ev.PRE_COMPACT,
-}
+_KINDS = ev.CLAUDE_STYLE_KINDS
 TOOL_KINDS = {"apply_patch": ev.EDIT, "Bash": ev.SHELL}
 
 HOOKS: dict[str, str | None] = {
@@ -80,15 +72,12 @@ def config_file(home: str | None = None) -> str:
 
 def parse(payload: dict[str, Any]) -> Event:
     """The Event a Codex hook payload describes; a turn's id stands for its prompt."""
-    event = ev.from_payload(NAME, _KINDS, payload, "turn_id")
-    tool = event.tool
-    if tool:
-        event.tool_kind = TOOL_KINDS.get(tool)
+    event = ev.from_payload(NAME, _KINDS, payload, "turn_id", TOOL_KINDS)
+    if event.tool == "apply_patch":
         tool_input = payload.get("tool_input")
-        if tool == "apply_patch":
-            patch = tool_input.get("command") if isinstance(tool_input, dict) else tool_input
-            if isinstance(patch, str):
-                ev.read_patch(event, patch)
+        patch = tool_input.get("command") if isinstance(tool_input, dict) else tool_input
+        if isinstance(patch, str):
+            ev.read_patch(event, patch)
     return event
 
 

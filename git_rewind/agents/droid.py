@@ -22,15 +22,7 @@ if TYPE_CHECKING:
 
 NAME = "droid"
 
-_KINDS = {
-    "SessionStart": ev.SESSION_START,
-    "UserPromptSubmit": ev.PROMPT,
-    "PreToolUse": ev.PRE_TOOL,
-    "PostToolUse": ev.POST_TOOL,
-    "Stop": ev.STOP,
-    "SessionEnd": ev.SESSION_END,  # reason "clear": the conversation is about to be wiped
-    "PreCompact": ev.PRE_COMPACT,
-}
+_KINDS = ev.CLAUDE_STYLE_KINDS
 TOOL_KINDS = {"Create": ev.WRITE, "Edit": ev.EDIT, "MultiEdit": ev.EDIT, "ApplyPatch": ev.EDIT,
               "Execute": ev.SHELL}
 
@@ -47,20 +39,17 @@ HOOKS: dict[str, str | None] = {
 
 def parse(payload: dict[str, Any]) -> Event:
     """The Event a Droid hook payload describes."""
-    event = ev.from_payload(NAME, _KINDS, payload, "message_id")
-    tool = event.tool
-    if tool:
-        event.tool_kind = TOOL_KINDS.get(tool)
-        tool_input = payload.get("tool_input")
-        if isinstance(tool_input, str):  # some builds send inputs as a JSON string
-            import json
+    event = ev.from_payload(NAME, _KINDS, payload, "message_id", TOOL_KINDS)
+    tool_input = payload.get("tool_input")
+    if event.tool and isinstance(tool_input, str):  # some builds send inputs as a JSON string
+        import json
 
-            try:
-                tool_input = json.loads(tool_input)
-            except ValueError:
-                tool_input = {"patch": tool_input}
-        if isinstance(tool_input, dict):
-            _read_tool_input(event, tool, tool_input)
+        try:
+            tool_input = json.loads(tool_input)
+        except ValueError:
+            tool_input = {"patch": tool_input}
+    if event.tool and isinstance(tool_input, dict):
+        _read_tool_input(event, event.tool, tool_input)
     return event
 
 

@@ -52,24 +52,22 @@ HOOKS: dict[str, str | None] = {
 
 def parse(payload: dict[str, Any]) -> Event:
     """The Event a Gemini CLI hook payload describes."""
-    event = ev.from_payload(NAME, _KINDS, payload, "prompt_id")
+    event = ev.from_payload(NAME, _KINDS, payload, "prompt_id", TOOL_KINDS)
     if event.prompt:
         event.prompt = _without_context(event.prompt) or event.prompt
     if event.kind == ev.PRE_COMPACT and event.source != "manual":
         event.kind = ev.OTHER  # "auto" fires before every model call, compression or not
-    tool = event.tool
-    if tool:
-        event.tool_kind = TOOL_KINDS.get(tool)
-        tool_input = payload.get("tool_input")
-        if isinstance(tool_input, dict):
-            path = text(tool_input.get("file_path"))
-            if path:
-                event.paths = [path]
-                if tool == "write_file":
-                    event.change_chars = ev.written_chars(event, path, tool_input.get("content"))
-            if tool == "replace":
-                event.change_chars = changed_chars(str(tool_input.get("old_string") or ""),
-                                                   str(tool_input.get("new_string") or ""))
+    tool_input = payload.get("tool_input")
+    if not (event.tool and isinstance(tool_input, dict)):
+        return event
+    path = text(tool_input.get("file_path"))
+    if path:
+        event.paths = [path]
+        if event.tool == "write_file":
+            event.change_chars = ev.written_chars(event, path, tool_input.get("content"))
+    if event.tool == "replace":
+        event.change_chars = changed_chars(str(tool_input.get("old_string") or ""),
+                                           str(tool_input.get("new_string") or ""))
     return event
 
 

@@ -95,13 +95,11 @@ def parse(payload: dict[str, Any]) -> Event:
         event.prompt = text(payload.get("prompt"))
     if event.kind == ev.SESSION_START:
         event.source = "fork" if payload.get("parentID") else "startup"
-    tool = text(payload.get("tool"))
-    if tool:
-        event.tool = tool
-        event.tool_kind = TOOL_KINDS.get(tool)
-        args = payload.get("args")
-        if isinstance(args, dict):
-            _read_args(event, tool, args)
+    event.tool = text(payload.get("tool"))
+    event.tool_kind = TOOL_KINDS.get(event.tool or "")
+    args = payload.get("args")
+    if event.tool and isinstance(args, dict):
+        _read_args(event, event.tool, args)
     return event
 
 
