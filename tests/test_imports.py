@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ import git_rewind
 
 PACKAGE = Path(git_rewind.__file__).resolve().parent
 NAME = "git_rewind"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def modules(package: Path = PACKAGE, name: str = NAME) -> dict[str, Path]:
@@ -255,3 +257,46 @@ def test_the_hook_path_imports_no_click_pygit2_or_mcp() -> None:
     heavy = [name for name in loaded if name.split(".")[0] in ("click", "pygit2", "mcp")]
     assert heavy == [], f"the hook's path imports {heavy}"
     assert set(hot) <= set(loaded)
+
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def documented_layers(known: dict[str, Path]) -> dict[str, int]:
+    """Module → layer number, from the tables of docs/architecture.md (`## N. …` sections)."""
+    layers: dict[str, int] = {}
+    layer = 0
+    for line in ARCHITECTURE.read_text().splitlines():
+        heading = re.match(r"## (\d+)\. ", line)
+        if heading:
+            layer = int(heading.group(1))
+            continue
+        cell = re.match(r"\| `([^`]+)` \|", line)
+        if not (cell and layer):
+            continue
+        path = cell.group(1)
+        if path == "agents/<agent>.py":  # every agent module
+            names = [m for m in known if m.startswith(f"{NAME}.agents.") and m != f"{NAME}.agents.base"]
+        elif path.endswith("/"):  # a package and everything in it
+            base = f"{NAME}.{path.rstrip('/').replace('/', '.')}"
+            names = [m for m in known if m == base or m.startswith(base + ".")]
+        else:
+            module = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+            names = [f"{NAME}.{module}"]
+        for name in names:
+            layers.setdefault(name, layer)
+    return layers
+
+
+def test_every_import_goes_to_its_own_layer_or_one_listed_before_it() -> None:
+    known = modules(PACKAGE, NAME)
+    layers = documented_layers(known)
+    missing = sorted(set(known) - set(layers) - {NAME})
+    assert not missing, f"modules docs/architecture.md does not place in a layer: {missing}"
+    unknown = sorted(set(layers) - set(known))
+    assert not unknown, f"docs/architecture.md names modules that do not exist: {unknown}"
+    graph, _unreadable = import_graph()
+    upward = [f"{importer} (layer {layers[importer]}) imports {target} (layer {layers[target]}) at {where[0]}"
+              for importer, targets in graph.items() if importer != NAME
+              for target, where in targets.items() if target != NAME and layers[target] > layers[importer]]
+    assert not upward, "imports that reach up a layer:\n" + "\n".join(upward)
