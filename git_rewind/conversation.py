@@ -53,6 +53,10 @@ class Transcript:
         except OSError as exc:
             raise RewindError(f"cannot read {what} {path}: {exc.strerror}") from None
 
+    def at(self, index: int) -> dict[str, Any]:
+        """Line INDEX parsed; a line that is not a JSON object reads as an empty one."""
+        return self.lines[index] or {}
+
     def index_where(self, test: Callable[[dict[str, Any]], object], start: int = 0) -> int | None:
         """The first line index from START whose parsed object passes TEST."""
         for i in range(start, len(self.lines)):
@@ -75,7 +79,7 @@ class Plan:
     """A conversation rewind worked out before anything changes; the agent module applies it."""
 
     __slots__ = ("agent", "session", "transcript", "target_uuid", "leaf", "cut", "prompt", "fork", "empty",
-                 "where")
+                 "where", "resource")
 
     def __init__(self, agent: str, session: str, transcript: Transcript) -> None:
         self.agent = agent
@@ -88,6 +92,14 @@ class Plan:
         self.fork = False
         self.empty = False  # nothing of the conversation is kept
         self.where = ""  # where the cut is, in words
+        self.resource: object = None  # what the plan step opened for the apply step (OpenCode: its server)
+
+    @property
+    def kept_lines(self) -> int:
+        """`cut`, for the agents that cut a file (their plan always sets it)."""
+        if self.cut is None:
+            raise RewindError(f"no cut was planned for {self.agent}")
+        return self.cut
 
 
 class Applied:

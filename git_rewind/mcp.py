@@ -243,6 +243,7 @@ def _client_name(ctx: Any) -> str | None:
 
 def build(tools: Tools) -> Any:
     """The MCPServer with every tool registered, each argument described in its input schema."""
+    from collections.abc import Callable
     from typing import Annotated
 
     from mcp.server.mcpserver import Context, MCPServer
@@ -253,7 +254,7 @@ def build(tools: Tools) -> Any:
 
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
 
-    def result(call: Any) -> CallToolResult:
+    def result(call: Callable[[], tuple[str, dict[str, Any]]]) -> CallToolResult:
         try:
             text, data = call()
         except RewindError as exc:  # one sentence, and the library changed nothing

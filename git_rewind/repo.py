@@ -44,7 +44,7 @@ class Repo:
         self.rewind_dir = os.path.join(gitdir, "rewind")
         # Per repository: sequence counter, session state, the store lock.
         self.store_dir = os.path.join(commondir, "rewind")
-        self._pygit2: Any = None
+        self._pygit2: pygit2.Repository | None = None
         self.lock_timeout = 60.0  # seconds; commands set it from config
 
     @classmethod

@@ -66,7 +66,7 @@ class PathState:
 
 def blob_oid(content: bytes) -> str:
     """The id git gives a blob with this content (SHA-1 repositories)."""
-    return sha1(b"blob %d\0" % len(content) + content).hexdigest()
+    return str(sha1(b"blob %d\0" % len(content) + content).hexdigest())
 
 
 def has_attributes(repo: Repo) -> bool:

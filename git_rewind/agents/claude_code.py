@@ -18,6 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..conversation import Applied, Plan, Transcript
     from ..note import ConversationRecord, Note
 
 NAME = "claude-code"
@@ -112,7 +113,7 @@ def _prompt_text(line: dict[str, Any]) -> str:
     return "\n".join(str(b.get("text") or "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
 
 
-def current_leaf(transcript: Any) -> str | None:
+def current_leaf(transcript: Transcript) -> str | None:
     """The message Claude Code would resume from now.
 
     The leaf of the last `last-prompt` line, unless messages were written after it (the
@@ -130,14 +131,13 @@ def current_leaf(transcript: Any) -> str | None:
     return leaf
 
 
-def _locate(transcript: Any, note: Note) -> tuple[int, str | None, str, str | None]:
+def _locate(transcript: Transcript, note: Note) -> tuple[int, str | None, str, str | None]:
     """(index of the checkpoint's message, uuid of the last message kept, where in words, prompt to resend)."""
     from ..errors import RewindError
 
     conv = note.conversation or Position()
     trigger = note.trigger
     resolved = conv.message_uuid
-    lines = transcript.lines
 
     def by_uuid(uuid: str) -> int | None:
         return transcript.index_where(lambda line: line.get("uuid") == uuid)
@@ -147,7 +147,7 @@ def _locate(transcript: Any, note: Note) -> tuple[int, str | None, str, str | No
             lambda line: _is_prompt(line) and line.get("promptId") == conv.prompt_id)
         if index is None:
             raise RewindError(f"the prompt of #{note.seq} is not in {transcript.path}")
-        line = lines[index]
+        line = transcript.at(index)
         return index, line.get("parentUuid"), "just before the prompt", _prompt_text(line)
     if trigger == "PreToolUse" and (resolved or conv.tool_use_id):
         index = by_uuid(resolved) if resolved else transcript.index_where(
@@ -156,13 +156,13 @@ def _locate(transcript: Any, note: Note) -> tuple[int, str | None, str, str | No
             raise RewindError(f"the {note.tool or 'tool'} call of #{note.seq} "
                               f"is not in {transcript.path}")
         # An assistant message is written one content block per line: go back to its first line.
-        message_id = (lines[index].get("message") or {}).get("id")
+        message_id = (transcript.at(index).get("message") or {}).get("id")
         while message_id:
-            parent = by_uuid(str(lines[index].get("parentUuid") or ""))
-            if parent is None or (lines[parent].get("message") or {}).get("id") != message_id:
+            parent = by_uuid(str(transcript.at(index).get("parentUuid") or ""))
+            if parent is None or (transcript.at(parent).get("message") or {}).get("id") != message_id:
                 break
             index = parent
-        return index, lines[index].get("parentUuid"), f"just before the {note.tool} call", None
+        return index, transcript.at(index).get("parentUuid"), f"just before the {note.tool} call", None
     if trigger in ("PostToolUse", "PostToolUseFailure") and (resolved or conv.tool_use_id):
         index = by_uuid(resolved) if resolved else transcript.index_where(
             lambda line: line.get("type") == "user" and _has_block(line, "tool_result", "tool_use_id",
@@ -170,11 +170,11 @@ def _locate(transcript: Any, note: Note) -> tuple[int, str | None, str, str | No
         if index is None:
             raise RewindError(f"the {note.tool or 'tool'} result of #{note.seq} is not in "
                               f"{transcript.path}")
-        return index, lines[index].get("uuid"), f"just after the {note.tool} result", None
+        return index, transcript.at(index).get("uuid"), f"just after the {note.tool} result", None
     return _locate_end_of(transcript, note, resolved)
 
 
-def _locate_end_of(transcript: Any, note: Note, resolved: str | None) -> tuple[int, str | None, str, None]:
+def _locate_end_of(transcript: Transcript, note: Note, resolved: str | None) -> tuple[int, str | None, str, None]:
     """A checkpoint between turns (session start, turn end, /clear): keep what had been said by then."""
     from ..errors import RewindError
 
@@ -204,7 +204,7 @@ def _locate_end_of(transcript: Any, note: Note, resolved: str | None) -> tuple[i
     return 0, None, "at the start of the session", None
 
 
-def plan_rewind(note: Note, fork: bool) -> Any:
+def plan_rewind(note: Note, fork: bool) -> Plan:
     """Where the conversation of a checkpoint stands, checked against the transcript now."""
     from ..conversation import Plan, Transcript
     from ..errors import RewindError
@@ -229,30 +229,30 @@ def plan_rewind(note: Note, fork: bool) -> Any:
     return plan
 
 
-def _chain(transcript: Any, leaf: str) -> list[int]:
+def _chain(transcript: Transcript, leaf: str) -> list[int]:
     """Line indexes of the chain from the root to LEAF, in file order."""
     index = {line["uuid"]: i for i, line in enumerate(transcript.lines) if line is not None and line.get("uuid")}
     kept: list[int] = []
     uuid: str | None = leaf
     while uuid and uuid in index and len(kept) <= len(index):
         kept.append(index[uuid])
-        uuid = transcript.lines[index[uuid]].get("parentUuid") or transcript.lines[index[uuid]].get(
-            "logicalParentUuid")
+        line = transcript.at(index[uuid])
+        uuid = line.get("parentUuid") or line.get("logicalParentUuid")
     return sorted(kept)
 
 
-def _last_prompt_line(transcript: Any, leaf: str | None, session: str) -> dict[str, Any]:
+def _last_prompt_line(transcript: Transcript, leaf: str | None, session: str) -> dict[str, Any]:
     last = ""
     if leaf:
         for i in reversed(_chain(transcript, leaf)):
-            if _is_prompt(transcript.lines[i]):
-                last = _prompt_text(transcript.lines[i])
+            if _is_prompt(transcript.at(i)):
+                last = _prompt_text(transcript.at(i))
                 break
     return {"type": "last-prompt", "lastPrompt": last, "leafUuid": leaf, "explicit": True, "rewound": True,
             "sessionId": session}
 
 
-def apply_rewind(plan: Any) -> Any:
+def apply_rewind(plan: Plan) -> Applied:
     """Append the last-prompt line (or write the fork); the file's earlier lines are never changed."""
     import json
     import os
@@ -272,7 +272,7 @@ def apply_rewind(plan: Any) -> Any:
     new = str(uuidlib.uuid4())
     out = []
     for i in _chain(transcript, plan.leaf):
-        line = dict(transcript.lines[i])
+        line = dict(transcript.at(i))
         line["sessionId"] = new
         out.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
     out.append(json.dumps(_last_prompt_line(transcript, plan.leaf, new), separators=(",", ":")).encode() + b"\n")
@@ -282,7 +282,7 @@ def apply_rewind(plan: Any) -> Any:
                                                    f"{plan.session} is unchanged")
 
 
-def apply_redo(info: ConversationRecord, backup: bytes | None = None) -> Any:
+def apply_redo(info: ConversationRecord, backup: bytes | None = None) -> Applied:
     """Point the session back at the leaf it had before the rewind; what was said since stays a branch."""
     from ..conversation import Applied, Transcript, append_line
     from ..errors import RewindError

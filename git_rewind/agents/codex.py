@@ -25,6 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..conversation import Applied, Plan, Transcript
     from ..note import ConversationRecord, Note
     from ..settingsfile import Change
 
@@ -333,7 +334,7 @@ _CALLS = ("function_call", "custom_tool_call", "local_shell_call", "tool_search_
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output", "tool_search_output")
 
 
-def _locate(transcript: Any, note: Note) -> tuple[int, str, str | None]:
+def _locate(transcript: Transcript, note: Note) -> tuple[int, str, str | None]:
     """(lines to keep, where in words, the prompt to send again)."""
     from ..errors import RewindError
 
@@ -370,7 +371,7 @@ def _locate(transcript: Any, note: Note) -> tuple[int, str, str | None]:
     raise RewindError(f"#{seq} does not record where its conversation stood")
 
 
-def plan_rewind(note: Note, fork: bool) -> Any:
+def plan_rewind(note: Note, fork: bool) -> Plan:
     """Where the conversation of a checkpoint stands, checked against the rollout now."""
     from ..conversation import Plan, Transcript
     from ..errors import RewindError
@@ -422,7 +423,7 @@ def _with_id(line: dict[str, Any], old: str, new: str) -> dict[str, Any]:
     return {**line, "payload": payload}
 
 
-def write_prefix(transcript: Any, upto: int, old: str) -> tuple[str, str]:
+def write_prefix(transcript: Transcript, upto: int, old: str) -> tuple[str, str]:
     """A new rollout holding the first UPTO lines under a new session id: (id, path)."""
     import json
     import time
@@ -445,17 +446,17 @@ def write_prefix(transcript: Any, upto: int, old: str) -> tuple[str, str]:
     return new, path
 
 
-def apply_rewind(plan: Any) -> Any:
+def apply_rewind(plan: Plan) -> Applied:
     """Write the kept prefix as a new session; the original rollout is left exactly as it is."""
     from ..conversation import Applied
 
-    new, path = write_prefix(plan.transcript, plan.cut, plan.session)
+    new, path = write_prefix(plan.transcript, plan.kept_lines, plan.session)
     return Applied(new, resume_command(new), path,
                    f"new session {new} with the conversation cut {plan.where}; {plan.session} is unchanged "
                    "(a Codex rewind always writes a new session, so --fork changes nothing)")
 
 
-def apply_redo(info: ConversationRecord, backup: bytes | None = None) -> Any:
+def apply_redo(info: ConversationRecord, backup: bytes | None = None) -> Applied:
     """Nothing to put back: the rewind never changed the original session, which is resumed as it was."""
     from ..conversation import Applied
 

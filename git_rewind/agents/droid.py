@@ -18,6 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..conversation import Applied, Plan, Transcript
     from ..note import ConversationRecord, Note
 
 NAME = "droid"
@@ -109,7 +110,7 @@ def _tool_call_matches(line: dict[str, Any], tool: str | None, paths: list[str])
     return False
 
 
-def _locate(transcript: Any, note: Note) -> tuple[int, str, str | None]:
+def _locate(transcript: Transcript, note: Note) -> tuple[int, str, str | None]:
     """(lines to keep, where in words, the prompt to resend)."""
     from ..errors import RewindError
 
@@ -149,7 +150,7 @@ def _locate(transcript: Any, note: Note) -> tuple[int, str, str | None]:
     return max(1, transcript.lines_within(offset)), "where it was", None
 
 
-def plan_rewind(note: Note, fork: bool) -> Any:
+def plan_rewind(note: Note, fork: bool) -> Plan:
     """Where the conversation of a checkpoint stands, checked against the session file now."""
     from ..conversation import Plan, Transcript
     from ..errors import RewindError
@@ -176,7 +177,7 @@ def plan_rewind(note: Note, fork: bool) -> Any:
     return plan
 
 
-def _fork(transcript: Any, upto: int, old: str) -> tuple[str, str]:
+def _fork(transcript: Transcript, upto: int, old: str) -> tuple[str, str]:
     """A new session file holding the first UPTO lines under a new id; its settings copied. (id, path)"""
     import json
     import shutil
@@ -185,7 +186,7 @@ def _fork(transcript: Any, upto: int, old: str) -> tuple[str, str]:
     from ..fsutil import write_atomic
 
     new = str(uuidlib.uuid4())
-    head = dict(transcript.lines[0])
+    head = dict(transcript.at(0))
     head["id"] = new
     head["parent"] = old
     data = json.dumps(head, separators=(",", ":")).encode() + b"\n" + b"".join(transcript.raw[1:upto])
@@ -200,26 +201,26 @@ def _fork(transcript: Any, upto: int, old: str) -> tuple[str, str]:
     return new, path
 
 
-def apply_rewind(plan: Any) -> Any:
+def apply_rewind(plan: Plan) -> Applied:
     """Cut the session file at the checkpoint (or write the cut as a new session with --fork)."""
     from ..conversation import Applied
     from ..errors import RewindError
     from ..fsutil import write_atomic
 
-    transcript = plan.transcript
+    transcript, cut = plan.transcript, plan.kept_lines
     if plan.fork:
-        new, path = _fork(transcript, plan.cut, plan.session)
+        new, path = _fork(transcript, cut, plan.session)
         return Applied(new, resume_command(new), path,
                        f"new session {new} with the conversation cut {plan.where}; {plan.session} is unchanged")
     if os.path.getsize(transcript.path) != len(transcript.data):
         raise RewindError(f"{transcript.path} changed while rewinding (is droid still running?); it was not cut")
-    keep = transcript.ends[plan.cut - 1]
+    keep = transcript.ends[cut - 1]
     write_atomic(transcript.path, transcript.data[:keep], new_mode=0o600, sync=True)
     return Applied(plan.session, resume_command(plan.session), transcript.path,
-                   f"conversation cut {plan.where} ({len(transcript.raw) - plan.cut} lines; all kept in git)")
+                   f"conversation cut {plan.where} ({len(transcript.raw) - cut} lines; all kept in git)")
 
 
-def apply_redo(info: ConversationRecord, backup: bytes | None) -> Any:
+def apply_redo(info: ConversationRecord, backup: bytes | None) -> Applied:
     """Put the session file back as it was before the rewind; lines written since become a forked session."""
     from ..conversation import Applied, Transcript
     from ..errors import RewindError

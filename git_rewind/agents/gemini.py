@@ -23,6 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..conversation import Applied, Plan, Transcript
     from ..note import ConversationRecord, Note
 
 NAME = "gemini"
@@ -97,7 +98,7 @@ class _Replay:
 
     __slots__ = ("messages", "first_line", "meta")
 
-    def __init__(self, transcript: Any) -> None:
+    def __init__(self, transcript: Transcript) -> None:
         self.messages: dict[str, dict[str, Any]] = {}
         self.first_line: dict[str, int] = {}
         self.meta: dict[str, Any] = {}
@@ -168,7 +169,7 @@ def _calls(message: dict[str, Any], tool: str | None, paths: list[str]) -> bool:
     return False
 
 
-def _locate(transcript: Any, replay: _Replay, note: Note) -> tuple[str | None, str, str | None]:
+def _locate(transcript: Transcript, replay: _Replay, note: Note) -> tuple[str | None, str, str | None]:
     """(id of the first message dropped, None: nothing after the checkpoint; where in words; prompt to resend)."""
     from ..errors import RewindError
 
@@ -210,7 +211,7 @@ def _locate(transcript: Any, replay: _Replay, note: Note) -> tuple[str | None, s
     return (later[0] if later else None), "where it was", None
 
 
-def plan_rewind(note: Note, fork: bool) -> Any:
+def plan_rewind(note: Note, fork: bool) -> Plan:
     """Where the conversation of a checkpoint stands, checked against the session file now."""
     from ..conversation import Plan, Transcript
     from ..errors import RewindError
@@ -271,7 +272,7 @@ def _session_files(recorded: str | None, session: str) -> list[str | None]:
     return [recorded, *(path for _size, path in sorted(found, reverse=True))]
 
 
-def current_leaf(transcript: Any) -> str | None:
+def current_leaf(transcript: Transcript) -> str | None:
     """The last message Gemini would resume with now."""
     ids = list(_Replay(transcript).messages)
     return ids[-1] if ids else None
@@ -300,7 +301,7 @@ def _write_session(like: str, replay: _Replay, keep: list[str]) -> tuple[str, st
     return new, path
 
 
-def apply_rewind(plan: Any) -> Any:
+def apply_rewind(plan: Plan) -> Applied:
     """Append `{"$rewindTo": id}` (or write the kept messages as a new session with --fork)."""
     from ..conversation import Applied, append_line
 
@@ -327,7 +328,7 @@ def apply_rewind(plan: Any) -> Any:
                    f"conversation cut {plan.where} (later messages kept in the file and in git)")
 
 
-def apply_redo(info: ConversationRecord, backup: bytes | None) -> Any:
+def apply_redo(info: ConversationRecord, backup: bytes | None) -> Applied:
     """Put the session file back as it was before the rewind; messages written since become a new session."""
     from ..conversation import Applied, Transcript
     from ..errors import RewindError

@@ -26,8 +26,10 @@ from .base import Agent, Rewinder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import subprocess
     from typing import Any
 
+    from ..conversation import Applied, Plan
     from ..note import ConversationRecord, Note
     from ..settingsfile import Change
 
@@ -221,7 +223,7 @@ def hooks_installed(path: str) -> bool:
 class Server:
     """OpenCode's HTTP API for one project: the recorded server, or one we started (stopped by close)."""
 
-    def __init__(self, url: str, directory: str | None, process: Any = None) -> None:
+    def __init__(self, url: str, directory: str | None, process: subprocess.Popen[bytes] | None = None) -> None:
         self.url = url.rstrip("/")
         self.directory = directory
         self.process = process
@@ -326,25 +328,6 @@ def connect(conv: Position, session: str) -> Server:
     return _start_server(directory)
 
 
-_PLAN_CLASS: Any = None
-
-
-def _make_plan(session: str, transcript: Any, server: Server, fork_at: str | None) -> Any:
-    """A conversation.Plan that also holds the server and the message the fork stops before."""
-    global _PLAN_CLASS
-    if _PLAN_CLASS is None:
-        from ..conversation import Plan as Base
-
-        class OpenCodePlan(Base):
-            __slots__ = ("server", "fork_at")
-
-        _PLAN_CLASS = OpenCodePlan
-    plan = _PLAN_CLASS(NAME, session, transcript)
-    plan.server = server
-    plan.fork_at = fork_at
-    return plan
-
-
 def _text_of(message: dict[str, Any]) -> str:
     return "\n".join(str(p.get("text") or "") for p in message.get("parts") or []
                      if isinstance(p, dict) and p.get("type") == "text" and not p.get("synthetic"))
@@ -386,14 +369,14 @@ def _locate(messages: list[dict[str, Any]], note: Note) -> tuple[int, str, str |
     return (later[0] if later else len(messages)), "where it was", None
 
 
-def plan_rewind(note: Note, fork: bool) -> Any:
+def plan_rewind(note: Note, fork: bool) -> Plan:
     """Where the conversation of a checkpoint stands, checked against OpenCode's server now.
 
     OpenCode's own data is never changed: every conversation rewind is a fork (FORK is implied).
     """
     import json
 
-    from ..conversation import Transcript
+    from ..conversation import Plan, Transcript
     from ..errors import RewindError
 
     conv = note.conversation or Position()
@@ -415,7 +398,8 @@ def plan_rewind(note: Note, fork: bool) -> Any:
     data = json.dumps({"info": info, "messages": messages}, ensure_ascii=False).encode() + b"\n"
     transcript = Transcript(f"opencode-{session}.json", data)
     fork_at = str((messages[keep].get("info") or {}).get("id")) if keep < len(messages) else None
-    plan = _make_plan(session, transcript, server, fork_at)
+    plan = Plan(NAME, session, transcript)
+    plan.resource = server  # the fork goes through it
     plan.cut = keep
     plan.target_uuid = fork_at
     plan.leaf = str((messages[keep - 1].get("info") or {}).get("id")) if keep > 0 else None
@@ -426,16 +410,18 @@ def plan_rewind(note: Note, fork: bool) -> Any:
     return plan
 
 
-def apply_rewind(plan: Any) -> Any:
+def apply_rewind(plan: Plan) -> Applied:
     """Fork the session before the checkpoint's message; the original session stays as it is."""
     from ..conversation import Applied
     from ..errors import RewindError
 
+    server = plan.resource
+    assert isinstance(server, Server), "plan_rewind connects to the server"
     try:
-        body = {"messageID": plan.fork_at} if plan.fork_at else {}
-        made = plan.server.request("POST", f"/session/{plan.session}/fork", body)
+        body = {"messageID": plan.target_uuid} if plan.target_uuid else {}
+        made = server.request("POST", f"/session/{plan.session}/fork", body)
     finally:
-        plan.server.close()
+        server.close()
     new = made.get("id") if isinstance(made, dict) else None
     if not isinstance(new, str) or not new:
         raise RewindError(f"OpenCode did not fork session {plan.session}")
@@ -444,7 +430,7 @@ def apply_rewind(plan: Any) -> Any:
                    f"({plan.cut} messages kept); {plan.session} is unchanged")
 
 
-def apply_redo(info: ConversationRecord, backup: bytes | None) -> Any:
+def apply_redo(info: ConversationRecord, backup: bytes | None) -> Applied:
     """Nothing to put back: the rewind forked a new session and the original was never changed."""
     from ..conversation import Applied
 
