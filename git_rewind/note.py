@@ -234,6 +234,11 @@ class Note:
             extra=_rest(data, cls.KEYS + cls.OPTIONAL),
         )
 
+    @property
+    def position(self) -> Position:
+        """Where the conversation stood; an empty Position when the note records none."""
+        return self.conversation if self.conversation is not None else Position()
+
     @classmethod
     def from_bytes(cls, raw: bytes) -> Note | None:
         """Parse a note blob; None for anything that is not a JSON object with a `seq`."""

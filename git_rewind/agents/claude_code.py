@@ -11,7 +11,6 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
-from ..note import Position
 from .base import Agent, Rewinder
 
 TYPE_CHECKING = False
@@ -135,7 +134,7 @@ def _locate(transcript: Transcript, note: Note) -> tuple[int, str | None, str, s
     """(index of the checkpoint's message, uuid of the last message kept, where in words, prompt to resend)."""
     from ..errors import RewindError
 
-    conv = note.conversation or Position()
+    conv = note.position
     trigger = note.trigger
     resolved = conv.message_uuid
 
@@ -178,7 +177,7 @@ def _locate_end_of(transcript: Transcript, note: Note, resolved: str | None) -> 
     """A checkpoint between turns (session start, turn end, /clear): keep what had been said by then."""
     from ..errors import RewindError
 
-    conv = note.conversation or Position()
+    conv = note.position
     lines = transcript.lines
     stop: int | None = None
     if resolved:
@@ -209,7 +208,7 @@ def plan_rewind(note: Note, fork: bool) -> Plan:
     from ..conversation import Plan, Transcript
     from ..errors import RewindError
 
-    conv = note.conversation or Position()
+    conv = note.position
     transcript = Transcript.load(conv.transcript)
     index, leaf, where, prompt = _locate(transcript, note)
     lines = transcript.lines

@@ -18,7 +18,6 @@ import os
 
 from .. import event as ev
 from ..event import Event
-from ..note import Position
 from .base import Agent, Rewinder
 
 TYPE_CHECKING = False
@@ -338,7 +337,7 @@ def _locate(transcript: Transcript, note: Note) -> tuple[int, str, str | None]:
     """(lines to keep, where in words, the prompt to send again)."""
     from ..errors import RewindError
 
-    conv = note.conversation or Position()
+    conv = note.position
     trigger = note.trigger
     turn_id = conv.prompt_id
     call_id = conv.tool_use_id
@@ -376,7 +375,7 @@ def plan_rewind(note: Note, fork: bool) -> Plan:
     from ..conversation import Plan, Transcript
     from ..errors import RewindError
 
-    conv = note.conversation or Position()
+    conv = note.position
     transcript = Transcript.load(conv.transcript, "Codex rollout")
     first = transcript.lines[0] if transcript.lines else None
     if not first or first.get("type") != "session_meta" or not _payload(first).get("id"):

@@ -11,7 +11,6 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
-from ..note import Position
 from .base import Agent, Rewinder
 
 TYPE_CHECKING = False
@@ -114,7 +113,7 @@ def _locate(transcript: Transcript, note: Note) -> tuple[int, str, str | None]:
     """(lines to keep, where in words, the prompt to resend)."""
     from ..errors import RewindError
 
-    conv = note.conversation or Position()
+    conv = note.position
     lines = transcript.lines
     trigger = note.trigger
     message_id = conv.message_uuid or conv.prompt_id
@@ -155,7 +154,7 @@ def plan_rewind(note: Note, fork: bool) -> Plan:
     from ..conversation import Plan, Transcript
     from ..errors import RewindError
 
-    conv = note.conversation or Position()
+    conv = note.position
     transcript = Transcript.load(conv.transcript, "Droid session file")
     first = transcript.lines[0] if transcript.lines else None
     if not first or first.get("type") != "session_start":

@@ -16,7 +16,6 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
-from ..note import Position
 from .base import Agent, Rewinder
 
 TYPE_CHECKING = False
@@ -173,7 +172,7 @@ def _locate(transcript: Transcript, replay: _Replay, note: Note) -> tuple[str | 
     """(id of the first message dropped, None: nothing after the checkpoint; where in words; prompt to resend)."""
     from ..errors import RewindError
 
-    conv = note.conversation or Position()
+    conv = note.position
     offset = conv.offset
     at = transcript.lines_within(offset) if isinstance(offset, int) else len(transcript.lines)
     alive = list(replay.messages)
@@ -216,7 +215,7 @@ def plan_rewind(note: Note, fork: bool) -> Plan:
     from ..conversation import Plan, Transcript
     from ..errors import RewindError
 
-    conv = note.conversation or Position()
+    conv = note.position
     transcript = replay = located = None
     failure: RewindError | None = None
     for path in _session_files(conv.transcript, str(note.session or "")):

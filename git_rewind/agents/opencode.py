@@ -21,7 +21,6 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
-from ..note import Position
 from .base import Agent, Rewinder
 
 TYPE_CHECKING = False
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..conversation import Applied, Plan
-    from ..note import ConversationRecord, Note
+    from ..note import ConversationRecord, Note, Position
     from ..settingsfile import Change
 
 NAME = "opencode"
@@ -337,7 +336,7 @@ def _locate(messages: list[dict[str, Any]], note: Note) -> tuple[int, str, str |
     """(messages kept, where in words, the prompt to resend)."""
     from ..errors import RewindError
 
-    conv = note.conversation or Position()
+    conv = note.position
     ids = [str((m.get("info") or {}).get("id") or "") for m in messages]
     known = conv.message_uuid
     trigger = note.trigger
@@ -379,7 +378,7 @@ def plan_rewind(note: Note, fork: bool) -> Plan:
     from ..conversation import Plan, Transcript
     from ..errors import RewindError
 
-    conv = note.conversation or Position()
+    conv = note.position
     session = str(note.session or "")
     server = connect(conv, session)
     try:
