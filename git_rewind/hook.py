@@ -137,6 +137,7 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
     # One session's hooks run in parallel (parallel tool calls): decide and take under its lock.
     with Lock(state_file + ".lock", repo.lock_timeout):
         data: dict[str, Any] = minijson.load_file(state_file)
+        before = minijson.dumps(data)
         if on_prompt and event.kind == "prompt":
             pending = data.pop("pending_context", None)
         state = policy.SessionState(data.get("policy"))
@@ -156,7 +157,8 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
             if decision.verify and result.created:
                 entry["changes"] = result.note.changes if result.note is not None else None
         data["policy"] = state.to_dict()
-        minijson.dump_file(state_file, data)
+        if minijson.dumps(data) != before:  # most skips change nothing: no file to write
+            minijson.dump_file(state_file, data)
     context = None
     if event.kind == "session_start":
         context = _session_context(repo, settings, result, entry)
