@@ -101,7 +101,7 @@ def _read(repo: Repo, listing: bytes) -> list[Checkpoint]:
     if not pairs:
         return []
     out = repo.git(["cat-file", "--batch"], input="".join(f"{blob}\n" for blob, _ in pairs).encode())
-    result = []
+    found: list[tuple[str, str, bytes]] = []
     pos = 0
     for blob, commit in pairs:
         end = out.index(b"\n", pos)
@@ -110,12 +110,27 @@ def _read(repo: Repo, listing: bytes) -> list[Checkpoint]:
         if len(header) != 3:  # "<oid> missing"
             continue
         size = int(header[2])
-        note = Note.from_bytes(out[pos:pos + size])
+        found.append((blob, commit, out[pos:pos + size]))
         pos += size + 1
+    result = []
+    for (blob, commit, _raw), note in zip(found, _parse_all([raw for _, _, raw in found]), strict=True):
         if note is not None:
             result.append(Checkpoint(Oid(commit), note, Oid(blob)))
     result.sort(key=lambda c: c.seq)
     return result
+
+
+def _parse_all(bodies: list[bytes]) -> list[Note | None]:
+    """Each body as a Note (None: not one of ours); one JSON parse for all when every body is JSON."""
+    import json
+
+    try:
+        values = json.loads(b"[" + b",".join(bodies) + b"]")
+    except ValueError:  # a note that is not JSON (or two that merge into one): one by one
+        return [Note.from_bytes(body) for body in bodies]
+    if len(values) != len(bodies):
+        return [Note.from_bytes(body) for body in bodies]
+    return [Note.from_json(value) for value in values]
 
 
 def lookup(repo: Repo, ident: str, checkpoints: list[Checkpoint] | None = None) -> Checkpoint:
