@@ -135,14 +135,12 @@ def _seed_private_index(repo: Repo) -> bool:
             data = src.read()
     except FileNotFoundError:
         return True
-    tmp = target + ".seed"
-    with open(tmp, "wb") as dst:
-        dst.write(data)
+    write_atomic(target, data)
     # Keep the source's mtime: git re-checks entries as new as the index file ("racily clean");
-    # a fresh mtime would make it trust stat data it must not.
+    # a fresh mtime would make it trust stat data it must not. (Under the work-tree lock: nobody
+    # reads the private index between the rename and this.)
     st = os.stat(source)
-    os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
-    os.replace(tmp, target)
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
     return True
 
 

@@ -1,0 +1,47 @@
+"""status.collect: what `git rewind status` shows, gathered from a real repository and settings files."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from git_rewind import status
+
+
+@pytest.fixture
+def isolated(project: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The test process sees the project's HOME and no GIT_REWIND_* settings (status runs in-process)."""
+    for key, value in project.env.items():
+        monkeypatch.setenv(key, value)
+    for key in [k for k in project.env if k.startswith("GIT_REWIND_")]:
+        monkeypatch.delenv(key)
+    return project
+
+
+def test_settings_installs_and_decisions(isolated: Any) -> None:
+    project = isolated
+    project.write(".git-rewind.toml", 'tier = "aggressive"\n')
+    project.ok("install", "--agent", "claude-code", "--scope", "project")
+    payload = json.dumps({"session_id": "s", "cwd": str(project.path), "hook_event_name": "PreToolUse",
+                          "tool_name": "Read", "tool_input": {"file_path": "README.md"}})
+    project.ok("hook", "--agent", "claude-code", input=payload)
+    info = status.collect(10, str(project.path))
+    assert info.repository == str(project.path) and info.config_error is None
+    assert list(info.settings) == list(status.POLICY_KEYS)
+    assert (info.settings["tier"].value, info.settings["tier"].source) == ("aggressive",
+                                                                         str(project.path / ".git-rewind.toml"))
+    assert info.settings["anti_spam_seconds"].source == "tier aggressive"
+    assert ("claude-code", "project", str(project.path / ".claude" / "settings.json")) in info.installed
+    assert [d["reason"] for d in info.decisions] == ["Read does not edit files"]
+    assert info.as_json()["installed"][0]["agent"] == "claude-code"
+
+
+def test_an_invalid_config_shows_the_defaults_hooks_run_on_and_why(isolated: Any, tmp_path: Any) -> None:
+    isolated.write(".git-rewind.toml", "tier = [\n")
+    info = status.collect(0, str(isolated.path))
+    assert info.config_error is not None and "invalid TOML" in info.config_error
+    assert (info.settings["tier"].value, info.settings["tier"].source) == ("balanced", "default")
+    outside = status.collect(5, str(tmp_path))
+    assert outside.repository is None and outside.decisions == []
