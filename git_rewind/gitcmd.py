@@ -95,6 +95,7 @@ class FastImport:
         self._in: IO[bytes] = self._proc.stdin
         self._out: IO[bytes] = self._proc.stdout
         self._ended = False
+        self._sent = False  # anything that makes objects or moves refs (not just `ls` questions)
 
     def __enter__(self) -> FastImport:
         return self
@@ -109,10 +110,12 @@ class FastImport:
 
     def write(self, data: bytes) -> None:
         """Send raw stream text."""
+        self._sent = True
         self._in.write(data)
 
     def data(self, payload: bytes) -> None:
         """Send a `data` block."""
+        self._sent = True
         self._in.write(b"data %d\n" % len(payload))
         self._in.write(payload)
         self._in.write(b"\n")
@@ -150,7 +153,18 @@ class FastImport:
             raise GitError(["fast-import"], self._proc.returncode, err.decode("utf-8", "replace"))
 
     def abort(self) -> None:
-        """Stop without touching any ref."""
+        """Stop without touching any ref.
+
+        A stream that only asked questions ends cleanly (a killed fast-import leaves its empty
+        `tmp_pack_*` behind: garbage after every unchanged `--path` checkpoint); one that sent
+        commands is killed, so that none of them takes effect.
+        """
+        if not self._sent and self._proc.poll() is None:
+            try:
+                self.finish()
+                return
+            except (GitError, OSError):
+                pass  # it is ending anyway; kill below makes sure
         self._ended = True
         self._proc.kill()  # before closing stdin: an early EOF would make it dump a crash report
         self._proc.wait()
