@@ -165,6 +165,19 @@ def lookup(repo: Repo, ident: str, checkpoints: list[Checkpoint] | None = None) 
     raise RewindError(f"unknown checkpoint: {ident}")
 
 
+def latest_work(repo: Repo) -> Checkpoint:
+    """What a plain `undo` goes back to: the newest checkpoint that is not a safety checkpoint
+    (`pre-rewind`, `pre-redo`), so that undoing twice does not undo the first undo."""
+    items = load_all(repo)
+    for item in reversed(items):
+        if item.note.rewind is None:
+            return item
+    if not items:
+        raise RewindError("no checkpoints yet in this repository")
+    raise RewindError("only safety checkpoints of earlier undos here: name one (git rewind list), "
+                      "or git rewind redo to reverse the last undo")
+
+
 def newest_first(items: list[Checkpoint], session: str | None = None, tags: list[str] | None = None,
                  limit: int = 0) -> tuple[list[Checkpoint], int]:
     """ITEMS of SESSION carrying every one of TAGS, newest first, at most LIMIT (0: all); and how many more."""

@@ -196,7 +196,7 @@ def _print_result(result: undo.Result, target_seq: int, verb: str) -> None:
 
 
 @cli.command("undo", context_settings=CONTEXT)
-@click.argument("ident", metavar="[ID]", required=False, default="@")
+@click.argument("ident", metavar="[ID]", required=False)
 @click.option("--code", "mode", flag_value="code", default=True, help="Rewind the working tree only (the default).")
 @click.option("--conversation", "mode", flag_value="conversation",
               help="Rewind the agent's conversation only (its transcript; the files stay).")
@@ -206,15 +206,19 @@ def _print_result(result: undo.Result, target_seq: int, verb: str) -> None:
 @click.option("--dry-run", is_flag=True, help="List what would be written and removed; change nothing.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--only", "only", multiple=True, metavar="PATH", help="Restore only these paths.")
-def undo_command(ident: str, mode: str, fork: bool, dry_run: bool, yes: bool, only: tuple[str, ...]) -> None:
-    """Rewind the code, the conversation or both to a checkpoint (default: the newest), after a safety checkpoint."""
+def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: bool, only: tuple[str, ...]) -> None:
+    """Rewind the code, the conversation or both to a checkpoint, after a safety checkpoint.
+
+    Without ID: the newest checkpoint that is not a safety checkpoint (a second plain undo does not
+    flip back; redo does that). @ is the newest checkpoint of all.
+    """
     from . import undo
 
     if fork and mode == "code":
         raise click.UsageError("--fork rewinds a conversation: use it with --conversation or --full")
     repo = Repo.discover()
     settings = config.for_repo(repo)
-    target = checkpoints.lookup(repo, ident)
+    target = checkpoints.lookup(repo, ident) if ident is not None else checkpoints.latest_work(repo)
     paths = [repo.relpath(p) for p in only]
     conversation = undo.plan_conversation(target, fork) if mode != "code" else None
     described = undo.describe(conversation) if conversation is not None else None

@@ -63,6 +63,20 @@ def test_undo_defaults_to_newest_and_accepts_every_id_form(project: Workdir) -> 
     assert (project.path / "notes.txt").read_text() == "two\n"
 
 
+def test_a_plain_undo_after_an_undo_does_not_flip_back(project: Workdir) -> None:
+    """Without an id, undo goes to the newest checkpoint that is not a safety checkpoint: a second
+    plain undo must not restore what the first one replaced (issue 12, item 5); `@` still can."""
+    project.ok("snap")  # 1: "untracked work"
+    project.write("notes.txt", "agent's mess\n")
+    assert "restored #1" in project.ok("undo", "--yes")  # safety checkpoint #2 holds the mess
+    project.write("notes.txt", "more mess\n")
+    assert "restored #1" in project.ok("undo", "--yes")  # not #2: that would bring the mess back
+    assert (project.path / "notes.txt").read_text() == "untracked work\n"
+    assert "restored #3" in project.ok("undo", "@", "--yes")  # @: the newest of all, the safety checkpoint
+    assert (project.path / "notes.txt").read_text() == "more mess\n"
+    assert "not a safety checkpoint" in " ".join(project.ok("undo", "-h").split())
+
+
 def test_dry_run_changes_nothing(project: Workdir) -> None:
     project.ok("snap")
     project.write("src/app.py", "changed\n")
