@@ -165,6 +165,11 @@ def lookup(repo: Repo, ident: str, checkpoints: list[Checkpoint] | None = None) 
     raise RewindError(f"unknown checkpoint: {ident}")
 
 
+def redo_target(items: list[Checkpoint]) -> Checkpoint | None:
+    """The checkpoint `redo` restores: the safety checkpoint the newest undo took (None: no undo yet)."""
+    return next((c for c in reversed(items) if c.note.trigger == "pre-rewind"), None)
+
+
 def latest_work(repo: Repo) -> Checkpoint:
     """What a plain `undo` goes back to: the newest checkpoint that is not a safety checkpoint
     (`pre-rewind`, `pre-redo`), so that undoing twice does not undo the first undo."""

@@ -30,12 +30,14 @@ class Collection:
 
 
 def select(items: list[Checkpoint], keep: int, older_than_days: int, now: float | None = None) -> Collection:
-    """Keep the newest KEEP checkpoints that are also younger than OLDER_THAN_DAYS."""
+    """Keep the newest KEEP checkpoints that are also younger than OLDER_THAN_DAYS, and always the one
+    `redo` would restore (the newest safety checkpoint of an undo), whatever its age."""
     cutoff = (time.time() if now is None else now) - older_than_days * 86400
     result = Collection()
     newest_first = sorted(items, key=lambda c: c.seq, reverse=True)
+    redo_target = checkpoints.redo_target(items)
     for rank, item in enumerate(newest_first):
-        if rank >= keep or item.time < cutoff:
+        if item is not redo_target and (rank >= keep or item.time < cutoff):
             result.dropped.append(item)
         else:
             result.kept.append(item)

@@ -160,10 +160,10 @@ class RedoPlan:
 
 def plan_redo(repo: Repo) -> RedoPlan:
     """The newest safety checkpoint an undo left, and its record (an old note without one: a code undo)."""
-    for item in reversed(checkpoints.load_all(repo)):
-        if item.note.trigger == "pre-rewind":
-            return RedoPlan(item, item.note.rewind or RewindRecord(None, None, [], "code"))
-    raise RewindError("nothing to redo: no rewind has been made in this repository")
+    target = checkpoints.redo_target(checkpoints.load_all(repo))
+    if target is None:
+        raise RewindError("nothing to redo: no rewind has been made in this repository")
+    return RedoPlan(target, target.note.rewind or RewindRecord(None, None, [], "code"))
 
 
 def redo(repo: Repo, max_size: int, auto_pack: int, plan: RedoPlan | None = None) -> Result:

@@ -76,3 +76,18 @@ def test_dropping_everything_removes_the_notes_ref(project: Workdir) -> None:
     assert project.ok("list").strip() == "no checkpoints"
     project.write("notes.txt", "fresh\n")
     assert project.ok("snap").startswith("#3 ")  # sequence ids are never reused
+
+
+def test_gc_keeps_what_redo_needs(project: Workdir) -> None:
+    """`gc --older-than 0` (or --keep 0) must not drop the safety checkpoint of the newest undo: redo
+    restores it (issue 12, item 13)."""
+    _snaps(project, 3)
+    project.write("notes.txt", "work the undo replaces\n")
+    project.ok("undo", "1", "--yes")  # safety checkpoint #4 holds that work
+    out = project.ok("gc", "--older-than", "0")
+    assert "dropped 3 checkpoints (#1..#3), kept 1" in out
+    assert [(d["seq"], d["trigger"]) for d in _listing(project)] == [(4, "pre-rewind")]
+    assert "nothing to drop (1 checkpoints kept)" in project.ok("gc", "--keep", "0")
+    project.ok("redo", "--yes")
+    assert (project.path / "notes.txt").read_text() == "work the undo replaces\n"
+    project.fsck()
