@@ -45,9 +45,12 @@ class Transcript:
         """Read PATH; a clear error when it is gone (moved, deleted) or unreadable."""
         if not path:
             raise RewindError(f"the checkpoint records no {what} path")
+        from .fsutil import NotRegular, read_regular
+
         try:
-            with open(path, "rb") as fh:
-                return cls(path, fh.read())
+            return cls(path, read_regular(path))
+        except NotRegular:
+            raise RewindError(f"{what} is not a regular file: {path}") from None
         except FileNotFoundError:
             raise RewindError(f"{what} not found: {path} (moved or deleted?)") from None
         except OSError as exc:
@@ -124,23 +127,22 @@ def append_line(path: str, obj: dict[str, Any], expected_size: int) -> None:
     Lines the agent added since EXPECTED_SIZE are kept (they are after the cut point, so they
     only extend the dead branch); a file that shrank was rewritten meanwhile: refuse.
     """
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    import stat
+
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NONBLOCK | os.O_CLOEXEC)  # never blocks on a FIFO
     try:
-        size = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise RewindError(f"{path} is not a regular file; nothing was appended")
+        size = st.st_size
         if size < expected_size:
             raise RewindError(f"{path} was rewritten while rewinding (is the agent still running?); "
                               "nothing was appended")
-        prefix = b"" if size == 0 or _ends_with_newline(path, size) else b"\n"
+        prefix = b"" if size == 0 or os.pread(fd, 1, size - 1) == b"\n" else b"\n"
         os.write(fd, prefix + json.dumps(obj, separators=(",", ":")).encode() + b"\n")
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def _ends_with_newline(path: str, size: int) -> bool:
-    with open(path, "rb") as fh:
-        fh.seek(size - 1)
-        return fh.read(1) == b"\n"
 
 
 def backup_name(path: str) -> str:

@@ -123,12 +123,15 @@ def text(value: Any) -> str | None:
 
 
 def existing_text(path: str, cwd: str = "", limit: int = 1 << 20) -> str:
-    """The current content of PATH (relative to CWD) as text ('' when missing or unreadable), to size a Write."""
+    """The current content of PATH (relative to CWD) as text, to size a Write: '' when missing, unreadable
+    or not a regular file (a FIFO the payload names must never block the hook)."""
     import os
 
+    from .fsutil import read_regular
+
     try:
-        with open(path if os.path.isabs(path) else os.path.join(cwd or os.getcwd(), path), "rb") as fh:
-            return fh.read(limit).decode("utf-8", "replace")
+        return read_regular(path if os.path.isabs(path) else os.path.join(cwd or os.getcwd(), path),
+                            limit).decode("utf-8", "replace")
     except OSError:
         return ""
 

@@ -1,9 +1,11 @@
-"""Writing a file so that a reader sees the old bytes or the new ones, never half of them.
+"""Files read and written safely: a writer's readers see the old bytes or the new ones, never half;
+a reader never blocks on a FIFO or a device a path names.
 
 Every file git-rewind replaces (its own state, agents' settings and transcripts, config files)
 goes through `write_atomic`: a temporary file beside the target, then a rename. A restore of
 the user's working tree has its own writer (restore.py), because its temporary names are
-journalled for crash recovery.
+journalled for crash recovery. Every file a hook payload, a note or a checkpoint names is read
+through `read_regular`.
 """
 
 from __future__ import annotations
@@ -59,3 +61,33 @@ def write_atomic(path: str, data: bytes | str, *, like: str | None = None, new_m
             pass
         raise
     return target
+
+
+class NotRegular(OSError):
+    """The path names something other than a regular file (a FIFO, a socket, a device, a directory)."""
+
+
+def read_regular(path: str, limit: int = -1) -> bytes:
+    """PATH's bytes (at most LIMIT; -1: all) if it is a regular file, without ever blocking.
+
+    The file is opened non-blocking and checked with fstat on the opened descriptor, so a FIFO
+    (which would block an ordinary open until a writer comes) or a path swapped for one after a
+    stat is refused with NotRegular; OSError as usual for a missing or unreadable file.
+    """
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegular(f"not a regular file: {path}")
+        chunks = []
+        left = limit
+        while left != 0:
+            chunk = os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left = left - len(chunk) if left > 0 else left
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

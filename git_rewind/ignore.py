@@ -12,7 +12,7 @@ import os
 
 from . import gitcmd
 from .config import xdg_config_home
-from .fsutil import write_atomic
+from .fsutil import read_regular, write_atomic
 from .repo import Repo
 from .snapshot import blob_oid
 
@@ -85,9 +85,8 @@ def target_excludes(repo: Repo, tree: str, path: str) -> str | None:
     differs = False
     for name, oid in files:
         try:
-            with open(os.path.join(repo.root, name), "rb") as fh:
-                if blob_oid(fh.read()) != oid:
-                    differs = True
+            if blob_oid(read_regular(os.path.join(repo.root, name))) != oid:
+                differs = True
         except OSError:
             differs = True
     if not differs:

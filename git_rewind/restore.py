@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from . import ignore, journal, snapshot, store
 from .checkpoints import Checkpoint
 from .errors import RewindError
+from .fsutil import read_regular
 from .note import RewindRecord
 from .repo import Repo
 
@@ -198,8 +199,7 @@ def _same_content_new_mode(root: str, change: Change) -> bool:
     if change.old_mode == snapshot.MODE_LINK:
         return False
     try:
-        with open(os.path.join(root, change.path), "rb") as fh:
-            return snapshot.blob_oid(fh.read()) == change.oid
+        return snapshot.blob_oid(read_regular(os.path.join(root, change.path))) == change.oid
     except OSError:
         return False
 

@@ -17,7 +17,7 @@ import time
 
 from . import gitcmd, journal
 from .config import xdg_config_home
-from .fsutil import write_atomic
+from .fsutil import NotRegular, read_regular, write_atomic
 from .repo import Repo
 
 TYPE_CHECKING = False
@@ -394,9 +394,13 @@ def read_paths(repo: Repo, paths: list[str], limit: int) -> list[PathState]:
                 state.skipped = {"path": rel, "reason": "larger than max_file_size", "size": st.st_size}
                 states.append(state)
                 continue
+            try:
+                content = read_regular(full)  # not a FIFO swapped in since the lstat
+            except (FileNotFoundError, NotRegular):
+                states.append(state)
+                continue
             state.mode = MODE_EXEC if st.st_mode & 0o100 else MODE_FILE
-            with open(full, "rb") as fh:
-                state.content = fh.read()
+            state.content = content
         else:
             states.append(state)
             continue

@@ -46,3 +46,12 @@ def test_a_transcript_write_keeps_the_mode_of_the_file_it_replaces(tmp_path: Pat
     write_atomic(str(path), b"new\n", new_mode=0o600, sync=True)  # as the agent modules write transcripts
     assert path.read_bytes() == b"new\n" and (path.stat().st_mode & 0o777) == 0o600
     assert [p.name for p in tmp_path.iterdir()] == ["t.jsonl"]  # no temporary file left
+
+
+def test_a_transcript_that_is_a_fifo_is_one_error_and_never_blocks(tmp_path: Path) -> None:
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(RewindError, match="not a regular file"):
+        conversation.Transcript.load(str(fifo))
+    with pytest.raises(RewindError, match="not a regular file; nothing was appended"):
+        conversation.append_line(str(fifo), {"type": "last-prompt"}, 0)

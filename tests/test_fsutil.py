@@ -57,3 +57,20 @@ def test_makedirs_and_a_failed_write_leaves_nothing(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         write_atomic(str(target), "x")
     assert target.is_dir() and sorted(os.listdir(tmp_path)) == ["a", "dir"]
+
+
+def test_read_regular_reads_files_and_refuses_fifos_without_blocking(tmp_path: Path) -> None:
+    from git_rewind.fsutil import NotRegular, read_regular
+
+    path = tmp_path / "f"
+    path.write_bytes(b"0123456789" * 300_000)
+    assert read_regular(str(path)) == path.read_bytes()
+    assert read_regular(str(path), 15) == b"012345678901234"
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(NotRegular):
+        read_regular(str(fifo))  # no writer: an ordinary open would wait forever
+    with pytest.raises(NotRegular):
+        read_regular(str(tmp_path))
+    with pytest.raises(FileNotFoundError):
+        read_regular(str(tmp_path / "missing"))

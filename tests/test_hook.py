@@ -10,6 +10,9 @@ in .git/rewind/hook.log, and that the user's index, HEAD and branches never move
 from __future__ import annotations
 
 import json
+import os
+import stat
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -17,7 +20,7 @@ from typing import Any
 import pytest
 from helpers.samples import CLAUDE_SAMPLES, claude_sample
 from helpers.session import BIG, MAIN, PROMPT_ID, Agent, assert_context_or_silence, chain, decisions, protected, show
-from helpers.workdir import Run, Workdir
+from helpers.workdir import REWIND, Run, Workdir
 
 # A recorded session ------------------------------------------------------------------------------
 
@@ -529,3 +532,30 @@ def test_status_shows_the_tier_its_source_and_the_last_decisions(agent_project: 
 def test_hook_help_is_the_commands_help(agent_project: Workdir) -> None:
     out = agent_project.ok("hook", "--help")
     assert "stdin" in out and "--agent" in out
+
+
+def test_a_fifo_named_by_a_payload_never_blocks_the_hook(agent_project: Workdir, tmp_path: Path) -> None:
+    """A Write or Edit naming a FIFO, in the work tree or outside it: the hook answers at once, opens
+    nothing but regular files and captures no FIFO (issue 12, item 8). A hang fails on the timeout."""
+    w = agent_project
+    inside = w.path / "pipe"
+    outside = tmp_path / "outside-pipe"
+    os.mkfifo(inside)
+    os.mkfifo(outside)
+    agent = Agent(w, env={"GIT_REWIND_ANTI_SPAM_SECONDS": "0", "GIT_REWIND_MIN_CHANGE_CHARS": "0"})
+    agent.prompt("go")
+    before = len(decisions(w))
+    for path in (inside, outside):
+        for tool, tool_input in (("Write", {"file_path": str(path), "content": "x" * 80}),
+                                 ("Edit", {"file_path": str(path), "old_string": "a", "new_string": "b" * 80})):
+            payload = json.dumps(agent.payload("PreToolUse", tool_name=tool, tool_input=tool_input,
+                                               tool_use_id=f"toolu_fifo_{tool}"))
+            run = subprocess.run([*REWIND, "hook"], input=payload, text=True, capture_output=True, cwd=w.path,
+                                 env={**w.env, **agent.env}, timeout=30)
+            assert (run.returncode, run.stderr) == (0, ""), run.stderr
+    assert stat.S_ISFIFO(os.lstat(inside).st_mode) and stat.S_ISFIFO(os.lstat(outside).st_mode)
+    files = w.git("ls-tree", "-r", "--name-only", "refs/rewind/sess-1").split()
+    assert "pipe" not in files and "src/app.py" in files
+    logged = decisions(w)[before:]
+    assert len(logged) == 4 and all(d["action"] != "error" for d in logged), logged
+    assert [d["paths"] for d in logged] == [["pipe"], ["pipe"], [], []]  # outside the work tree: not followed
