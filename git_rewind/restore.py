@@ -23,6 +23,8 @@ from .repo import Repo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import IO
+
     from .note import ConversationRecord, Mode
 
 
@@ -177,7 +179,7 @@ def _apply(repo: Repo, plan: Plan, outcome: Outcome) -> None:
         contents = [c for c in plan.writes if c.mode != snapshot.MODE_LINK and c.path not in mode_only]
         umask = os.umask(0)
         os.umask(umask)
-        with _BlobReader(repo, contents) as blobs:
+        with _BlobReader(repo, contents, repo.tree_of(plan.target.commit)) as blobs:
             for change in plan.writes:
                 if change.path in mode_only:
                     os.chmod(os.path.join(root, change.path), _file_mode(change.mode, umask))
@@ -262,33 +264,60 @@ def _file_mode(mode: int | None, umask: int) -> int:
 
 
 class _BlobReader:
-    """File contents for a restore, in order, from one `git cat-file --batch` fed by a thread.
+    """File contents for a restore, in order, exactly as `git checkout` of the target would write them.
 
-    Requests are written ahead while responses are read, so 1,000 files cost no 1,000 round
-    trips. Content is smudged like a checkout when the repository has attributes; link
-    targets are always raw, from a second process started only when a link is restored.
+    Usually from one `git cat-file --batch` fed by a thread (requests are written ahead while
+    responses are read, so 1,000 files cost no 1,000 round trips): stored bytes are the bytes on
+    disk. When git may convert content (snapshot.converts: eol attributes, clean/smudge filters,
+    working-tree-encoding, core.autocrlf), git itself writes them: `checkout-index --prefix` from
+    an index of the target tree into a staging directory under .git/rewind/, with the user's
+    settings and the target's attributes, and each file is read from there. Link targets are
+    always raw, from a second process started only when a link is restored.
     """
 
-    def __init__(self, repo: Repo, changes: list[Change]) -> None:
+    def __init__(self, repo: Repo, changes: list[Change], target_tree: str) -> None:
         import threading
 
         self._repo = repo
-        filters = snapshot.has_attributes(repo)
-        args = ["git", "-c", "core.autocrlf=false", "cat-file", "--batch"] + (["--filters"] if filters else [])
-        self._proc = subprocess.Popen(args, cwd=repo.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self._raw: subprocess.Popen[bytes] | None = None
-        requests = [
-            (c.oid or "").encode() + (b" " + os.fsencode(c.path) if filters else b"") + b"\n" for c in changes
-        ]
-        self._feeder = threading.Thread(target=self._feed, args=(requests,), daemon=True)
+        self._stage: str | None = None
+        self._staged: list[str] = []
+        if changes and snapshot.converts(repo, [c.path for c in changes]):
+            self._checkout(changes, target_tree)
+            self._proc = None
+            return
+        args = ["git", "-c", "core.autocrlf=false", "cat-file", "--batch"]
+        self._proc = subprocess.Popen(args, cwd=repo.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        requests = [(c.oid or "").encode() + b"\n" for c in changes]
+        assert self._proc.stdin is not None
+        self._feeder = threading.Thread(target=self._feed, args=(self._proc.stdin, requests), daemon=True)
         self._feeder.start()
 
-    def _feed(self, requests: list[bytes]) -> None:
-        assert self._proc.stdin is not None
+    def _checkout(self, changes: list[Change], target_tree: str) -> None:
+        import shutil
+        import tempfile
+
+        from . import gitcmd
+
+        self._stage = tempfile.mkdtemp(prefix="restore-", dir=self._repo.rewind_dir)
+        index = os.path.join(self._stage, ".index")
+        env = {"GIT_INDEX_FILE": index}
+        try:
+            gitcmd.run(["read-tree", target_tree], cwd=self._repo.root, env=env)
+            files = os.path.join(self._stage, "files") + os.sep
+            gitcmd.run(["checkout-index", "-z", "--stdin", f"--prefix={files}"], cwd=self._repo.root, env=env,
+                       input=b"".join(os.fsencode(c.path) + b"\0" for c in changes))
+        except BaseException:
+            shutil.rmtree(self._stage, ignore_errors=True)
+            raise
+        self._staged = [os.path.join(files, c.path) for c in reversed(changes)]
+
+    @staticmethod
+    def _feed(pipe: IO[bytes], requests: list[bytes]) -> None:
         try:
             for request in requests:
-                self._proc.stdin.write(request)
-            self._proc.stdin.close()
+                pipe.write(request)
+            pipe.close()
         except (BrokenPipeError, ValueError):
             pass  # the reader stopped early (an error); it reports
 
@@ -296,12 +325,17 @@ class _BlobReader:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if exc[0] is not None:
-            self._proc.kill()  # stops the feeder too: its next write fails
-        self._feeder.join()
-        if self._proc.stdout is not None:
-            self._proc.stdout.close()
-        self._proc.wait()
+        if self._stage is not None:
+            import shutil
+
+            shutil.rmtree(self._stage, ignore_errors=True)
+        if self._proc is not None:
+            if exc[0] is not None:
+                self._proc.kill()  # stops the feeder too: its next write fails
+            self._feeder.join()
+            if self._proc.stdout is not None:
+                self._proc.stdout.close()
+            self._proc.wait()
         if self._raw is not None and self._raw.stdin is not None:
             self._raw.stdin.close()
             self._raw.wait()
@@ -318,6 +352,8 @@ class _BlobReader:
 
     def next(self) -> bytes:
         """The content of the next change given at construction."""
+        if self._proc is None:
+            return read_regular(self._staged.pop())
         return self._response(self._proc, None)
 
     def link_target(self, change: Change) -> bytes:

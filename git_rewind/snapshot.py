@@ -69,11 +69,65 @@ def blob_oid(content: bytes) -> str:
     return str(sha1(b"blob %d\0" % len(content) + content).hexdigest())
 
 
-def has_attributes(repo: Repo) -> bool:
-    """Whether git may convert file content (.gitattributes filters, eol): then only git hashes."""
-    return os.path.exists(os.path.join(repo.root, ".gitattributes")) or os.path.exists(
-        os.path.join(repo.commondir, "info", "attributes")
-    )
+def converts(repo: Repo, paths: list[str]) -> bool:
+    """Whether git may change the bytes of PATHS between the store and the disk (eol conversion, clean
+    and smudge filters, working-tree-encoding): then only git's own commands hash or write them.
+
+    Cheap, for the hook's path: attribute files that exist (the repository's `info/attributes`, the
+    user's global one, a `.gitattributes` in the root or in a directory above any of PATHS, or one
+    of PATHS itself), and `core.autocrlf`, asked of git only when a config file mentions it.
+    """
+    if any(p == ".gitattributes" or p.endswith("/.gitattributes") for p in paths):
+        return True
+    candidates = {os.path.join(repo.commondir, "info", "attributes"), _global_attributes()}
+    for path in paths:
+        parent = os.path.dirname(path)
+        while True:
+            candidates.add(os.path.join(repo.root, parent, ".gitattributes"))
+            if not parent:
+                break
+            parent = os.path.dirname(parent)
+    return any(os.path.isfile(c) for c in candidates) or _autocrlf(repo)
+
+
+def _global_attributes() -> str:
+    """The user's attributes file when core.attributesFile does not name another (it is asked of git then)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "git", "attributes")
+
+
+def _config_mentions(repo: Repo, words: tuple[bytes, ...]) -> bool:
+    """Whether any config file git reads (or the environment) may set one of WORDS; includes count."""
+    if any(k.startswith("GIT_CONFIG") and k != "GIT_CONFIG_NOSYSTEM" for k in os.environ):
+        return True
+    home = os.path.expanduser("~")
+    files = [os.path.join(repo.commondir, "config"), os.path.join(repo.gitdir, "config.worktree"),
+             os.path.join(home, ".gitconfig"), os.path.join(os.path.dirname(_global_attributes()), "config")]
+    if not os.environ.get("GIT_CONFIG_NOSYSTEM"):
+        files.append("/etc/gitconfig")
+    for path in files:
+        try:
+            with open(path, "rb") as fh:
+                text = fh.read().lower()
+        except OSError:
+            continue
+        if any(word in text for word in words + (b"include",)):
+            return True
+    return False
+
+
+def _autocrlf(repo: Repo) -> bool:
+    """core.autocrlf is on (true or input), or core.attributesFile names a file: git converts content."""
+    if not _config_mentions(repo, (b"autocrlf", b"attributesfile")):
+        return False
+    out = gitcmd.run(["config", "--get-regexp", r"^core\.(autocrlf|attributesfile)$"], cwd=repo.root, check=False)
+    for line in os.fsdecode(out).splitlines():
+        key, _, value = line.partition(" ")
+        if key == "core.autocrlf" and value.strip().lower() not in ("false", "0", "no", "off", ""):
+            return True
+        if key == "core.attributesfile" and os.path.isfile(os.path.expanduser(value.strip())):
+            return True
+    return False
 
 
 # whole-tree scan ---------------------------------------------------------------

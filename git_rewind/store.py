@@ -197,8 +197,8 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
 
 
 def _fast_path_fits(repo: Repo, paths: list[str]) -> bool:
-    """Named files can be hashed here unless git would filter them or a path is a directory."""
-    if snapshot.has_attributes(repo):
+    """Named files can be hashed here unless git would convert them or a path is a directory."""
+    if snapshot.converts(repo, paths):
         return False
     return not any(os.path.isdir(os.path.join(repo.root, p)) and not os.path.islink(os.path.join(repo.root, p))
                    for p in paths)

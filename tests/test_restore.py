@@ -340,3 +340,70 @@ def test_uncaptured_and_mode_only_changes(tmp_path: Path) -> None:
     assert not restore._same_content_new_mode(str(root), restore.Change("file", 0o100755, oid, None))
     assert not restore._same_content_new_mode(str(root), restore.Change("file", 0o120000, oid, 0o100644))
     assert not restore._same_content_new_mode(str(root), restore.Change("gone", 0o100755, oid, 0o100644))
+
+
+# Content git converts between the store and the disk ---------------------------------------------
+#
+# The oracle is git's own checkout: every file is first written by `git checkout`, checkpointed, then
+# changed (sizes too); `undo` must write back exactly the bytes git checkout wrote (issue 12, item 3).
+
+UPPER_FILTER = """#!/bin/sh
+# smudge: a header line on top and every letter upper-cased (changes the size); clean: the reverse
+if [ "$1" = smudge ]; then printf '# generated\\n'; tr 'a-z' 'A-Z'; else sed '1{/^# generated$/d;}' | tr 'A-Z' 'a-z'; fi
+"""
+
+
+def _setup_converting(w: Workdir, kind: str) -> None:
+    if kind == "eol":
+        w.write(".gitattributes", "*.bat text eol=crlf\n*.txt text\n")
+    elif kind == "nested-eol":
+        w.write("win/.gitattributes", "*.bat text eol=crlf\n")
+    elif kind == "encoding":
+        w.write(".gitattributes", "*.u16 text working-tree-encoding=UTF-16LE eol=lf\n")
+    elif kind == "filter":
+        script = w.path.parent / "upper.sh"  # outside the work tree: present whatever a checkout does
+        script.write_text(UPPER_FILTER)
+        script.chmod(0o755)
+        w.git("config", "filter.upper.smudge", f"{script} smudge")
+        w.git("config", "filter.upper.clean", f"{script} clean")
+        w.git("config", "filter.upper.required", "true")
+        w.write(".gitattributes", "*.up filter=upper\n")
+    elif kind == "autocrlf":
+        w.git("config", "core.autocrlf", "true")
+    w.write("run.bat", "echo a\necho b\n")
+    w.write("win/run.bat", "echo c\n")
+    w.write("notes.txt", "one\ntwo\n")
+    w.write("data.u16", "plain\n")
+    if kind == "encoding":
+        w.write("data.u16", "héllo\nwörld\n".encode("utf-16-le"))
+    w.write("code.up", "some text\nmore text\n")
+    w.commit_all("converting")
+    for path in w.git("ls-files").split():  # now every file is what git's checkout writes
+        (w.path / path).unlink()
+    w.git("checkout", "--", ".")
+
+
+@pytest.mark.parametrize("kind", ["eol", "nested-eol", "encoding", "filter", "autocrlf"])
+def test_a_restore_writes_what_git_checkout_writes_when_git_converts_content(repo: Workdir, kind: str) -> None:
+    _setup_converting(repo, kind)
+    checked_out = {p: (repo.path / p).read_bytes() for p in repo.git("ls-files").split()}
+    assert repo.ok("snap", "-m", "as checked out").startswith("#1 ")
+    assert repo.tree_of("refs/rewind/manual") == repo.add_all_tree()
+    for path in ("run.bat", "win/run.bat", "notes.txt", "code.up"):
+        repo.write(path, "CHANGED, and longer than it was\r\nsecond line\r\n")
+    (repo.path / "data.u16").unlink()
+    # A named-path checkpoint of a converted file must equal git's own add -A too.
+    repo.ok("snap", "--path", "run.bat", "--path", "win/run.bat", "--session", "s")
+    assert repo.tree_of("refs/rewind/s") == repo.add_all_tree()
+    out = repo.ok("undo", "1", "--yes")
+    assert "restored #1" in out
+    if kind == "filter":
+        assert checked_out["code.up"] == b"# generated\nSOME TEXT\nMORE TEXT\n"  # the oracle did smudge
+    for path, data in checked_out.items():
+        assert (repo.path / path).read_bytes() == data, path
+    assert repo.git("status", "--porcelain") == ""
+    repo.ok("redo", "--yes")
+    assert (repo.path / "run.bat").read_bytes() == b"CHANGED, and longer than it was\r\nsecond line\r\n"
+    assert not (repo.path / "data.u16").exists()
+    assert not [p for p in (repo.path / ".git" / "rewind").iterdir() if p.name.startswith("restore-")]
+    repo.fsck()
