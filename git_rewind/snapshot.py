@@ -182,6 +182,9 @@ def _seed_private_index(repo: Repo) -> bool:
     """
     target = repo.private_index
     if os.path.exists(target):
+        if not os.path.exists(target + ".flags-cleared"):  # seeded by a version that copied the bits
+            _clear_hiding_flags(repo)
+            write_atomic(target + ".flags-cleared", "")
         return False
     source = os.path.join(repo.gitdir, "index")
     try:
@@ -190,12 +193,39 @@ def _seed_private_index(repo: Repo) -> bool:
     except FileNotFoundError:
         return True
     write_atomic(target, data)
+    _clear_hiding_flags(repo)
+    write_atomic(target + ".flags-cleared", "")
     # Keep the source's mtime: git re-checks entries as new as the index file ("racily clean");
     # a fresh mtime would make it trust stat data it must not. (Under the work-tree lock: nobody
     # reads the private index between the rename and this.)
     st = os.stat(source)
     os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
     return True
+
+
+def _clear_hiding_flags(repo: Repo) -> None:
+    """Drop the assume-unchanged and skip-worktree bits the copy took over from the user's index.
+
+    With them `git add -A` never looks at those files, so a change to them would never reach a
+    checkpoint and an undo would lose it. A skip-worktree entry whose file is absent is a sparse
+    checkout's: it keeps its bit, so the checkpoint does not record a deletion nobody made.
+    """
+    env = _index_env(repo)
+    listed = gitcmd.run(["ls-files", "-v", "-z"], cwd=repo.root, env=env)
+    assumed, skipped = [], []
+    for record in listed.split(b"\0"):
+        if len(record) < 3:
+            continue
+        tag, path = record[:1], record[2:]
+        if tag.islower():
+            assumed.append(path)
+        if tag.upper() == b"S" and os.path.lexists(os.path.join(repo.root, os.fsdecode(path))):
+            skipped.append(path)
+    # One flag a call: update-index applies only one of --no-assume-unchanged / --no-skip-worktree.
+    for flag, paths in (("--no-assume-unchanged", assumed), ("--no-skip-worktree", skipped)):
+        if paths:
+            gitcmd.run(["update-index", flag, "-z", "--stdin"], cwd=repo.root, env=env,
+                       input=b"".join(p + b"\0" for p in paths))
 
 
 STALE_INDEX_LOCK = 10.0  # seconds

@@ -140,3 +140,39 @@ def test_killed_git_index_lock_is_cleared(project: Workdir) -> None:
     (project.path / ".git" / "rewind" / "index.lock").write_text("")
     project.write("notes.txt", "after a crash\n")
     assert project.ok("snap").startswith("#2 ")
+
+
+def test_skip_worktree_and_assume_unchanged_never_hide_a_change(project: Workdir) -> None:
+    """The private index is a copy of the user's, but the bits that make `git add -A` look away are not
+    copied: a whole-tree checkpoint sees the edits, agrees with a named-path one, and an undo keeps
+    them in its safety checkpoint (issue 12, item 2). The user's index keeps its bits."""
+    project.write("config.ini", "secret=1\n")
+    project.commit_all("config")
+    project.git("update-index", "--skip-worktree", "config.ini")
+    project.git("update-index", "--assume-unchanged", "README.md")
+    flags_before = project.git("ls-files", "-v")
+    project.write("config.ini", "secret=2, a local edit\n")
+    project.write("README.md", "# edited while assumed unchanged\n")
+    project.ok("snap", "-m", "whole tree")
+    whole = project.git("rev-parse", "refs/rewind/manual^{tree}").strip()
+    assert project.git("show", "refs/rewind/manual:config.ini") == "secret=2, a local edit\n"
+    assert project.git("show", "refs/rewind/manual:README.md") == "# edited while assumed unchanged\n"
+    project.ok("snap", "--session", "named", "--path", "config.ini", "--path", "README.md", "--allow-empty")
+    assert project.git("rev-parse", "refs/rewind/named^{tree}").strip() == whole
+    project.write("config.ini", "secret=3\n")
+    project.ok("undo", "1", "--yes")
+    assert (project.path / "config.ini").read_text() == "secret=2, a local edit\n"
+    assert project.git("show", "refs/rewind/manual:config.ini") == "secret=3\n"  # the safety checkpoint has it
+    assert project.git("ls-files", "-v") == flags_before
+
+
+def test_a_sparse_checkouts_absent_files_are_not_recorded_as_deleted(project: Workdir) -> None:
+    project.write("docs/guide.md", "guide\n")
+    project.write("src/lib/util.py", "util\n")
+    project.commit_all("more")
+    project.git("sparse-checkout", "set", "--no-cone", "/*", "!/docs/")
+    assert not (project.path / "docs").exists()
+    project.ok("snap", "-m", "sparse")
+    files = project.git("ls-tree", "-r", "--name-only", "refs/rewind/manual").split()
+    assert "docs/guide.md" in files and "src/lib/util.py" in files
+    assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
