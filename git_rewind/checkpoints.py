@@ -195,9 +195,9 @@ def newest_first(items: list[Checkpoint], session: str | None = None, tags: list
 
 def since_previous(repo: Repo, commit: str) -> tuple[str, str]:
     """(the previous checkpoint of COMMIT's session, or the empty tree; `git diff --stat --summary` from it)."""
-    from .snapshot import EMPTY_TREE
+    from .snapshot import empty_tree
 
-    parent = repo.git(["rev-parse", "--verify", "-q", commit + "^"], check=False).decode().strip() or EMPTY_TREE
+    parent = repo.git(["rev-parse", "--verify", "-q", commit + "^"], check=False).decode().strip() or empty_tree(repo)
     return parent, repo.git(["diff", "--stat", "--summary", parent, commit]).decode("utf-8", "replace")
 
 

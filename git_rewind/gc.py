@@ -12,10 +12,10 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from . import checkpoints, store
 from .checkpoints import Checkpoint
+from .errors import RewindError
 from .gitcmd import FastImport
 from .repo import NOTES_REF, REF_PREFIX, Repo
 
@@ -96,7 +96,7 @@ def _rewrite(
     kept_by_session: dict[str, list[Checkpoint]],
     touched: set[str],
 ) -> None:
-    pyrepo: Any = repo.pygit  # commit objects: raw messages, committer times, parents
+    commits = _read_commits(repo, [item.commit for items in kept_by_session.values() for item in items])
     with FastImport(repo.root, force=True) as fi:
         mark = 0
         note_targets: list[tuple[str, str]] = []  # (commit dataref, note blob id)
@@ -108,16 +108,15 @@ def _rewrite(
             fi.write(f"reset {REF_PREFIX}{session}\n".encode())
             for index, item in enumerate(kept):
                 mark += 1
-                commit = pyrepo.get(item.commit)
-                stamp = commit.committer
+                commit = commits[item.commit]
                 fi.write(f"commit {REF_PREFIX}{session}\nmark :{mark}\n".encode())
-                fi.write(b"committer " + store.COMMITTER + b" %d +0000\n" % stamp.time)
-                fi.data(commit.raw_message)
+                fi.write(b"committer " + store.COMMITTER + b" %d +0000\n" % commit.time)
+                fi.data(commit.message)
                 if index:
                     fi.write(f"from :{mark - 1}\n".encode())
-                for extra in commit.parent_ids[1:]:  # attachments (a transcript backup) stay reachable
+                for extra in commit.parents[1:]:  # attachments (a transcript backup) stay reachable
                     fi.write(f"merge {extra}\n".encode())
-                fi.write(f'M 040000 {commit.tree_id} ""\n\n'.encode())
+                fi.write(f'M 040000 {commit.tree} ""\n\n'.encode())
                 note_targets.append((f":{mark}", item.note_blob))
         fi.write(f"reset {NOTES_REF}\n".encode())
         fi.write(f"commit {NOTES_REF}\n".encode())
@@ -127,3 +126,45 @@ def _rewrite(
             fi.write(f"N {blob} {dataref}\n".encode())
         fi.write(b"\n")
 
+
+
+class _Commit:
+    """What a rewrite keeps of a checkpoint commit."""
+
+    __slots__ = ("tree", "parents", "time", "message")
+
+    def __init__(self, tree: str, parents: list[str], time: int, message: bytes) -> None:
+        self.tree = tree
+        self.parents = parents
+        self.time = time  # the committer time, seconds
+        self.message = message
+
+
+def _read_commits(repo: Repo, oids: list[str]) -> dict[str, _Commit]:
+    """The commits OIDS, through one `git cat-file --batch` (any object format, any index git reads)."""
+    if not oids:
+        return {}
+    out = repo.git(["cat-file", "--batch"], input="".join(f"{oid}\n" for oid in oids).encode())
+    found: dict[str, _Commit] = {}
+    pos = 0
+    for oid in oids:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        pos = end + 1
+        if len(header) != 3 or header[1] != b"commit":
+            raise RewindError(f"checkpoint {oid} is not a commit in this repository")
+        size = int(header[2])
+        raw = out[pos:pos + size]
+        pos += size + 1
+        head, _, message = raw.partition(b"\n\n")
+        tree, parents, time = "", [], 0
+        for line in head.split(b"\n"):
+            key, _, value = line.partition(b" ")
+            if key == b"tree":
+                tree = value.decode()
+            elif key == b"parent":
+                parents.append(value.decode())
+            elif key == b"committer":
+                time = int(value.rsplit(b" ", 2)[1])
+        found[oid] = _Commit(tree, parents, time, message)
+    return found

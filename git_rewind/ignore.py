@@ -85,7 +85,7 @@ def target_excludes(repo: Repo, tree: str, path: str) -> str | None:
     differs = False
     for name, oid in files:
         try:
-            if blob_oid(read_regular(os.path.join(repo.root, name))) != oid:
+            if blob_oid(read_regular(os.path.join(repo.root, name)), repo.object_format) != oid:
                 differs = True
         except OSError:
             differs = True

@@ -6,7 +6,7 @@ takes the same safety checkpoint as `git rewind undo`. Each result is a short te
 the model plus the same facts as structured content; a failure is an MCP tool error with
 one sentence and nothing half-applied (the library checks before it changes anything).
 
-The SDK is imported when the server starts; pygit2 and the rest only when a tool needs them,
+The SDK is imported when the server starts; the store and the rest only when a tool needs them,
 so `initialize` is answered as soon as the SDK is up.
 """
 

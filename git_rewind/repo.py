@@ -15,8 +15,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    import pygit2
-
 REF_PREFIX = "refs/rewind/"
 NOTES_REF = "refs/notes/rewind"
 _NO_WORK_TREE = "this is a bare repository or a .git directory; git rewind needs a work tree"
@@ -44,7 +42,7 @@ class Repo:
         self.rewind_dir = os.path.join(gitdir, "rewind")
         # Per repository: sequence counter, session state, the store lock.
         self.store_dir = os.path.join(commondir, "rewind")
-        self._pygit2: pygit2.Repository | None = None
+        self._object_format: str | None = None
         self.lock_timeout = 60.0  # seconds; commands set it from config
 
     @classmethod
@@ -133,6 +131,21 @@ class Repo:
         """Serialises sequence ids, notes and refs across all work trees."""
         self.ensure_dirs()
         return Lock(os.path.join(self.store_dir, "store.lock"), self.lock_timeout)
+
+    @property
+    def object_format(self) -> str:
+        """"sha1" or "sha256": how this repository names objects (git is asked only when its config says)."""
+        if self._object_format is None:
+            self._object_format = "sha1"
+            try:
+                with open(os.path.join(self.commondir, "config"), "rb") as fh:
+                    mentioned = b"objectformat" in fh.read().lower()
+            except OSError:
+                mentioned = True
+            if mentioned:
+                out = self.git(["rev-parse", "--show-object-format"], check=False).decode().strip()
+                self._object_format = out or "sha1"
+        return self._object_format
 
     @property
     def private_index(self) -> str:
@@ -233,14 +246,3 @@ class Repo:
             if os.path.islink(current):
                 raise RewindError(f"path is behind a symbolic link: {path}")
         return rel
-
-    # pygit2, only for commands that read a lot -------------------------------
-
-    @property
-    def pygit(self) -> pygit2.Repository:
-        """The pygit2 view of the repository, imported on first use (~100 ms)."""
-        if self._pygit2 is None:
-            import pygit2
-
-            self._pygit2 = pygit2.Repository(self.gitdir)
-        return self._pygit2

@@ -175,7 +175,7 @@ def _apply(repo: Repo, plan: Plan, outcome: Outcome) -> None:
                 os.unlink(full)
             outcome.removed.append(change.path)
         _remove_empty_dirs(root, [c.path for c in plan.removals])
-        mode_only = {c.path for c in plan.writes if _same_content_new_mode(root, c)}
+        mode_only = {c.path for c in plan.writes if _same_content_new_mode(repo, c)}
         contents = [c for c in plan.writes if c.mode != snapshot.MODE_LINK and c.path not in mode_only]
         umask = os.umask(0)
         os.umask(umask)
@@ -194,14 +194,14 @@ def _apply(repo: Repo, plan: Plan, outcome: Outcome) -> None:
         journal.end(repo)
 
 
-def _same_content_new_mode(root: str, change: Change) -> bool:
+def _same_content_new_mode(repo: Repo, change: Change) -> bool:
     """Only the exec bit differs: a chmod is the whole restore."""
     if change.old_mode is None or change.old_mode == change.mode or change.mode == snapshot.MODE_LINK:
         return False
     if change.old_mode == snapshot.MODE_LINK:
         return False
     try:
-        return snapshot.blob_oid(read_regular(os.path.join(root, change.path))) == change.oid
+        return snapshot.blob_oid(read_regular(os.path.join(repo.root, change.path)), repo.object_format) == change.oid
     except OSError:
         return False
 

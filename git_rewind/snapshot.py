@@ -29,7 +29,7 @@ try:  # the built-in SHA-1 loads no OpenSSL (hashlib costs ~5 ms of import on a 
 except ImportError:  # pragma: no cover - builds without it
     from hashlib import sha1
 
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # in a SHA-1 repository; empty_tree() for any
 MODE_FILE = 0o100644
 MODE_EXEC = 0o100755
 MODE_LINK = 0o120000
@@ -64,9 +64,34 @@ class PathState:
         self.skipped: dict[str, Any] | None = None
 
 
-def blob_oid(content: bytes) -> str:
-    """The id git gives a blob with this content (SHA-1 repositories)."""
-    return str(sha1(b"blob %d\0" % len(content) + content).hexdigest())
+_EMPTY_TREES = {"sha1": EMPTY_TREE, "sha256": "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"}
+
+
+def blob_oid(content: bytes, object_format: str = "sha1") -> str:
+    """The id git gives a blob with this content, in a repository of OBJECT_FORMAT (Repo.object_format)."""
+    header = b"blob %d\0" % len(content)
+    if object_format == "sha256":
+        return str(_sha256()(header + content).hexdigest())
+    return str(sha1(header + content).hexdigest())
+
+
+def _sha256() -> Any:
+    """The built-in SHA-256 (like _sha1: no OpenSSL to load); hashlib's where Python has no such module."""
+    import importlib
+
+    for name in ("_sha2", "_sha256"):  # Python 3.12+, then up to 3.11
+        try:
+            return importlib.import_module(name).sha256
+        except ImportError:
+            continue
+    import hashlib
+
+    return hashlib.sha256
+
+
+def empty_tree(repo: Repo) -> str:
+    """The id of the empty tree in REPO's object format."""
+    return _EMPTY_TREES[repo.object_format]
 
 
 def converts(repo: Repo, paths: list[str]) -> bool:
@@ -488,7 +513,7 @@ def read_paths(repo: Repo, paths: list[str], limit: int) -> list[PathState]:
         else:
             states.append(state)
             continue
-        state.oid = blob_oid(state.content)
+        state.oid = blob_oid(state.content, repo.object_format)
         states.append(state)
     return states
 

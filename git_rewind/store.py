@@ -207,7 +207,7 @@ def _fast_path_fits(repo: Repo, paths: list[str]) -> bool:
 def _head_tree(repo: Repo) -> Oid:
     head, _branch = repo.head()
     if head is None:
-        return Oid(snapshot.EMPTY_TREE)
+        return Oid(snapshot.empty_tree(repo))
     return Oid(repo.tree_of(head))
 
 

@@ -73,12 +73,12 @@ def describe(plan: conversation.Plan) -> str:
     return f"conversation: cut {plan.where}{kept}, {where}"
 
 
-def _record(plan: conversation.Plan, rewinder: Rewinder) -> ConversationRecord:
+def _record(repo: Repo, plan: conversation.Plan, rewinder: Rewinder) -> ConversationRecord:
     """What redo needs, kept in the safety checkpoint's note."""
     return ConversationRecord(
         plan.agent, plan.session, plan.transcript.path, backup=conversation.backup_name(plan.transcript.path),
-        backup_blob=Oid(blob_oid(plan.transcript.data)), leaf_before=rewinder.current_leaf(plan.transcript),
-        leaf=plan.leaf, cut=plan.cut, fork=plan.fork)
+        backup_blob=Oid(blob_oid(plan.transcript.data, repo.object_format)),
+        leaf_before=rewinder.current_leaf(plan.transcript), leaf=plan.leaf, cut=plan.cut, fork=plan.fork)
 
 
 def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str], max_size: int,
@@ -94,7 +94,7 @@ def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str]
     rewinder = None
     if plan is not None:
         rewinder = _rewinder(plan.agent)
-        record = _record(plan, rewinder)
+        record = _record(repo, plan, rewinder)
         attachments = store.Attachments(
             f"transcript of {plan.agent} session {plan.session} before the rewind to #{target.seq}",
             {str(record.backup): plan.transcript.data})
@@ -186,7 +186,7 @@ def redo(repo: Repo, max_size: int, auto_pack: int, plan: RedoPlan | None = None
             redo_record = ConversationRecord.from_json(info.to_json())
             assert redo_record is not None
             redo_record.backup = conversation.backup_name(current.path)
-            redo_record.backup_blob = Oid(blob_oid(current.data))
+            redo_record.backup_blob = Oid(blob_oid(current.data, repo.object_format))
             redo_record.leaf_before = rewinder.current_leaf(current)
     outcome = restore.rewind(repo, target, record.only, max_size, trigger="pre-redo", auto_pack=auto_pack,
                              code=record.code, mode=record.mode, conversation=redo_record,

@@ -334,12 +334,13 @@ def test_uncaptured_and_mode_only_changes(tmp_path: Path) -> None:
     assert restore._uncaptured_file(str(root / "file")) and restore._uncaptured_file(str(root / "dangling"))
     assert not restore._uncaptured_file(str(root / "dir")) and not restore._uncaptured_file(str(root / "none"))
     oid = snapshot.blob_oid(b"same\n")
-    assert restore._same_content_new_mode(str(root), restore.Change("file", 0o100755, oid, 0o100644))
-    assert not restore._same_content_new_mode(str(root), restore.Change("file", 0o100755, "0" * 40, 0o100644))
-    assert not restore._same_content_new_mode(str(root), restore.Change("file", 0o100644, oid, 0o100644))
-    assert not restore._same_content_new_mode(str(root), restore.Change("file", 0o100755, oid, None))
-    assert not restore._same_content_new_mode(str(root), restore.Change("file", 0o120000, oid, 0o100644))
-    assert not restore._same_content_new_mode(str(root), restore.Change("gone", 0o100755, oid, 0o100644))
+    repo = Repo(str(root), str(root / ".git"), str(root / ".git"))  # a plain folder: SHA-1 names
+    assert restore._same_content_new_mode(repo, restore.Change("file", 0o100755, oid, 0o100644))
+    assert not restore._same_content_new_mode(repo, restore.Change("file", 0o100755, "0" * 40, 0o100644))
+    assert not restore._same_content_new_mode(repo, restore.Change("file", 0o100644, oid, 0o100644))
+    assert not restore._same_content_new_mode(repo, restore.Change("file", 0o100755, oid, None))
+    assert not restore._same_content_new_mode(repo, restore.Change("file", 0o120000, oid, 0o100644))
+    assert not restore._same_content_new_mode(repo, restore.Change("gone", 0o100755, oid, 0o100644))
 
 
 # Content git converts between the store and the disk ---------------------------------------------
