@@ -92,7 +92,7 @@ def _plan_locked(
     used = ignore.target_excludes(repo, target_tree, excludes)
     # The safety checkpoint goes on the target's session: diff against its tip once, here.
     tip = store.session_tip(repo, target.session or "manual")
-    scan = snapshot.scan(repo, max_size, used, base_tree=tip.tree if tip else None)
+    scan = snapshot.scan(repo, max_size, used, base_tree=tip.tree if tip else store.head_tree(repo))
     plan = Plan(target=target, current_tree=scan.tree, skipped_scan=scan.skipped)
     for change in _diff(repo, scan.tree, target_tree):
         if not _within(change.path, only):

@@ -358,7 +358,8 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: st
     """Write the whole working tree (tracked + untracked, not ignored) as a tree. Hold the work-tree lock.
 
     With BASE_TREE, the result also lists what changed against it (one diff serves both that
-    and the check for changed .gitignore files when the last scan was that tree).
+    and the check for changed .gitignore files when the last scan was that tree), and files that
+    changed since and are larger than LIMIT are left out (listed in `skipped`).
     """
     repo.ensure_dirs()
     journal.sweep(repo)
@@ -397,10 +398,13 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: st
         if _drop_newly_ignored(repo, excludes_file):
             tree = _write_tree(repo)
             changes = changed_paths(repo, base_tree, tree) if base_tree else []
-    _write_scan_state(repo, tree, rules)
     result = Scan(tree=tree, skipped=skipped)
     result.changes = changes
     result.base = base_tree
+    # Files that grew past LIMIT since BASE_TREE are left out here, once for every caller: a restore
+    # plans against exactly the tree its safety checkpoint records, so it never removes one.
+    leave_out_large(repo, result, [p for status, p in changes if status in ("A", "M", "T")], limit)
+    _write_scan_state(repo, result.tree, rules)
     return result
 
 

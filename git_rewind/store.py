@@ -173,16 +173,14 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
     if scan is None and req.paths and not req.count_changes and tip is not None \
             and _fast_path_fits(repo, req.paths):
         return _save_paths(repo, req, tip)
-    base = tip.tree if tip is not None else _head_tree(repo)
+    base = tip.tree if tip is not None else head_tree(repo)
     if scan is None:
         scan = snapshot.scan(repo, req.max_file_size, req.excludes_file, base_tree=base)
     elif scan.base != base:
         scan.changes = snapshot.changed_paths(repo, base, scan.tree)
         scan.base = base
-    if tip is not None and scan.tree == tip.tree and not req.allow_empty:
-        return Result(tip)
-    added = [p for status, p in scan.changes if status in ("A", "M", "T")]
-    snapshot.leave_out_large(repo, scan, added, req.max_file_size)
+        snapshot.leave_out_large(repo, scan, [p for status, p in scan.changes if status in ("A", "M", "T")],
+                                 req.max_file_size)
     if tip is not None and scan.tree == tip.tree and not req.allow_empty:
         return Result(tip)
     changes = None
@@ -204,7 +202,8 @@ def _fast_path_fits(repo: Repo, paths: list[str]) -> bool:
                    for p in paths)
 
 
-def _head_tree(repo: Repo) -> Oid:
+def head_tree(repo: Repo) -> Oid:
+    """HEAD's tree (the empty tree before the first commit): what a session's first checkpoint is compared with."""
     head, _branch = repo.head()
     if head is None:
         return Oid(snapshot.empty_tree(repo))

@@ -408,3 +408,29 @@ def test_a_restore_writes_what_git_checkout_writes_when_git_converts_content(rep
     assert not (repo.path / "data.u16").exists()
     assert not [p for p in (repo.path / ".git" / "rewind").iterdir() if p.name.startswith("restore-")]
     repo.fsck()
+
+
+def test_a_large_file_created_after_a_checkpoint_survives_undo_and_redo(project: Workdir) -> None:
+    """A file over max_file_size is never captured, so a restore must never remove it: it plans against
+    the tree its safety checkpoint records, large files left out (issue 12, item 1)."""
+    project.env["GIT_REWIND_MAX_FILE_SIZE"] = "1k"
+    project.ok("snap", "-m", "before the big file")
+    big = b"x" * 5000
+    project.write("data/big.bin", big)
+    project.write("notes.txt", "changed\n")
+    out = project.rewind("undo", "1", "--yes")
+    assert out.returncode == 0 and "restored #1" in out.stdout, out.stderr
+    assert (project.path / "data" / "big.bin").read_bytes() == big
+    assert (project.path / "notes.txt").read_text() == "untracked work\n"
+    safety = project.git("ls-tree", "-r", "--name-only", "refs/rewind/manual").split()
+    assert "data/big.bin" not in safety and "notes.txt" in safety
+    note = json.loads(project.git("notes", "--ref=rewind", "show", "refs/rewind/manual"))
+    assert [e["path"] for e in note["skipped"]] == ["data/big.bin"]
+    project.ok("redo", "--yes")
+    assert (project.path / "data" / "big.bin").read_bytes() == big
+    assert (project.path / "notes.txt").read_text() == "changed\n"
+    # A file that was small at the checkpoint and grew past the limit is left as it is too.
+    project.write("notes.txt", "y" * 5000)
+    project.ok("undo", "1", "--yes")
+    assert (project.path / "notes.txt").read_text() == "y" * 5000
+    project.fsck()
