@@ -11,10 +11,9 @@ from __future__ import annotations
 import os
 
 from . import gitcmd
-from .config import xdg_config_home
 from .fsutil import read_regular, write_atomic
 from .repo import Repo
-from .snapshot import blob_oid
+from .snapshot import blob_oid, user_excludes_file
 
 
 def _translate(directory: str, line: str) -> str | None:
@@ -43,12 +42,8 @@ def _translate(directory: str, line: str) -> str | None:
 
 def _global_excludes(repo: Repo) -> bytes:
     """The user's own core.excludesFile, which ours replaces and so must include."""
-    path = repo.git(["config", "--path", "core.excludesFile"], check=False).decode().strip()
-    if not path:
-        path = os.path.join(xdg_config_home(), "git", "ignore")
     try:
-        with open(os.path.expanduser(path), "rb") as fh:
-            return fh.read() + b"\n"
+        return read_regular(user_excludes_file(repo)) + b"\n"
     except OSError:
         return b""
 

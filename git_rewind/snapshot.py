@@ -432,11 +432,20 @@ def _write_scan_state(repo: Repo, tree: str, rules: str) -> None:
     write_atomic(_scan_state_file(repo), f"{tree}\n{rules}\n")
 
 
+def user_excludes_file(repo: Repo) -> str:
+    """The user's own ignore file: core.excludesFile (asked of git only when a config file mentions it),
+    else git's default, $XDG_CONFIG_HOME/git/ignore."""
+    if _config_mentions(repo, (b"excludesfile",)):
+        out = gitcmd.run(["config", "--path", "core.excludesFile"], cwd=repo.root, check=False).decode().strip()
+        if out:
+            return os.path.expanduser(out)
+    return os.path.join(xdg_config_home(), "git", "ignore")
+
+
 def _rules_signature(repo: Repo) -> str:
     """Stat data of the ignore files outside the tree (.gitignore changes show in the tree)."""
     parts = []
-    global_ignore = os.path.join(xdg_config_home(), "git", "ignore")
-    for path in (os.path.join(repo.commondir, "info", "exclude"), global_ignore):
+    for path in (os.path.join(repo.commondir, "info", "exclude"), user_excludes_file(repo)):
         try:
             st = os.stat(path)
             parts.append(f"{st.st_mtime_ns}:{st.st_size}")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
+import pytest
 from helpers.workdir import Workdir
 
 
@@ -176,3 +178,25 @@ def test_a_sparse_checkouts_absent_files_are_not_recorded_as_deleted(project: Wo
     files = project.git("ls-tree", "-r", "--name-only", "refs/rewind/manual").split()
     assert "docs/guide.md" in files and "src/lib/util.py" in files
     assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
+
+
+@pytest.mark.parametrize("where", ["repository", "global"])
+def test_a_custom_excludes_file_that_starts_ignoring_a_secret_stops_its_capture(project: Workdir, where: str,
+                                                                                 home: Path) -> None:
+    """core.excludesFile (commonly ~/.gitignore_global) is a source of ignore rules like any other: once it
+    ignores a file, checkpoints stop capturing it (issue 12, item 9)."""
+    project.write("deploy.key", "PRIVATE\n")
+    project.ok("snap", "-m", "before")
+    assert "deploy.key" in project.git("ls-tree", "-r", "--name-only", "refs/rewind/manual").split()
+    rules = home / ".gitignore_global"
+    rules.write_text("*.key\n")
+    if where == "repository":
+        project.git("config", "core.excludesFile", str(rules))
+    else:
+        project.git("config", "--global", "core.excludesFile", "~/.gitignore_global")
+    project.write("notes.txt", "later\n")
+    project.ok("snap", "-m", "after")
+    files = project.git("ls-tree", "-r", "--name-only", "refs/rewind/manual").split()
+    assert "deploy.key" not in files and "notes.txt" in files
+    assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
+    assert (project.path / "deploy.key").read_text() == "PRIVATE\n"
