@@ -35,6 +35,7 @@ def _translate(directory: str, line: str) -> str | None:
     anchored = "/" in body
     body = body.lstrip("/")
     if directory:
+        directory = "".join("\\" + c if c in "*?[\\" else c for c in directory)  # a name, not a pattern
         body = f"{directory}/{body}" if anchored else f"{directory}/**/{body}"
         anchored = True
     return ("!" if negate else "") + ("/" if anchored else "") + body + ("/" if dir_only else "")
