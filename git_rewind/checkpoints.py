@@ -193,12 +193,17 @@ def newest_first(items: list[Checkpoint], session: str | None = None, tags: list
     return chosen, 0
 
 
-def since_previous(repo: Repo, commit: str) -> tuple[str, str]:
-    """(the previous checkpoint of COMMIT's session, or the empty tree; `git diff --stat --summary` from it)."""
+def since_previous(repo: Repo, item: Checkpoint) -> tuple[str, str]:
+    """(what ITEM is compared with, `git diff --stat --summary` from it): the previous checkpoint of its
+    session; for a session's first, the commit HEAD was at when it was taken (else the empty tree), so
+    that `show` lists what changed, not the whole repository."""
     from .snapshot import empty_tree
 
-    parent = repo.git(["rev-parse", "--verify", "-q", commit + "^"], check=False).decode().strip() or empty_tree(repo)
-    return parent, repo.git(["diff", "--stat", "--summary", parent, commit]).decode("utf-8", "replace")
+    parent = repo.git(["rev-parse", "--verify", "-q", item.commit + "^"], check=False).decode().strip()
+    if not parent and item.note.head:
+        parent = repo.git(["rev-parse", "--verify", "-q", item.note.head + "^{commit}"], check=False).decode().strip()
+    parent = parent or empty_tree(repo)
+    return parent, repo.git(["diff", "--stat", "--summary", parent, item.commit]).decode("utf-8", "replace")
 
 
 def stats(repo: Repo) -> dict[str, Any]:

@@ -90,7 +90,7 @@ def _checkpoint(ident: str) -> tuple[Repo, checkpoints.Checkpoint]:
 def show_command(ident: str, as_json: bool) -> None:
     """Show a checkpoint's metadata and what changed since the previous one of its session."""
     repo, item = _checkpoint(ident)
-    parent, stat = checkpoints.since_previous(repo, item.commit)
+    parent, stat = checkpoints.since_previous(repo, item)
     if as_json:
         click.echo(json.dumps({**item.as_json(), "parent": parent, "stat": stat}, indent=2))
         return
@@ -490,7 +490,7 @@ _USER_HELP = "The user file, $XDG_CONFIG_HOME/git-rewind/config.toml (default ou
 _PROJECT_HELP = "The project file, .git-rewind.toml at the work tree's root (default inside one)."
 
 
-@config_group.command("set", context_settings=CONTEXT)
+@config_group.command("set", context_settings={**CONTEXT, "ignore_unknown_options": True})
 @click.argument("key")
 @click.argument("value")
 @click.option("--user", is_flag=True, help=_USER_HELP)

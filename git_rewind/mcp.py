@@ -110,7 +110,7 @@ class Tools:
         from . import checkpoints, output
 
         item = self._lookup(ident)
-        _parent, stat = checkpoints.since_previous(self.repo(), item.commit)
+        _parent, stat = checkpoints.since_previous(self.repo(), item)
         text = "\n".join(output.details(item) + ["", stat.rstrip() or "no change since the previous checkpoint"])
         return text, {**_checkpoint_json(item.commit, item.note), "diffstat": stat}
 

@@ -151,6 +151,8 @@ def decide(event: Event, settings: dict[str, Any], state: SessionState, now: flo
                 reason = f"risky prompt (matches {pattern!r})"
         return Decision(FULL, reason, tags=tags, allow_empty=True)
     if kind == ev.PRE_TOOL:
+        if event.tool_kind == ev.SHELL:  # it may well change files: the tiers look after it, not before
+            return _skip(f"{event.tool}: shell commands are checkpointed after they run (aggressive tier)")
         if event.tool_kind not in (ev.WRITE, ev.EDIT):
             return _skip(f"{event.tool or 'tool'} does not edit files")
         return _before_edit(event, settings, state, now, paths)
@@ -188,7 +190,8 @@ def _before_edit(event: Event, settings: dict[str, Any], state: SessionState, no
     critical = next((p for p in kept if matches(p, settings["critical_files"])), None)
     threshold = settings["min_change_chars"]
     if critical is None and event.change_chars is not None and event.change_chars < threshold:
-        return _skip(f"small change: {event.change_chars} characters < {threshold}")
+        unit = "character" if event.change_chars == 1 else "characters"
+        return _skip(f"small change: {event.change_chars} {unit} < {threshold}")
     # This edit counts toward the batch whatever happens next.
     if state.batch_start is None or now - state.batch_start >= BATCH_WINDOW:
         state.batch_start, state.batch_edits, state.batch_checkpointed = now, 0, False

@@ -51,7 +51,11 @@ def test_show_metadata_and_stat(project: Workdir) -> None:
     data = json.loads(project.ok("show", "2", "--json"))
     assert data["seq"] == 2 and data["parent"] == project.git("rev-parse", f"{data['commit']}^").strip()
     first = project.ok("show", "1")
-    assert "create mode" in first  # the first checkpoint of a session compares with the empty tree
+    # A session's first checkpoint compares with the commit HEAD was at, not the empty tree (issue 12,
+    # item 15): the untracked notes.txt is what it added; the committed files are not listed.
+    assert "create mode 100644 notes.txt" in first and "1 file changed" in first
+    assert "README.md" not in first and "src/app.py" not in first
+    assert json.loads(project.ok("show", "1", "--json"))["parent"] == project.git("rev-parse", "HEAD").strip()
 
 
 def test_diff_against_working_tree_and_between_checkpoints(project: Workdir) -> None:

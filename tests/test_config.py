@@ -297,3 +297,10 @@ def test_set_writes_through_a_symlinked_user_file(repo: Workdir, tmp_path: Path)
     repo.ok("config", "set", "--user", "gc_keep", "5")
     assert user.is_symlink() and dotfiles.read_text() == "# from my dotfiles\ngc_keep = 5\n"
     assert dotfiles.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_negative_value_reaches_the_check_instead_of_being_read_as_an_option(repo: Workdir) -> None:
+    """`config set KEY -5` names a value, not an option (issue 12, item 15)."""
+    run = repo.rewind("config", "set", "anti_spam_seconds", "-5")
+    assert run.returncode == 1 and "must not be negative: '-5'" in run.stderr and "No such option" not in run.stderr
+    assert not (repo.path / ".git-rewind.toml").exists()

@@ -218,7 +218,9 @@ def test_balanced_does_nothing_after_tools_or_at_turn_end() -> None:
                   simple("PostToolUse", ev.POST_TOOL, "Bash", ev.SHELL), simple("Stop", ev.STOP),
                   simple("SessionEnd", ev.OTHER), simple("Notification", ev.OTHER)):
         assert session.at(T0, event).action == SKIP, event.name
-    assert session.at(T0, simple("PreToolUse", ev.PRE_TOOL, "Bash", ev.SHELL)).reason == "Bash does not edit files"
+    assert session.at(T0, simple("PreToolUse", ev.PRE_TOOL, "Bash", ev.SHELL)).reason == (
+        "Bash: shell commands are checkpointed after they run (aggressive tier)")  # not "does not edit files"
+    assert session.at(T0, edit(chars=1)).reason == "small change: 1 character < 50"
 
 
 def test_aggressive_checkpoints_after_shell_commands_and_at_turn_end() -> None:
