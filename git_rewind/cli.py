@@ -142,7 +142,9 @@ def _print_plan(plan: restore.Plan) -> None:
     for change in plan.removals:
         click.echo(f"remove  {change.path}")
     for path in plan.left_alone:
-        click.echo(f"leave   {path} (not captured now: ignored, too large or a nested repository)")
+        why = "git-rewind's own settings" if path == config.PROJECT_FILE else \
+            "not captured now: ignored, too large or a nested repository"
+        click.echo(f"leave   {path} ({why})")
 
 
 def _confirm_plan(repo: Repo, target: checkpoints.Checkpoint, only: list[str], code: bool,
@@ -184,6 +186,8 @@ def _print_result(result: undo.Result, target_seq: int, verb: str) -> None:
             click.echo(f"left alone: {path}", err=True)
         for path in outcome.conflicts:
             click.echo(f"not restored (a directory with uncaptured files is in the way): {path}", err=True)
+        for path in outcome.reinstated:
+            click.echo(f"kept git-rewind installed: its entries are back in {path}")
     if result.applied is not None:
         click.echo(result.applied.detail)
     plan = result.plan

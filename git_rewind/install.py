@@ -292,3 +292,29 @@ def _uninstall_mcp_toml(path: str) -> Change:
     if restore_backup(path, lambda backup: same_toml(backup, text)):
         return Change(path, changed=True)  # back to its exact bytes from before us
     return Change(path, changed=True, backup=write_text(path, text, original))
+
+
+# surviving a restore ------------------------------------------------------------------------------
+#
+# A project's own settings files (.claude/settings.json, .mcp.json, .gemini/settings.json, …) are in
+# the work tree, so a restore to a checkpoint taken before `install` would take our entries out of
+# them: an undo must not uninstall git-rewind. The restore asks which of our installs live inside the
+# work tree before it writes, and puts back those it took away (the rest of each file as restored).
+
+
+def in_tree(root: str, home: str | None = None) -> list[tuple[str, str, str, str]]:
+    """(kind "hooks" or "mcp", agent, scope, file) of our installs whose files are inside ROOT."""
+    inside = os.path.realpath(root) + os.sep
+    found = [("hooks", *entry) for entry in installed(root, home)] + [("mcp", *entry) for entry in
+                                                                       mcp_installed(root, home)]
+    return [entry for entry in found if entry[2] != "user" and os.path.realpath(entry[3]).startswith(inside)]
+
+
+def reinstate(root: str, entries: list[tuple[str, str, str, str]], home: str | None = None) -> list[str]:
+    """Install ENTRIES again where a restore took them out; the files whose entries were put back."""
+    restored = []
+    for kind, agent, scope, path in entries:
+        change = (install_mcp if kind == "mcp" else install)(agent, scope, root, home)
+        if change.changed or any(c.action == "installed" for c in change.commands):
+            restored.append(path)
+    return restored

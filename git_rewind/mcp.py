@@ -182,6 +182,7 @@ class Tools:
                 "safety_checkpoint": outcome.safety.seq if outcome and outcome.safety else None,
                 "written": list(outcome.written) if outcome else [],
                 "removed": list(outcome.removed) if outcome else [],
+                "reinstated": list(outcome.reinstated) if outcome else [],
                 "conversation": result.applied.as_json() if result.applied else None,
                 "prompt": plan.prompt if plan else None, "resume": result.resume}
         lines = []

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from . import ignore, journal, snapshot, store
 from .checkpoints import Checkpoint
+from .config import PROJECT_FILE
 from .errors import RewindError
 from .fsutil import read_regular
 from .note import RewindRecord
@@ -63,6 +64,7 @@ class Outcome:
     written: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
+    reinstated: list[str] = field(default_factory=list)  # settings files whose git-rewind entries were put back
 
 
 def _within(path: str, only: list[str]) -> bool:
@@ -96,6 +98,9 @@ def _plan_locked(
     plan = Plan(target=target, current_tree=scan.tree, skipped_scan=scan.skipped)
     for change in _diff(repo, scan.tree, target_tree):
         if not _within(change.path, only):
+            continue
+        if change.path == PROJECT_FILE:  # git-rewind's own settings survive every restore
+            plan.left_alone.append(change.path)
             continue
         if change.mode == snapshot.MODE_GITLINK or change.old_mode == snapshot.MODE_GITLINK:
             plan.left_alone.append(change.path)  # nested repositories are never touched
@@ -161,7 +166,11 @@ def rewind(
         )
         safety = store.save_locked(repo, request, scan)
         outcome = Outcome(plan=plan, safety=safety)
+        from . import install
+
+        ours = install.in_tree(repo.root) if plan.writes or plan.removals else []
         _apply(repo, plan, outcome)
+        outcome.reinstated = install.reinstate(repo.root, ours)
         return outcome
 
 

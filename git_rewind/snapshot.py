@@ -71,22 +71,10 @@ def blob_oid(content: bytes, object_format: str = "sha1") -> str:
     """The id git gives a blob with this content, in a repository of OBJECT_FORMAT (Repo.object_format)."""
     header = b"blob %d\0" % len(content)
     if object_format == "sha256":
-        return str(_sha256()(header + content).hexdigest())
+        from hashlib import sha256  # only SHA-256 repositories pay for hashlib (and OpenSSL)
+
+        return sha256(header + content).hexdigest()
     return str(sha1(header + content).hexdigest())
-
-
-def _sha256() -> Any:
-    """The built-in SHA-256 (like _sha1: no OpenSSL to load); hashlib's where Python has no such module."""
-    import importlib
-
-    for name in ("_sha2", "_sha256"):  # Python 3.12+, then up to 3.11
-        try:
-            return importlib.import_module(name).sha256
-        except ImportError:
-            continue
-    import hashlib
-
-    return hashlib.sha256
 
 
 def empty_tree(repo: Repo) -> str:

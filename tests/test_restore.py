@@ -434,3 +434,27 @@ def test_a_large_file_created_after_a_checkpoint_survives_undo_and_redo(project:
     project.ok("undo", "1", "--yes")
     assert (project.path / "notes.txt").read_text() == "y" * 5000
     project.fsck()
+
+
+def test_an_undo_never_uninstalls_git_rewind(project: Workdir) -> None:
+    """Restoring a checkpoint taken before `install` restores the rest of the agents' settings files but
+    keeps git-rewind's own entries, slash commands and configuration, and says so (issue 12, item 6)."""
+    project.write(".claude/settings.json", '{"model": "opus"}\n')
+    project.ok("snap", "-m", "before install")
+    project.write(".claude/settings.json", '{"model": "sonnet"}\n')
+    project.ok("install", "--agent", "claude-code", "--scope", "project")
+    project.ok("install", "--agent", "claude-code", "--scope", "project", "--mcp")
+    project.ok("config", "set", "tier", "aggressive")
+    preview = project.ok("undo", "1", "--dry-run")
+    assert "leave   .git-rewind.toml (git-rewind's own settings)" in preview
+    out = project.ok("undo", "1", "--yes")
+    assert f"kept git-rewind installed: its entries are back in {project.path / '.claude' / 'settings.json'}" in out
+    settings = json.loads((project.path / ".claude" / "settings.json").read_text())
+    assert settings["model"] == "opus"  # the rest of the file is as the checkpoint had it
+    assert "git-rewind" in json.dumps(settings["hooks"]["PreToolUse"])
+    assert sorted(p.name for p in (project.path / ".claude" / "commands").iterdir()) == [
+        "checkpoint.md", "resume.md", "rewind.md"]
+    assert "git-rewind" in json.loads((project.path / ".mcp.json").read_text())["mcpServers"]
+    assert (project.path / ".git-rewind.toml").read_text() == 'tier = "aggressive"\n'
+    status = project.ok("status")
+    assert "claude-code  project" in status and "tier: aggressive" in status
