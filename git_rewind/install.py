@@ -302,12 +302,35 @@ def _uninstall_mcp_toml(path: str) -> Change:
 # work tree before it writes, and puts back those it took away (the rest of each file as restored).
 
 
-def in_tree(root: str, home: str | None = None) -> list[tuple[str, str, str, str]]:
-    """(kind "hooks" or "mcp", agent, scope, file) of our installs whose files are inside ROOT."""
-    inside = os.path.realpath(root) + os.sep
-    found = [("hooks", *entry) for entry in installed(root, home)] + [("mcp", *entry) for entry in
-                                                                       mcp_installed(root, home)]
-    return [entry for entry in found if entry[2] != "user" and os.path.realpath(entry[3]).startswith(inside)]
+def in_tree(root: str, touched: list[str], home: str | None = None) -> list[tuple[str, str, str, str]]:
+    """(kind "hooks" or "mcp", agent, scope, file) of our project installs whose files a restore touching
+    TOUCHED (work-tree paths) may change: their settings or MCP file, or anything in the same folder
+    (slash commands). Nothing is read for agents whose files the restore does not touch."""
+    touched_set = set(touched)
+
+    def affected(path: str) -> bool:
+        rel = os.path.relpath(path, root).replace(os.sep, "/")
+        if rel.startswith("../"):
+            return False
+        folder = os.path.dirname(rel)
+        return rel in touched_set or (bool(folder) and any(t.startswith(folder + "/") for t in touched))
+
+    found = []
+    for name in agents.NAMES:
+        agent = agents.get(name)
+        for scope in agent.scopes:
+            if scope == "user":
+                continue
+            path = agent.target(scope, root, home)
+            if affected(path) and agent.hooks_installed(path):
+                found.append(("hooks", name, scope, path))
+        try:
+            path = mcp_target(name, "project", root, home)
+        except RewindError:
+            continue  # no MCP configuration known for this agent
+        if affected(path):
+            found += [("mcp", a, s, p) for a, s, p in mcp_installed(root, home) if p == path and a == name]
+    return found
 
 
 def reinstate(root: str, entries: list[tuple[str, str, str, str]], home: str | None = None) -> list[str]:

@@ -168,7 +168,7 @@ def rewind(
         outcome = Outcome(plan=plan, safety=safety)
         from . import install
 
-        ours = install.in_tree(repo.root) if plan.writes or plan.removals else []
+        ours = install.in_tree(repo.root, [c.path for c in plan.writes + plan.removals])
         _apply(repo, plan, outcome)
         outcome.reinstated = install.reinstate(repo.root, ours)
         return outcome
