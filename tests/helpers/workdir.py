@@ -120,9 +120,33 @@ class Workdir:
         return self.git("rev-parse", f"{commit}^{{tree}}").strip()
 
     def fsck(self) -> None:
+        """`git fsck --strict` clean, once the background `git repack` a checkpoint may have started here
+        is done (it moves loose objects into a pack while fsck reads them: "unable to mmap")."""
+        self.wait_for_repack()
         proc = subprocess.run(["git", "fsck", "--strict", "--no-progress"], cwd=self.path, env=self.env,
                               capture_output=True, text=True)
         assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    def wait_for_repack(self, timeout: float = 60.0) -> None:
+        """Wait while a `git repack` runs in this work tree (store.maybe_pack starts it detached)."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self._repacking():
+            time.sleep(0.05)
+
+    def _repacking(self) -> bool:
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    cmdline = fh.read().split(b"\0")
+                if b"repack" in cmdline and os.path.realpath(f"/proc/{pid}/cwd") == os.path.realpath(self.path):
+                    return True
+            except OSError:
+                continue
+        return False
 
 
 def tree_state(root: Path) -> dict[str, tuple[str, str]]:
