@@ -96,22 +96,11 @@ def load_one(repo: Repo, commit: str) -> Checkpoint | None:
 
 def _read(repo: Repo, listing: bytes) -> list[Checkpoint]:
     """Checkpoints from `git notes list` output (`<note blob> <commit>` lines), through one cat-file."""
-    pairs = [line.split() for line in listing.decode().splitlines()]
-    pairs = [p for p in pairs if len(p) == 2]
-    if not pairs:
-        return []
-    out = repo.git(["cat-file", "--batch"], input="".join(f"{blob}\n" for blob, _ in pairs).encode())
-    found: list[tuple[str, str, bytes]] = []
-    pos = 0
-    for blob, commit in pairs:
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split()
-        pos = end + 1
-        if len(header) != 3:  # "<oid> missing"
-            continue
-        size = int(header[2])
-        found.append((blob, commit, out[pos:pos + size]))
-        pos += size + 1
+    from .gitcmd import cat_file
+
+    pairs = [p for p in (line.split() for line in listing.decode().splitlines()) if len(p) == 2]
+    blobs = cat_file([blob for blob, _ in pairs], repo.root)
+    found = [(blob, commit, obj[1]) for (blob, commit), obj in zip(pairs, blobs, strict=True) if obj is not None]
     result = []
     for (blob, commit, _raw), note in zip(found, _parse_all([raw for _, _, raw in found]), strict=True):
         if note is not None:

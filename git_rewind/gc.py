@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from . import checkpoints, store
 from .checkpoints import Checkpoint
 from .errors import RewindError
-from .gitcmd import FastImport
+from .gitcmd import FastImport, cat_file
 from .repo import NOTES_REF, REF_PREFIX, Repo
 
 
@@ -96,7 +96,8 @@ def _rewrite(
     kept_by_session: dict[str, list[Checkpoint]],
     touched: set[str],
 ) -> None:
-    commits = _read_commits(repo, [item.commit for items in kept_by_session.values() for item in items])
+    # Only the sessions that lose a checkpoint are rewritten: only their commits are read.
+    commits = _read_commits(repo, [item.commit for session in touched for item in kept_by_session.get(session, [])])
     with FastImport(repo.root, force=True) as fi:
         mark = 0
         note_targets: list[tuple[str, str]] = []  # (commit dataref, note blob id)
@@ -142,21 +143,11 @@ class _Commit:
 
 def _read_commits(repo: Repo, oids: list[str]) -> dict[str, _Commit]:
     """The commits OIDS, through one `git cat-file --batch` (any object format, any index git reads)."""
-    if not oids:
-        return {}
-    out = repo.git(["cat-file", "--batch"], input="".join(f"{oid}\n" for oid in oids).encode())
     found: dict[str, _Commit] = {}
-    pos = 0
-    for oid in oids:
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split()
-        pos = end + 1
-        if len(header) != 3 or header[1] != b"commit":
+    for oid, obj in zip(oids, cat_file(oids, repo.root), strict=True):
+        if obj is None or obj[0] != "commit":
             raise RewindError(f"checkpoint {oid} is not a commit in this repository")
-        size = int(header[2])
-        raw = out[pos:pos + size]
-        pos += size + 1
-        head, _, message = raw.partition(b"\n\n")
+        head, _, message = obj[1].partition(b"\n\n")
         tree, parents, time = "", [], 0
         for line in head.split(b"\n"):
             key, _, value = line.partition(b" ")

@@ -58,6 +58,27 @@ def run(
     return proc.stdout
 
 
+def cat_file(oids: Sequence[str], cwd: str) -> list[tuple[str, bytes] | None]:
+    """(type, content) of each object in OIDS, in order, through one `git cat-file --batch`; None for a
+    missing one. Objects as stored: no filters (callers that need checked-out bytes use checkout-index)."""
+    if not oids:
+        return []
+    out = run(["cat-file", "--batch"], cwd=cwd, input="".join(f"{oid}\n" for oid in oids).encode())
+    found: list[tuple[str, bytes] | None] = []
+    pos = 0
+    for _oid in oids:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        pos = end + 1
+        if len(header) != 3:  # "<oid> missing"
+            found.append(None)
+            continue
+        size = int(header[2])
+        found.append((header[1].decode(), out[pos:pos + size]))
+        pos += size + 1
+    return found
+
+
 def quote_path(path: bytes) -> bytes:
     """C-quote a path the way fast-import reads it, so any byte (LF, quotes, non-UTF-8) survives."""
     out = bytearray(b'"')

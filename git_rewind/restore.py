@@ -44,6 +44,7 @@ class Plan:
     """What a rewind to TARGET would do, computed from a fresh scan of the working tree."""
 
     target: Checkpoint
+    target_tree: str
     current_tree: str
     writes: list[Change] = field(default_factory=list)
     removals: list[Change] = field(default_factory=list)
@@ -95,7 +96,7 @@ def _plan_locked(
     # The safety checkpoint goes on the target's session: diff against its tip once, here.
     tip = store.session_tip(repo, target.session or "manual")
     scan = snapshot.scan(repo, max_size, used, base_tree=tip.tree if tip else store.head_tree(repo))
-    plan = Plan(target=target, current_tree=scan.tree, skipped_scan=scan.skipped)
+    plan = Plan(target=target, target_tree=target_tree, current_tree=scan.tree, skipped_scan=scan.skipped)
     for change in _diff(repo, scan.tree, target_tree):
         if not _within(change.path, only):
             continue
@@ -166,6 +167,8 @@ def rewind(
         )
         safety = store.save_locked(repo, request, scan)
         outcome = Outcome(plan=plan, safety=safety)
+        if plan.empty:  # a conversation-only rewind: nothing to write, nothing to keep installed
+            return outcome
         from . import install
 
         ours = install.in_tree(repo.root, [c.path for c in plan.writes + plan.removals])
@@ -188,7 +191,7 @@ def _apply(repo: Repo, plan: Plan, outcome: Outcome) -> None:
         contents = [c for c in plan.writes if c.mode != snapshot.MODE_LINK and c.path not in mode_only]
         umask = os.umask(0)
         os.umask(umask)
-        with _BlobReader(repo, contents, repo.tree_of(plan.target.commit)) as blobs:
+        with _BlobReader(repo, contents, plan.target_tree) as blobs:
             for change in plan.writes:
                 if change.path in mode_only:
                     os.chmod(os.path.join(root, change.path), _file_mode(change.mode, umask))

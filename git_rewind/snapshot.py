@@ -100,13 +100,12 @@ def converts(repo: Repo, paths: list[str]) -> bool:
             if not parent:
                 break
             parent = os.path.dirname(parent)
-    return any(os.path.isfile(c) for c in candidates) or _autocrlf(repo)
+    return any(os.path.isfile(c) for c in candidates) or _config_converts(repo)
 
 
 def _global_attributes() -> str:
     """The user's attributes file when core.attributesFile does not name another (it is asked of git then)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "git", "attributes")
+    return os.path.join(xdg_config_home(), "git", "attributes")
 
 
 def _config_mentions(repo: Repo, words: tuple[bytes, ...]) -> bool:
@@ -129,7 +128,7 @@ def _config_mentions(repo: Repo, words: tuple[bytes, ...]) -> bool:
     return False
 
 
-def _autocrlf(repo: Repo) -> bool:
+def _config_converts(repo: Repo) -> bool:
     """core.autocrlf is on (true or input), or core.attributesFile names a file: git converts content."""
     if not _config_mentions(repo, (b"autocrlf", b"attributesfile")):
         return False
@@ -195,9 +194,8 @@ def _seed_private_index(repo: Repo) -> bool:
     """
     target = repo.private_index
     if os.path.exists(target):
-        if not os.path.exists(target + ".flags-cleared"):  # seeded by a version that copied the bits
+        if not os.path.exists(target + _FLAGS_CLEARED):  # seeded by a version that copied the bits
             _clear_hiding_flags(repo)
-            write_atomic(target + ".flags-cleared", "")
         return False
     source = os.path.join(repo.gitdir, "index")
     try:
@@ -207,13 +205,15 @@ def _seed_private_index(repo: Repo) -> bool:
         return True
     write_atomic(target, data)
     _clear_hiding_flags(repo)
-    write_atomic(target + ".flags-cleared", "")
     # Keep the source's mtime: git re-checks entries as new as the index file ("racily clean");
     # a fresh mtime would make it trust stat data it must not. (Under the work-tree lock: nobody
     # reads the private index between the rename and this.)
     st = os.stat(source)
     os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
     return True
+
+
+_FLAGS_CLEARED = ".flags-cleared"  # beside the private index: its copied flags are gone
 
 
 def _clear_hiding_flags(repo: Repo) -> None:
@@ -239,6 +239,7 @@ def _clear_hiding_flags(repo: Repo) -> None:
         if paths:
             gitcmd.run(["update-index", flag, "-z", "--stdin"], cwd=repo.root, env=env,
                        input=b"".join(p + b"\0" for p in paths))
+    write_atomic(repo.private_index + _FLAGS_CLEARED, "")
 
 
 STALE_INDEX_LOCK = 10.0  # seconds
@@ -391,7 +392,7 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: st
     result.base = base_tree
     # Files that grew past LIMIT since BASE_TREE are left out here, once for every caller: a restore
     # plans against exactly the tree its safety checkpoint records, so it never removes one.
-    leave_out_large(repo, result, [p for status, p in changes if status in ("A", "M", "T")], limit)
+    leave_out_large(repo, result, limit)
     _write_scan_state(repo, result.tree, rules)
     return result
 
@@ -461,10 +462,11 @@ def _drop_newly_ignored(repo: Repo, excludes_file: str | None) -> bool:
     return True
 
 
-def leave_out_large(repo: Repo, scan_result: Scan, candidates: list[str], limit: int) -> bool:
-    """Drop CANDIDATES larger than LIMIT from the private index; True when the tree must be rewritten."""
+def leave_out_large(repo: Repo, scan_result: Scan, limit: int) -> bool:
+    """Drop the files the scan found added or changed since its base that are larger than LIMIT from the
+    private index (and its tree); True when something was left out."""
     large: list[dict[str, Any]] = []
-    for path in candidates:
+    for path in [p for status, p in scan_result.changes if status in ("A", "M", "T")]:
         try:
             st = os.lstat(os.path.join(repo.root, path))
         except OSError:

@@ -179,8 +179,7 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
     elif scan.base != base:
         scan.changes = snapshot.changed_paths(repo, base, scan.tree)
         scan.base = base
-        snapshot.leave_out_large(repo, scan, [p for status, p in scan.changes if status in ("A", "M", "T")],
-                                 req.max_file_size)
+        snapshot.leave_out_large(repo, scan, req.max_file_size)
     if tip is not None and scan.tree == tip.tree and not req.allow_empty:
         return Result(tip)
     changes = None
