@@ -127,19 +127,9 @@ class _Handler:
 
 def _handlers(path: str) -> list[_Handler]:
     """Every handler of the hooks file PATH (none when it is missing)."""
-    import json
+    from ..settingsfile import is_own, load_json
 
-    from ..errors import RewindError
-    from ..settingsfile import is_own
-
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.loads(fh.read() or "{}")
-    except FileNotFoundError:
-        return []
-    except (OSError, ValueError) as exc:
-        raise RewindError(f"{path}: not valid JSON ({exc}); nothing changed") from None
-    hooks = data.get("hooks") if isinstance(data, dict) else None
+    hooks = load_json(path).get("hooks")  # the errors install gives; a missing file has none
     found: list[_Handler] = []
     if not isinstance(hooks, dict):
         return found
