@@ -181,17 +181,19 @@ def _apply(repo: Repo, plan: Plan, outcome: Outcome) -> None:
     root = repo.root
     journal.begin(repo, [c.path for c in plan.writes])
     try:
-        for change in plan.removals:
-            full = os.path.join(root, change.path)
-            if os.path.islink(full) or os.path.isfile(full):
-                os.unlink(full)
-            outcome.removed.append(change.path)
-        _remove_empty_dirs(root, [c.path for c in plan.removals])
         mode_only = {c.path for c in plan.writes if _same_content_new_mode(repo, c)}
         contents = [c for c in plan.writes if c.mode != snapshot.MODE_LINK and c.path not in mode_only]
         umask = os.umask(0)
         os.umask(umask)
+        # The contents are got ready first: where git writes them (a filter that fails, a missing
+        # object), the restore stops before it has removed or written anything.
         with _BlobReader(repo, contents, plan.target_tree) as blobs:
+            for change in plan.removals:
+                full = os.path.join(root, change.path)
+                if os.path.islink(full) or os.path.isfile(full):
+                    os.unlink(full)
+                outcome.removed.append(change.path)
+            _remove_empty_dirs(root, [c.path for c in plan.removals])
             for change in plan.writes:
                 if change.path in mode_only:
                     os.chmod(os.path.join(root, change.path), _file_mode(change.mode, umask))

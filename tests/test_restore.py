@@ -458,3 +458,20 @@ def test_an_undo_never_uninstalls_git_rewind(project: Workdir) -> None:
     assert (project.path / ".git-rewind.toml").read_text() == 'tier = "aggressive"\n'
     status = project.ok("status")
     assert "claude-code  project" in status and "tier: aggressive" in status
+
+
+def test_a_filter_that_fails_stops_the_restore_before_any_file_changes(repo: Workdir) -> None:
+    """When git writes the contents (a required smudge filter) and fails, the restore stops with one error
+    before it has removed or written anything; the safety checkpoint holds the state it left."""
+    _setup_converting(repo, "filter")
+    repo.ok("snap", "-m", "as checked out")
+    repo.write("code.up", "changed\n")
+    repo.write("extra.txt", "created after the checkpoint\n")  # the restore would remove it
+    before = {p: (repo.path / p).read_bytes() for p in ("code.up", "extra.txt", "run.bat")}
+    repo.git("config", "filter.upper.smudge", "false")  # the filter now fails, as a broken git-lfs would
+    run = repo.rewind("undo", "1", "--yes")
+    assert run.returncode != 0 and run.stderr.startswith("error: ") and len(run.stderr.strip().splitlines()) == 1
+    assert {p: (repo.path / p).read_bytes() for p in before} == before
+    assert not [p for p in (repo.path / ".git" / "rewind").iterdir() if p.name.startswith("restore-")]
+    assert repo.git("show", "refs/rewind/manual:extra.txt") == "created after the checkpoint\n"
+    repo.fsck()
