@@ -122,14 +122,52 @@ def _parse_all(bodies: list[bytes]) -> list[Note | None]:
     return [Note.from_json(value) for value in values]
 
 
-def lookup(repo: Repo, ident: str, checkpoints: list[Checkpoint] | None = None) -> Checkpoint:
-    """Resolve an id: a sequence number, `@`/`latest`, `@~N`, or a (short) commit id."""
+CURRENT = "."  # "this work tree", where a work tree is named: no linked work tree is named "."
+
+
+def of_worktree(items: list[Checkpoint], worktree: str | None) -> list[Checkpoint]:
+    """The checkpoints taken in WORKTREE (None: the main work tree; notes without the key are its)."""
+    return [c for c in items if c.note.worktree == worktree]
+
+
+def worktree_label(worktree: str | None) -> str:
+    return "the main work tree" if worktree is None else f"work tree {worktree}"
+
+
+def lookup(repo: Repo, ident: str, checkpoints: list[Checkpoint] | None = None,
+           worktree: str | None = CURRENT) -> Checkpoint:
+    """Resolve an id among WORKTREE's checkpoints (default: this work tree's): a sequence number,
+    `@`/`latest`, `@~N`, or a (short) commit id. An id of another work tree's checkpoint says which."""
+    every = checkpoints if checkpoints is not None else load_all(repo)
+    name = repo.worktree if worktree == CURRENT else worktree
+    items = of_worktree(every, name)
+    try:
+        return _resolve(ident.strip(), items, name)
+    except RewindError:
+        other = _elsewhere(ident.strip(), [c for c in every if c.note.worktree != name])
+        if other is None:
+            raise
+        option = "main-worktree" if other.note.worktree is None else other.note.worktree
+        raise RewindError(f"checkpoint {ident.strip()} was taken in {worktree_label(other.note.worktree)}, "
+                          f"not here: add --worktree {option} to use it") from None
+
+
+def _elsewhere(ident: str, others: list[Checkpoint]) -> Checkpoint | None:
+    """The checkpoint a sequence number or commit id names among OTHERS, if exactly one."""
+    if ident.lstrip("#").isdigit():
+        found = [c for c in others if c.seq == int(ident.lstrip("#"))]
+        if found:
+            return found[0]
+    found = [c for c in others if len(ident) >= 4 and c.commit.startswith(ident.lower())]
+    return found[0] if len(found) == 1 else None
+
+
+def _resolve(ident: str, items: list[Checkpoint], worktree: str | None) -> Checkpoint:
     import re
 
-    items = checkpoints if checkpoints is not None else load_all(repo)
-    ident = ident.strip()
     if not items:
-        raise RewindError("no checkpoints yet in this repository")
+        raise RewindError("no checkpoints yet in this repository" if worktree is None
+                          else f"no checkpoints yet in {worktree_label(worktree)}")
     if ident in ("@", "latest", "HEAD"):
         return items[-1]
     match = re.fullmatch(r"(?:@|latest)~(\d+)", ident)
@@ -155,21 +193,66 @@ def lookup(repo: Repo, ident: str, checkpoints: list[Checkpoint] | None = None) 
 
 
 def redo_target(items: list[Checkpoint]) -> Checkpoint | None:
-    """The checkpoint `redo` restores: the safety checkpoint the newest undo took (None: no undo yet)."""
+    """The checkpoint `redo` restores: the safety checkpoint the newest undo among ITEMS took (None: no
+    undo yet). Callers pass one work tree's checkpoints: each work tree has its own undo and redo."""
     return next((c for c in reversed(items) if c.note.trigger == "pre-rewind"), None)
 
 
-def latest_work(repo: Repo) -> Checkpoint:
-    """What a plain `undo` goes back to: the newest checkpoint that is not a safety checkpoint
-    (`pre-rewind`, `pre-redo`), so that undoing twice does not undo the first undo."""
-    items = load_all(repo)
+def redo_targets(items: list[Checkpoint]) -> list[Checkpoint]:
+    """Every work tree's redo target (what gc must keep)."""
+    found = (redo_target(of_worktree(items, name)) for name in {c.note.worktree for c in items})
+    return [c for c in found if c is not None]
+
+
+def latest_work(repo: Repo, worktree: str | None = CURRENT) -> Checkpoint:
+    """What a plain `undo` goes back to: the newest checkpoint of the work tree that is not a safety
+    checkpoint (`pre-rewind`, `pre-redo`), so that undoing twice does not undo the first undo."""
+    name = repo.worktree if worktree == CURRENT else worktree
+    items = of_worktree(load_all(repo), name)
     for item in reversed(items):
         if item.note.rewind is None:
             return item
     if not items:
-        raise RewindError("no checkpoints yet in this repository")
+        raise RewindError("no checkpoints yet in this repository" if name is None
+                          else f"no checkpoints yet in {worktree_label(name)}")
     raise RewindError("only safety checkpoints of earlier undos here: name one (git rewind list), "
                       "or git rewind redo to reverse the last undo")
+
+
+def worktree_named(repo: Repo, items: list[Checkpoint], name: str) -> str | None:
+    """What `--worktree NAME` names: `main-worktree` (or `main`, unless a linked work tree has that name)
+    is the main work tree; else a linked work tree's name (under .git/worktrees/, or in a note: its
+    checkpoints outlive `git worktree remove`), or the path of one of this repository's work trees."""
+    linked = set()
+    try:
+        linked = set(os.listdir(os.path.join(repo.commondir, "worktrees")))
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    recorded = {c.note.worktree for c in items if c.note.worktree is not None}
+    if name in linked or name in recorded:
+        return name
+    if name in ("main-worktree", "main"):
+        return None
+    if os.path.isdir(name):
+        other = Repo.discover(name)
+        if os.path.normpath(other.commondir) == os.path.normpath(repo.commondir):
+            return other.worktree
+        raise RewindError(f"{name} is a work tree of another repository")
+    raise RewindError(f"no work tree named {name} (git worktree list; main-worktree is the main one)")
+
+
+def session_named(items: list[Checkpoint], name: str) -> str:
+    """NAME as a session of ITEMS: itself when it is one, else the one session it starts (`list` shows
+    sessions cut to 12 characters, and what is shown must work when typed back)."""
+    sessions = {c.session for c in items}
+    if name in sessions:
+        return name
+    found = sorted(s for s in sessions if s.startswith(name))
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        raise RewindError(f"ambiguous session: {name} ({', '.join(found[:5])})")
+    return name
 
 
 def newest_first(items: list[Checkpoint], session: str | None = None, tags: list[str] | None = None,
@@ -184,11 +267,14 @@ def newest_first(items: list[Checkpoint], session: str | None = None, tags: list
 
 def since_previous(repo: Repo, item: Checkpoint) -> tuple[str, str]:
     """(what ITEM is compared with, `git diff --stat --summary` from it): the previous checkpoint of its
-    session; for a session's first, the commit HEAD was at when it was taken (else the empty tree), so
+    session in its work tree (the session's chain may interleave work trees); for a session's first,
+    the commit HEAD was at when it was taken (else the empty tree), so
     that `show` lists what changed, not the whole repository."""
     from .snapshot import empty_tree
 
-    parent = repo.git(["rev-parse", "--verify", "-q", item.commit + "^"], check=False).decode().strip()
+    earlier = [c for c in load_all(repo) if c.seq < item.seq and c.session == item.session
+               and c.note.worktree == item.note.worktree]
+    parent = earlier[-1].commit if earlier else ""
     if not parent and item.note.head:
         parent = repo.git(["rev-parse", "--verify", "-q", item.note.head + "^{commit}"], check=False).decode().strip()
     parent = parent or empty_tree(repo)

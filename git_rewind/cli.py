@@ -53,19 +53,40 @@ def _snap_command() -> Callable[..., None]:
 cli.command("snap", context_settings=CONTEXT)(_snap_command())
 
 
+def _worktree_option(function: Callable[..., None]) -> Callable[..., None]:
+    return click.option("--worktree", "worktree", metavar="NAME",
+                        help="Another work tree's checkpoints: a linked work tree's name (as under "
+                             ".git/worktrees/), its path, or main-worktree. Default: this work tree.")(function)
+
+
+def _worktree(repo: Repo, items: list[checkpoints.Checkpoint], name: str | None) -> str | None:
+    """The work tree `--worktree NAME` names, this one without it."""
+    return repo.worktree if name is None else checkpoints.worktree_named(repo, items, name)
+
+
 @cli.command("list", context_settings=CONTEXT)
 @click.option("--session", help="Only this session (default: $GIT_REWIND_SESSION if set, else all).")
 @click.option("--all", "all_sessions", is_flag=True, help="Every session.")
+@_worktree_option
+@click.option("--all-worktrees", "all_worktrees", is_flag=True, help="Every work tree's checkpoints.")
 @click.option("-n", "limit", type=click.IntRange(min=0), default=20, show_default=True,
               help="How many, newest first (0: all).")
 @click.option("--json", "as_json", is_flag=True, help="A JSON array of notes, each with its commit.")
-def list_command(session: str | None, all_sessions: bool, limit: int, as_json: bool) -> None:
-    """List checkpoints, newest first."""
+def list_command(session: str | None, all_sessions: bool, worktree: str | None, all_worktrees: bool, limit: int,
+                 as_json: bool) -> None:
+    """List this work tree's checkpoints, newest first."""
     if session and all_sessions:
         raise click.UsageError("--session and --all exclude each other")
+    if worktree and all_worktrees:
+        raise click.UsageError("--worktree and --all-worktrees exclude each other")
     repo = Repo.discover()
+    items = checkpoints.load_all(repo)
+    if not all_worktrees:
+        items = checkpoints.of_worktree(items, _worktree(repo, items, worktree))
     scope = None if all_sessions else (session or os.environ.get("GIT_REWIND_SESSION"))
-    items, more = checkpoints.newest_first(checkpoints.load_all(repo), scope, limit=limit)
+    if scope:
+        scope = checkpoints.session_named(items, scope)
+    items, more = checkpoints.newest_first(items, scope, limit=limit)
     if as_json:
         click.echo(json.dumps([c.as_json() for c in items], indent=2))
         return
@@ -73,23 +94,25 @@ def list_command(session: str | None, all_sessions: bool, limit: int, as_json: b
         click.echo("no checkpoints" + (f" in session {scope}" if scope else ""))
         return
     for item in items:
-        click.echo(output.line(item))
+        click.echo(output.line(item, worktree=all_worktrees))
     if more:
         click.echo(f"({more} older; -n 0 shows all)")
 
 
-def _checkpoint(ident: str) -> tuple[Repo, checkpoints.Checkpoint]:
-    """The repository here and its checkpoint IDENT."""
+def _checkpoint(ident: str, worktree: str | None = None) -> tuple[Repo, checkpoints.Checkpoint]:
+    """The repository here and its checkpoint IDENT (in the work tree `--worktree` names)."""
     repo = Repo.discover()
-    return repo, checkpoints.lookup(repo, ident)
+    items = checkpoints.load_all(repo)
+    return repo, checkpoints.lookup(repo, ident, items, _worktree(repo, items, worktree))
 
 
 @cli.command("show", context_settings=CONTEXT)
 @click.argument("ident", metavar="ID")
+@_worktree_option
 @click.option("--json", "as_json", is_flag=True, help="The note as JSON, with its commit.")
-def show_command(ident: str, as_json: bool) -> None:
+def show_command(ident: str, worktree: str | None, as_json: bool) -> None:
     """Show a checkpoint's metadata and what changed since the previous one of its session."""
-    repo, item = _checkpoint(ident)
+    repo, item = _checkpoint(ident, worktree)
     parent, stat = checkpoints.since_previous(repo, item)
     if as_json:
         click.echo(json.dumps({**item.as_json(), "parent": parent, "stat": stat}, indent=2))
@@ -105,16 +128,18 @@ def show_command(ident: str, as_json: bool) -> None:
 @click.argument("ident2", metavar="[ID2]", required=False)
 @click.option("--stat", "stat", is_flag=True, help="Only a diffstat.")
 @click.option("--name-status", "name_status", is_flag=True, help="Only names and status.")
-def diff_command(ident: str, ident2: str | None, stat: bool, name_status: bool) -> None:
+@_worktree_option
+def diff_command(ident: str, ident2: str | None, stat: bool, name_status: bool, worktree: str | None) -> None:
     """Diff a checkpoint against the working tree, or two checkpoints (git's own diff)."""
     from . import snapshot
 
     repo = Repo.discover()
     items = checkpoints.load_all(repo)
-    old = checkpoints.lookup(repo, ident, items).commit
+    where = _worktree(repo, items, worktree)
+    old = checkpoints.lookup(repo, ident, items, where).commit
     new: str
     if ident2:
-        new = checkpoints.lookup(repo, ident2, items).commit
+        new = checkpoints.lookup(repo, ident2, items, where).commit
     else:
         new = snapshot.current_tree(repo, config.for_repo(repo)["max_file_size"])
     args = ["git", "diff"] + (["--stat"] if stat else []) + (["--name-status"] if name_status else [])
@@ -124,9 +149,10 @@ def diff_command(ident: str, ident2: str | None, stat: bool, name_status: bool) 
 @cli.command("files", context_settings=CONTEXT)
 @click.argument("ident", metavar="ID")
 @click.option("--all", "all_files", is_flag=True, help="Every file in the checkpoint.")
-def files_command(ident: str, all_files: bool) -> None:
+@_worktree_option
+def files_command(ident: str, all_files: bool, worktree: str | None) -> None:
     """The paths a checkpoint recorded as changed (with --all: every file in it)."""
-    repo, item = _checkpoint(ident)
+    repo, item = _checkpoint(ident, worktree)
     if all_files:
         out = repo.git(["ls-tree", "-r", "-z", "--name-only", "--full-tree", item.commit])
         names = [os.fsdecode(p) for p in out.split(b"\0") if p]
@@ -210,11 +236,14 @@ def _print_result(result: undo.Result, target_seq: int, verb: str) -> None:
 @click.option("--dry-run", is_flag=True, help="List what would be written and removed; change nothing.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--only", "only", multiple=True, metavar="PATH", help="Restore only these paths.")
-def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: bool, only: tuple[str, ...]) -> None:
+@_worktree_option
+def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: bool, only: tuple[str, ...],
+                 worktree: str | None) -> None:
     """Rewind the code, the conversation or both to a checkpoint, after a safety checkpoint.
 
-    Without ID: the newest checkpoint that is not a safety checkpoint (a second plain undo does not
-    flip back; redo does that). @ is the newest checkpoint of all.
+    Without ID: the newest checkpoint of this work tree that is not a safety checkpoint (a second
+    plain undo does not flip back; redo does that). @ is the newest checkpoint of all. Ids resolve
+    among this work tree's checkpoints; --worktree NAME picks from another's (restored here).
     """
     from . import undo
 
@@ -222,7 +251,10 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
         raise click.UsageError("--fork rewinds a conversation: use it with --conversation or --full")
     repo = Repo.discover()
     settings = config.for_repo(repo)
-    target = checkpoints.lookup(repo, ident) if ident is not None else checkpoints.latest_work(repo)
+    items = checkpoints.load_all(repo)
+    where = _worktree(repo, items, worktree)
+    target = (checkpoints.lookup(repo, ident, items, where) if ident is not None
+              else checkpoints.latest_work(repo, where))
     paths = [repo.relpath(p) for p in only]
     conversation = undo.plan_conversation(target, fork) if mode != "code" else None
     described = undo.describe(conversation) if conversation is not None else None

@@ -35,9 +35,9 @@ def select(items: list[Checkpoint], keep: int, older_than_days: int, now: float 
     cutoff = (time.time() if now is None else now) - older_than_days * 86400
     result = Collection()
     newest_first = sorted(items, key=lambda c: c.seq, reverse=True)
-    redo_target = checkpoints.redo_target(items)
+    keep_for_redo = {c.commit for c in checkpoints.redo_targets(items)}
     for rank, item in enumerate(newest_first):
-        if item is not redo_target and (rank >= keep or item.time < cutoff):
+        if item.commit not in keep_for_redo and (rank >= keep or item.time < cutoff):
             result.dropped.append(item)
         else:
             result.kept.append(item)

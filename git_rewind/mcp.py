@@ -102,7 +102,11 @@ class Tools:
              ) -> tuple[str, dict[str, Any]]:
         from . import checkpoints, output
 
-        items, _more = checkpoints.newest_first(checkpoints.load_all(self.repo()), session, tags, limit)
+        repo = self.repo()
+        items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)
+        if session:
+            session = checkpoints.session_named(items, session)
+        items, _more = checkpoints.newest_first(items, session, tags, limit)
         text = "\n".join(output.line(c) for c in items) or "no checkpoints"
         return text, {"checkpoints": [_checkpoint_json(c.commit, c.note) for c in items]}
 
@@ -117,7 +121,8 @@ class Tools:
     def latest(self) -> tuple[str, dict[str, Any]]:
         from . import checkpoints
 
-        items = checkpoints.load_all(self.repo())
+        repo = self.repo()
+        items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)
         if not items:
             raise _error("no checkpoints yet in this repository")
         return self.show(items[-1].seq)

@@ -178,11 +178,11 @@ class Note:
     """A checkpoint's metadata, as its JSON note holds it."""
 
     __slots__ = ("v", "seq", "session", "agent", "trigger", "tool", "paths", "message", "prompt", "summary",
-                 "tags", "head", "branch", "created", "conversation", "skipped", "paths_omitted", "changes",
-                 "rewind", "extra")
+                 "tags", "head", "branch", "worktree", "created", "conversation", "skipped", "paths_omitted",
+                 "changes", "rewind", "extra")
     # Written always, in this order (what `git notes show` prints), then the optional ones when set.
     KEYS = ("v", "seq", "session", "agent", "trigger", "tool", "paths", "message", "prompt", "summary", "tags",
-            "head", "branch", "created", "conversation", "skipped")
+            "head", "branch", "worktree", "created", "conversation", "skipped")
     OPTIONAL = ("paths_omitted", "changes", "rewind")
     KNOWN = frozenset(KEYS + OPTIONAL)
 
@@ -190,7 +190,8 @@ class Note:
                  trigger: str | None = None, tool: str | None = None, paths: list[str] | None = None,
                  message: str = "", prompt: str | None = None, summary: Json = None,
                  tags: list[str] | None = None, head: Oid | None = None, branch: str | None = None,
-                 conversation: Position | None = None, skipped: list[dict[str, Json]] | None = None,
+                 worktree: str | None = None, conversation: Position | None = None,
+                 skipped: list[dict[str, Json]] | None = None,
                  paths_omitted: int | None = None, changes: dict[str, Json] | None = None,
                  rewind: RewindRecord | None = None, v: int = NOTE_VERSION,
                  extra: dict[str, Json] | None = None) -> None:
@@ -207,6 +208,7 @@ class Note:
         self.tags = tags if tags is not None else []
         self.head = head
         self.branch = branch
+        self.worktree = worktree  # None: the main work tree; else a linked work tree's name (Repo.worktree)
         self.created = created  # UTC, clock.STAMP
         self.conversation = conversation
         self.skipped = skipped if skipped is not None else []  # files left out ({path, reason, …})
@@ -230,7 +232,7 @@ class Note:
             agent=_str(data.get("agent")), trigger=_str(data.get("trigger")), tool=_str(data.get("tool")),
             paths=_strings(data.get("paths")), message=str(data.get("message") or ""),
             prompt=_str(data.get("prompt")), summary=data.get("summary"), tags=_strings(data.get("tags")),
-            head=_oid(data.get("head")), branch=_str(data.get("branch")),
+            head=_oid(data.get("head")), branch=_str(data.get("branch")), worktree=_str(data.get("worktree")),
             conversation=Position.from_json(data.get("conversation")),
             skipped=[s for s in skipped if isinstance(s, dict)] if isinstance(skipped, list) else [],
             paths_omitted=_int(data.get("paths_omitted")),
@@ -260,7 +262,7 @@ class Note:
             "v": self.v, "seq": self.seq, "session": self.session, "agent": self.agent, "trigger": self.trigger,
             "tool": self.tool, "paths": list(self.paths), "message": self.message, "prompt": self.prompt,
             "summary": self.summary, "tags": list(self.tags), "head": self.head, "branch": self.branch,
-            "created": self.created,
+            "worktree": self.worktree, "created": self.created,
             "conversation": self.conversation.to_json() if self.conversation is not None else None,
             "skipped": list(self.skipped),
         }

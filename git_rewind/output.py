@@ -15,12 +15,15 @@ def paths_text(paths: list[str], most: int = 3) -> str:
     return shown + (f",+{len(paths) - most}" if len(paths) > most else "")
 
 
-def line(item: Checkpoint, now: float | None = None) -> str:
-    """`#42  5m ago  4f9e1a2b  PreToolUse/Edit  src/app.py  before Edit src/app.py`"""
+def line(item: Checkpoint, now: float | None = None, worktree: bool = False) -> str:
+    """`#42  5m ago  4f9e1a2b  PreToolUse/Edit  src/app.py  before Edit src/app.py`; with WORKTREE the
+    work tree's name (`main-worktree` for the main one) after the age."""
     note = item.note
     what = "/".join(x for x in (note.trigger or "manual", note.tool) if x)
+    where = [note.worktree or "main-worktree"] if worktree else []
     return "  ".join(
-        [f"#{item.seq}", age(note.created, now), item.session[:12], what, paths_text(note.paths), item.message]
+        [f"#{item.seq}", age(note.created, now), *where, item.session[:12], what, paths_text(note.paths),
+         item.message]
     )
 
 
@@ -34,7 +37,8 @@ def details(item: Checkpoint) -> list[str]:
         ("message", item.message),
     ]
     for key, value in (("agent", note.agent), ("trigger", note.trigger), ("tool", note.tool),
-                       ("branch", note.branch), ("head", note.head), ("prompt", note.prompt)):
+                       ("branch", note.branch), ("head", note.head), ("worktree", note.worktree),
+                       ("prompt", note.prompt)):
         if value:
             rows.append((key, value))
     if note.paths:

@@ -117,6 +117,14 @@ class Repo:
             return cls.discover(path)  # core.worktree, bare, or not a git dir at all: git decides
         return cls(root=current, gitdir=gitdir, commondir=commondir)
 
+    @property
+    def worktree(self) -> str | None:
+        """This work tree's name as checkpoint notes record it: None for the main work tree, a linked
+        work tree's name under .git/worktrees/ otherwise (git's own name for it, stable across moves)."""
+        if os.path.normpath(self.gitdir) == os.path.normpath(self.commondir):
+            return None
+        return os.path.basename(os.path.normpath(self.gitdir))
+
     def ensure_dirs(self) -> None:
         """Create .git/rewind/ (per work tree) and the shared store directory."""
         os.makedirs(self.rewind_dir, exist_ok=True)

@@ -29,7 +29,7 @@ def context(repo: Repo, taken: Result | None, max_file_size: int) -> tuple[str |
     """
     from . import snapshot
 
-    items = checkpoints.load_all(repo)
+    items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)  # never another work tree's
     if taken is not None and taken.created:
         items = [c for c in items if c.commit != taken.commit]
     if not items:

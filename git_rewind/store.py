@@ -93,7 +93,7 @@ class Attachments:
 
 
 class Tip:
-    """The newest checkpoint of a session, cached so the hot path reads no object."""
+    """The newest checkpoint of a session taken in this work tree, cached so the hot path reads no object."""
 
     __slots__ = ("commit", "tree", "seq")
 
@@ -114,38 +114,80 @@ class Result(Tip):
         self.note = note
 
 
-def _tip_file(repo: Repo, session: str) -> str:
-    return os.path.join(repo.store_dir, "sessions", session)
+def _tip_file(gitdir_rewind: str, session: str) -> str:
+    return os.path.join(gitdir_rewind, "tips", session)
 
 
 def session_tip(repo: Repo, session: str) -> Tip | None:
-    """The session's newest checkpoint, from the cache when it still matches the ref."""
+    """The newest checkpoint of SESSION taken in this work tree: what an unchanged tree is compared
+    with and what `--path` carries the rest of the tree from.
+
+    A session's ref is shared by every work tree (one chain, one `git log`), so its tip may be
+    another work tree's checkpoint; each work tree caches its own newest under
+    .git[/worktrees/X]/rewind/tips/. The cache holds while the ref is where it saw it, or while its
+    commit is still on the ref's chain (gc or a hand-moved ref may have taken it off).
+    """
     commit = repo.read_ref(REF_PREFIX + session)
     if commit is None:
         return None
     try:
-        with open(_tip_file(repo, session)) as fh:
-            cached_commit, tree, seq = fh.read().split()
-        if cached_commit == commit:
-            return Tip(Oid(commit), Oid(tree), int(seq))
+        with open(_tip_file(repo.rewind_dir, session)) as fh:
+            seen, own, tree, seq = fh.read().split()
+        if seen == commit or (own != commit and _on_chain(repo, own, commit)):
+            return Tip(Oid(own), Oid(tree), int(seq))
     except (FileNotFoundError, ValueError):
         pass
     found = checkpoints.load_one(repo, commit)
-    tip = Tip(Oid(commit), Oid(repo.tree_of(commit)), found.seq if found else 0)
-    _write_tip(repo, session, tip)
+    if found is None or found.note.worktree != repo.worktree:
+        found = _newest_own(repo, session, commit)
+        if found is None:
+            return None
+    tip = Tip(found.commit, Oid(repo.tree_of(found.commit)), found.seq)
+    _write_tip(repo, session, tip, commit)
     return tip
 
 
-def _write_tip(repo: Repo, session: str, tip: Tip) -> None:
-    write_atomic(_tip_file(repo, session), f"{tip.commit} {tip.tree} {tip.seq}\n", makedirs=True)
+def _on_chain(repo: Repo, commit: str, ref_commit: str) -> bool:
+    """COMMIT is REF_COMMIT or one of its ancestors."""
+    from .gitcmd import GitError
+
+    try:
+        repo.git(["merge-base", "--is-ancestor", commit, ref_commit])
+    except GitError:  # exit 1: not an ancestor; 128: not even an object any more
+        return False
+    return True
+
+
+def _newest_own(repo: Repo, session: str, ref_commit: str) -> checkpoints.Checkpoint | None:
+    """The newest checkpoint on the session's chain that this work tree took (a rare walk: the ref's
+    tip is another work tree's)."""
+    mine = {str(c.commit): c for c in checkpoints.load_all(repo) if c.session == session
+            and c.note.worktree == repo.worktree}
+    if not mine:
+        return None
+    for line in repo.git(["rev-list", "--first-parent", ref_commit]).decode().split():
+        if line in mine:
+            return mine[line]
+    return None
+
+
+def _write_tip(repo: Repo, session: str, tip: Tip, ref: str) -> None:
+    write_atomic(_tip_file(repo.rewind_dir, session), f"{ref} {tip.commit} {tip.tree} {tip.seq}\n", makedirs=True)
 
 
 def forget_tip(repo: Repo, session: str) -> None:
-    """Drop the cached tip (after gc rewrites or deletes a session)."""
+    """Drop every work tree's cached tip of SESSION (after gc rewrites or deletes it)."""
+    dirs = [os.path.join(repo.commondir, "rewind")]
     try:
-        os.unlink(_tip_file(repo, session))
-    except FileNotFoundError:
+        dirs += [os.path.join(repo.commondir, "worktrees", name, "rewind")
+                 for name in os.listdir(os.path.join(repo.commondir, "worktrees"))]
+    except (FileNotFoundError, NotADirectoryError):
         pass
+    for base in dirs:
+        try:
+            os.unlink(_tip_file(base, session))
+        except (FileNotFoundError, NotADirectoryError):
+            pass
 
 
 def _default_message(req: Request, paths: list[str]) -> str:
@@ -249,16 +291,19 @@ def _commit(
     The commit's tree is TREE, or the tip's tree with EDITS applied (a PathState without
     content deletes its path).
     """
-    if repo.read_ref(REF_PREFIX + req.session) != (tip.commit if tip else None):
-        # Another work tree (or gc) moved the session since we looked: chain onto its tip.
-        tip = session_tip(repo, req.session)
+    # The chain goes on from the ref's tip, which may be another work tree's checkpoint; the tree
+    # is this work tree's own (TREE, or its own tip's tree with EDITS applied).
+    parent = repo.read_ref(REF_PREFIX + req.session)
+    if tip is not None and parent != tip.commit:
+        tip = session_tip(repo, req.session)  # moved since we looked (gc, or another work tree)
     seq = checkpoints.next_seq(repo)
     head, branch = repo.head()
     message = req.message or _default_message(req, paths)
     note = Note(
         seq, req.session, utc_now(), agent=req.agent, trigger=req.trigger, tool=req.tool,
         paths=paths[:MAX_NOTE_PATHS], message=message, prompt=req.prompt, summary=req.summary,
-        tags=list(req.tags), head=Oid(head) if head else None, branch=branch, conversation=req.conversation,
+        tags=list(req.tags), head=Oid(head) if head else None, branch=branch, worktree=repo.worktree,
+        conversation=req.conversation,
         skipped=skipped, paths_omitted=len(paths) - MAX_NOTE_PATHS if len(paths) > MAX_NOTE_PATHS else None,
         changes=changes, rewind=req.rewind,
     )
@@ -268,15 +313,18 @@ def _commit(
             _write_attachments(stream, req.attachments, stamp)
         stream.write(b"commit " + (REF_PREFIX + req.session).encode() + b"\nmark :1\n" + stamp)
         stream.data(f"#{seq} {message}\n".encode("utf-8", "surrogateescape"))
-        if tip is not None:
-            stream.write(b"from " + tip.commit.encode() + b"\n")
+        if parent is not None:
+            stream.write(b"from " + parent.encode() + b"\n")
         if req.attachments is not None:
-            if tip is None:  # a merge needs a first parent: start the chain at the attachments' root
+            if parent is None:  # a merge needs a first parent: start the chain at the attachments' root
                 stream.write(b"from :2\n")
             else:
                 stream.write(b"merge :2\n")
-        if tree is not None:
-            stream.write(b'M 040000 ' + tree.encode() + b' ""\n')
+        start = tree
+        if start is None and tip is not None and tip.commit != parent:
+            start = tip.tree  # edits apply to this work tree's own tree, not the parent's
+        if start is not None:
+            stream.write(b'M 040000 ' + start.encode() + b' ""\n')
         for edit in edits or []:
             path = quote_path(os.fsencode(edit.path))
             if edit.content is None:
@@ -292,7 +340,7 @@ def _commit(
             raise RewindError("fast-import did not report the checkpoint tree")
         new_tree = Oid(root[1])
     tip = Tip(commit, new_tree, seq)
-    _write_tip(repo, req.session, tip)
+    _write_tip(repo, req.session, tip, commit)
     if req.auto_pack:
         maybe_pack(repo, req.auto_pack)
     return Result(tip, note)

@@ -160,9 +160,10 @@ class RedoPlan:
 
 def plan_redo(repo: Repo) -> RedoPlan:
     """The newest safety checkpoint an undo left, and its record (an old note without one: a code undo)."""
-    target = checkpoints.redo_target(checkpoints.load_all(repo))
+    target = checkpoints.redo_target(checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree))
     if target is None:
-        raise RewindError("nothing to redo: no rewind has been made in this repository")
+        raise RewindError("nothing to redo: no rewind has been made in this "
+                          + ("repository" if repo.worktree is None else "work tree"))
     return RedoPlan(target, target.note.rewind or RewindRecord(None, None, [], "code"))
 
 

@@ -21,7 +21,7 @@ def _item(seq: int, commit: str, session: str = "s", tags: list[str] | None = No
 
 ITEMS = [_item(1, "abc1234" + "0" * 33), _item(2, "abc1299" + "1" * 33, "t", ["x"]),
          _item(5, "def0000" + "2" * 33, "s", ["x", "y"]), _item(12, "1200aaa" + "3" * 33)]
-NO_REPO: Any = None  # lookup reads nothing when it is given the checkpoints
+NO_REPO: Any = None  # lookup reads nothing when it is given the checkpoints and the work tree
 
 
 @pytest.mark.parametrize(("ident", "seq"), [
@@ -30,7 +30,7 @@ NO_REPO: Any = None  # lookup reads nothing when it is given the checkpoints
     ("1200aaa", 12),  # seven digits or more that are no seq: a commit id
 ])
 def test_lookup_resolves_every_kind_of_id(ident: str, seq: int) -> None:
-    assert checkpoints.lookup(NO_REPO, ident, ITEMS).seq == seq
+    assert checkpoints.lookup(NO_REPO, ident, ITEMS, worktree=None).seq == seq
 
 
 @pytest.mark.parametrize(("ident", "error"), [
@@ -42,9 +42,9 @@ def test_lookup_resolves_every_kind_of_id(ident: str, seq: int) -> None:
 ])
 def test_lookup_refuses_what_it_cannot_name_exactly(ident: str, error: str) -> None:
     with pytest.raises(RewindError, match=error.replace("(", r"\(").replace(")", r"\)")):
-        checkpoints.lookup(NO_REPO, ident, ITEMS)
+        checkpoints.lookup(NO_REPO, ident, ITEMS, worktree=None)
     with pytest.raises(RewindError, match="no checkpoints yet"):
-        checkpoints.lookup(NO_REPO, "@", [])
+        checkpoints.lookup(NO_REPO, "@", [], worktree=None)
 
 
 def test_newest_first_filters_by_session_and_tags_and_counts_the_rest() -> None:

@@ -155,3 +155,16 @@ def test_no_command_writes_the_users_index_head_branches_stash_or_config(project
     # HEAD, branches, stash and status (index bytes were compared above, before git status refreshes them)
     assert project.user_state()[1:] == before[1:]
     assert project.git("stash", "list").count("mine") == 1
+
+
+def test_the_session_list_shows_is_accepted_back(project: Workdir) -> None:
+    """`list` cuts sessions to 12 characters (agents' ids are UUIDs); what it shows must work as --session."""
+    long = "4f9eba75-a32a-4359-9724-af1840817a93"
+    project.ok("snap", "--session", long, "-m", "agent's")
+    project.write("notes.txt", "more\n")
+    project.ok("snap", "--session", "4f9eba75-b000-other", "-m", "other")
+    shown = project.ok("list").splitlines()[1].split()[3]
+    assert shown == long[:12]
+    assert [line.split()[0] for line in project.ok("list", "--session", shown).splitlines()] == ["#1"]
+    ambiguous = project.rewind("list", "--session", "4f9eba75")
+    assert ambiguous.returncode != 0 and "ambiguous session: 4f9eba75" in ambiguous.stderr

@@ -14,7 +14,7 @@ from git_rewind.note import ConversationRecord, Note, Oid, Position, RewindRecor
 FULL = {
     "v": 1, "seq": 42, "session": "4f9e", "agent": "claude-code", "trigger": "PreToolUse", "tool": "Edit",
     "paths": ["src/app.py"], "message": "before Edit src/app.py", "prompt": "add error handling",
-    "summary": {"done": "x", "files": ["a"]}, "tags": ["t"], "head": "a" * 40, "branch": "main",
+    "summary": {"done": "x", "files": ["a"]}, "tags": ["t"], "head": "a" * 40, "branch": "main", "worktree": "feat",
     "created": "2026-11-22T10:00:00Z",
     "conversation": {"transcript": "/h/.claude/projects/p/4f9e.jsonl", "prompt_id": "p1", "tool_use_id": "toolu_1",
                      "message_uuid": None, "offset": 120},
@@ -52,11 +52,11 @@ def test_a_safety_checkpoints_rewind_record_round_trips_with_its_conversation() 
 
 
 def test_unknown_keys_of_later_versions_are_kept_where_they_were_found() -> None:
-    data = {**FULL, "v": 3, "worktree": "feature", "origins": {"src/app.py": "agent"},
+    data = {**FULL, "v": 3, "stack": ["feature"], "origins": {"src/app.py": "agent"},
             "conversation": {**FULL["conversation"], "server": "http://127.0.0.1:4096/", "time_ms": 5}}
     note = Note.from_json(data)
     assert note is not None
-    assert note.v == 3 and note.extra == {"worktree": "feature", "origins": {"src/app.py": "agent"}}
+    assert note.v == 3 and note.extra == {"stack": ["feature"], "origins": {"src/app.py": "agent"}}
     assert note.conversation is not None and note.conversation.extra == {"server": "http://127.0.0.1:4096/",
                                                                          "time_ms": 5}
     assert note.to_json() == data
