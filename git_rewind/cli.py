@@ -174,40 +174,49 @@ def _print_plan(plan: restore.Plan) -> None:
 
 
 def _confirm_plan(repo: Repo, target: checkpoints.Checkpoint, only: list[str], code: bool,
-                  conversation: str | None, dry_run: bool, yes: bool, max_size: int) -> bool:
-    """Show what would change (always for --dry-run, on a terminal unless --yes); False: change nothing."""
+                  conversation: str | None, dry_run: bool, yes: bool, max_size: int,
+                  cwd: str | None = None) -> tuple[bool, bool]:
+    """Show what would change (always for --dry-run, on a terminal unless --yes); (go ahead, warnings shown)."""
     from . import restore
 
     if not (dry_run or (sys.stdin.isatty() and not yes)):
-        return True
-    plan = restore.preview(repo, target, only, max_size) if code else None
+        return True, False
+    plan = restore.preview(repo, target, only, max_size, cwd) if code else None
     if plan is not None:
         if plan.empty:
             click.echo(f"the working tree already matches #{target.seq}")
         else:
             _print_plan(plan)
             click.echo(f"{len(plan.writes)} to write, {len(plan.removals)} to remove")
+        for line in restore.warnings(plan):
+            click.echo(f"warning: {line}", err=True)
     if conversation is not None:
         click.echo(conversation)
     if dry_run or ((plan is None or plan.empty) and conversation is None):
-        return False
+        return False, True
     what = {(True, False): "the working tree", (False, True): "the conversation",
             (True, True): "the working tree and the conversation"}.get((code, conversation is not None), "")
     if not click.confirm(f"Rewind {what} to #{target.seq}?", default=False):
         click.echo("nothing changed")
         sys.exit(1)
-    return True
+    return True, True
 
 
-def _print_result(result: undo.Result, target_seq: int, verb: str) -> None:
+def _print_result(result: undo.Result, target_seq: int, verb: str, warned: bool = False) -> None:
+    from . import restore
+
     outcome = result.outcome
+    if outcome is not None and outcome.safety is not None and not warned:
+        for line in restore.warnings(outcome.plan):
+            click.echo(f"warning: {line}", err=True)
     if outcome is None or outcome.safety is None:
         click.echo(f"the working tree already matches #{target_seq}")
     else:
         click.echo(f"safety checkpoint #{outcome.safety.seq} {outcome.safety.commit[:7]} "
                    f"(git rewind redo goes back)")
         if outcome.written or outcome.removed or outcome.plan.writes or outcome.plan.removals:
-            click.echo(f"{verb} #{target_seq}: {len(outcome.written)} written, {len(outcome.removed)} removed")
+            checked = " (verified)" if outcome.verified else ""
+            click.echo(f"{verb} #{target_seq}: {len(outcome.written)} written, {len(outcome.removed)} removed{checked}")
         for path in outcome.plan.left_alone:
             click.echo(f"left alone: {path}", err=True)
         for path in outcome.conflicts:
@@ -235,7 +244,9 @@ def _print_result(result: undo.Result, target_seq: int, verb: str) -> None:
               help="Write the rewound conversation as a new session; leave the original untouched.")
 @click.option("--dry-run", is_flag=True, help="List what would be written and removed; change nothing.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
-@click.option("--only", "only", multiple=True, metavar="PATH", help="Restore only these paths.")
+@click.option("--only", "only", multiple=True, metavar="PATHSPEC",
+              help="Restore only what these git pathspecs match (relative to the current directory; globs, "
+                   ":(top) and other magic as in git). One that matches nothing is an error.")
 @_worktree_option
 def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: bool, only: tuple[str, ...],
                  worktree: str | None) -> None:
@@ -244,6 +255,11 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
     Without ID: the newest checkpoint of this work tree that is not a safety checkpoint (a second
     plain undo does not flip back; redo does that). @ is the newest checkpoint of all. Ids resolve
     among this work tree's checkpoints; --worktree NAME picks from another's (restored here).
+
+    Every file written or removed is read back afterwards: the result line says "(verified)", and a
+    restore that did not fully happen lists the paths and exits with status 3. Warns first when the
+    checkpoint was taken on another branch or HEAD, and names ignored files changed since it (they
+    are left as they are).
     """
     from . import undo
 
@@ -255,15 +271,16 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
     where = _worktree(repo, items, worktree)
     target = (checkpoints.lookup(repo, ident, items, where) if ident is not None
               else checkpoints.latest_work(repo, where))
-    paths = [repo.relpath(p) for p in only]
+    cwd = os.getcwd()
     conversation = undo.plan_conversation(target, fork) if mode != "code" else None
     described = undo.describe(conversation) if conversation is not None else None
-    if not _confirm_plan(repo, target, paths, mode != "conversation", described, dry_run, yes,
-                         settings["max_file_size"]):
+    go, warned = _confirm_plan(repo, target, list(only), mode != "conversation", described, dry_run, yes,
+                               settings["max_file_size"], cwd)
+    if not go:
         return
-    result = undo.undo(repo, target, mode_of(mode), fork, paths, settings["max_file_size"], settings["auto_pack"],
-                       plan=conversation)
-    _print_result(result, target.seq, "restored")
+    result = undo.undo(repo, target, mode_of(mode), fork, list(only), settings["max_file_size"],
+                       settings["auto_pack"], plan=conversation, cwd=cwd)
+    _print_result(result, target.seq, "restored", warned)
 
 
 @cli.command("redo", context_settings=CONTEXT)
@@ -271,16 +288,17 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def redo_command(dry_run: bool, yes: bool) -> None:
     """Reverse the most recent undo: its code and its conversation, as they were before it."""
-    from . import undo
+    from . import restore, undo
 
     repo = Repo.discover()
     settings = config.for_repo(repo)
     plan = undo.plan_redo(repo)
-    if not _confirm_plan(repo, plan.target, plan.record.only, plan.record.code, plan.description, dry_run, yes,
-                         settings["max_file_size"]):
+    go, warned = _confirm_plan(repo, plan.target, restore.literal(plan.record.only), plan.record.code,
+                               plan.description, dry_run, yes, settings["max_file_size"])
+    if not go:
         return
     result = undo.redo(repo, settings["max_file_size"], settings["auto_pack"], plan)
-    _print_result(result, plan.target.seq, "restored")
+    _print_result(result, plan.target.seq, "restored", warned)
 
 
 @cli.command("gc", context_settings=CONTEXT)

@@ -166,7 +166,7 @@ class Tools:
         repo = self.repo()
         settings = self.settings()
         target = self._lookup(ident)
-        only = [p for p in (repo.relpath(f, repo.root) for f in selective_files or [])]
+        only = list(selective_files or [])  # git pathspecs, from the work tree's root
         plan = undo.plan_conversation(target, fork=False) if mode != "code" else None
         if preview:
             code = restore.preview(repo, target, only, settings["max_file_size"]) if mode != "conversation" else None
@@ -175,10 +175,11 @@ class Tools:
                 "write": [c.path for c in code.writes] if code else [],
                 "remove": [c.path for c in code.removals] if code else [],
                 "left_alone": list(code.left_alone) if code else [],
+                "warnings": restore.warnings(code) if code else [],
             }
             text = (f"rewinding to #{target.seq} would write {len(data['write'])} and remove "
                     f"{len(data['remove'])} files") + "".join(f"\n  write {p}" for p in data["write"]) + "".join(
-                f"\n  remove {p}" for p in data["remove"])
+                f"\n  remove {p}" for p in data["remove"]) + "".join(f"\nwarning: {w}" for w in data["warnings"])
             return text, data
         result = undo.undo(repo, target, mode_of(mode), False, only, settings["max_file_size"], settings["auto_pack"],
                            plan=plan)
@@ -188,6 +189,8 @@ class Tools:
                 "written": list(outcome.written) if outcome else [],
                 "removed": list(outcome.removed) if outcome else [],
                 "reinstated": list(outcome.reinstated) if outcome else [],
+                "verified": outcome.verified if outcome else False,
+                "warnings": restore.warnings(outcome.plan) if outcome and outcome.safety else [],
                 "conversation": result.applied.as_json() if result.applied else None,
                 "prompt": plan.prompt if plan else None, "resume": result.resume}
         lines = []
@@ -196,7 +199,10 @@ class Tools:
         else:
             lines.append(f"safety checkpoint #{data['safety_checkpoint']} (redo goes back)")
             if mode != "conversation":
-                lines.append(f"restored #{target.seq}: {len(data['written'])} written, {len(data['removed'])} removed")
+                checked = " (verified)" if data["verified"] else ""
+                lines.append(f"restored #{target.seq}: {len(data['written'])} written, "
+                             f"{len(data['removed'])} removed{checked}")
+            lines += [f"warning: {w}" for w in data["warnings"]]
         if result.applied:
             lines.append(result.applied.detail)
         if data["prompt"]:

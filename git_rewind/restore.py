@@ -1,15 +1,18 @@
 """Rewinding the working tree to a checkpoint, never losing what is there now.
 
 Order of work: scan the current tree (respecting the target's ignore rules as well as the
-current ones) → compare with the target → safety checkpoint of the current state → write
-.gitignore files first, remove what the target lacks, write what differs. Each file is
-written to a temporary name and renamed into place, and the temporary names are journalled,
-so a kill leaves either the old file or the new one and the next command sweeps up.
+current ones) → compare with the target, limited by git's own pathspec rules (`--only`) →
+safety checkpoint of the current state → write .gitignore files first, remove what the target
+lacks, write what differs → read back every path written or removed. Each file is written to a
+temporary name and renamed into place, and the temporary names are journalled, so a kill leaves
+either the old file or the new one and the next command sweeps up. A restore whose result does
+not read back as planned raises Incomplete: it is never reported as done.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 from dataclasses import dataclass, field
@@ -21,6 +24,7 @@ from .errors import RewindError
 from .fsutil import read_regular
 from .note import RewindRecord
 from .repo import Repo
+from .snapshot import blob_oid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -50,10 +54,18 @@ class Plan:
     removals: list[Change] = field(default_factory=list)
     left_alone: list[str] = field(default_factory=list)
     skipped_scan: list[dict[str, object]] = field(default_factory=list)
+    head_now: tuple[str | None, str | None] = (None, None)  # (HEAD commit, branch) when planned
+    ignored_changed: list[str] = field(default_factory=list)  # ignored, changed since the target: left as they are
+    ignored_unseen: int = 0  # more of them than IGNORED_SHOWN
 
     @property
     def empty(self) -> bool:
         return not self.writes and not self.removals
+
+    @property
+    def paths(self) -> list[str]:
+        """Every path the plan touches or deliberately leaves: what an `--only` undo records for redo."""
+        return sorted({c.path for c in self.writes + self.removals} | set(self.left_alone))
 
 
 @dataclass
@@ -66,14 +78,76 @@ class Outcome:
     removed: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     reinstated: list[str] = field(default_factory=list)  # settings files whose git-rewind entries were put back
+    failed: dict[str, str] = field(default_factory=dict)  # path → why the system refused to write or remove it
+    verified: bool = False  # every path written or removed was read back as planned
 
 
-def _within(path: str, only: list[str]) -> bool:
-    return not only or any(path == o or path.startswith(o.rstrip("/") + "/") or o == "" for o in only)
+class Incomplete(RewindError):
+    """The working tree does not read back as the restore meant to leave it: said loudly, never as done."""
+
+    EXIT_CODE = 3
+
+    def __init__(self, target_seq: int, safety: store.Result | None, problems: list[tuple[str, str]],
+                 after: str | None = None) -> None:
+        shown = problems[:PROBLEMS_SHOWN]
+        lines = [f"the restore to #{target_seq} did not fully happen: {len(problems)} "
+                 f"path{'s' if len(problems) != 1 else ''} not as #{target_seq} has them"]
+        lines += [f"  {path}: {why}" for path, why in shown]
+        if len(problems) > len(shown):
+            lines.append(f"  … and {len(problems) - len(shown)} more")
+        if safety is not None:
+            lines.append(f"the state before the restore is safety checkpoint #{safety.seq} {safety.commit[:7]} "
+                         "(git rewind redo goes back)")
+        if after:
+            lines.append(after)
+        super().__init__("\n".join(lines), exit_code=self.EXIT_CODE)
+        self.target_seq = target_seq
+        self.safety = safety
+        self.problems = problems
 
 
-def _diff(repo: Repo, old_tree: str, new_tree: str) -> list[Change]:
-    out = repo.git(["diff-tree", "-r", "-z", "--no-renames", old_tree, new_tree])
+PROBLEMS_SHOWN = 50
+IGNORED_SHOWN = 20
+
+
+def literal(paths: list[str]) -> list[str]:
+    """Work-tree paths (a file, or a directory and what is below it) as pathspecs git matches exactly."""
+    return [":(top,literal)" + p for p in paths]
+
+
+def _pathspec_cwd(repo: Repo, cwd: str | None) -> str:
+    """Where git reads relative pathspecs from: CWD when it lies in the work tree, else the root."""
+    if cwd is None:
+        return repo.root
+    rel = os.path.relpath(os.path.realpath(cwd), os.path.realpath(repo.root))
+    return repo.root if rel == ".." or rel.startswith("../") else os.path.join(repo.root, rel)
+
+
+def _check_matches(repo: Repo, target: Checkpoint, target_tree: str, only: list[str], cwd: str) -> None:
+    """Every pathspec of ONLY must match a file of the target or of the working tree (as just scanned
+    into the private index): git decides, from the user's directory; otherwise one error, nothing changed."""
+    from . import gitcmd
+
+    try:
+        gitcmd.run(["ls-files", "-z", "--error-unmatch", f"--with-tree={target_tree}", "--", *only],
+                   cwd=cwd, env={"GIT_INDEX_FILE": repo.private_index})
+    except gitcmd.GitError as exc:
+        unmatched = re.findall(r"^error: pathspec '(.*)' did not match", exc.stderr, re.MULTILINE)
+        if unmatched:
+            names = ", ".join(unmatched)
+            raise RewindError(f"--only {names}: matches no file in #{target.seq} nor in the working tree; "
+                              "nothing changed") from None
+        last = exc.stderr.strip().splitlines()[-1] if exc.stderr.strip() else str(exc)
+        raise RewindError(f"--only: {last.removeprefix('fatal: ')}; nothing changed") from None
+
+
+def _diff(repo: Repo, old_tree: str, new_tree: str, only: list[str] | None = None,
+          cwd: str | None = None) -> list[Change]:
+    """The changes from OLD_TREE to NEW_TREE, limited to the pathspecs ONLY as git reads them from CWD."""
+    from . import gitcmd
+
+    spec = ["--", *only] if only else []
+    out = gitcmd.run(["diff-tree", "-r", "-z", "--no-renames", old_tree, new_tree, *spec], cwd=cwd or repo.root)
     parts = out.split(b"\0")
     changes = []
     for i in range(0, len(parts) - 1, 2):
@@ -88,7 +162,7 @@ def _diff(repo: Repo, old_tree: str, new_tree: str) -> list[Change]:
 
 
 def _plan_locked(
-    repo: Repo, target: Checkpoint, only: list[str], max_size: int
+    repo: Repo, target: Checkpoint, only: list[str], max_size: int, cwd: str | None = None
 ) -> tuple[Plan, snapshot.Scan, str | None]:
     excludes = os.path.join(repo.rewind_dir, "target-excludes")
     target_tree = repo.tree_of(target.commit)
@@ -96,10 +170,13 @@ def _plan_locked(
     # The safety checkpoint goes on the target's session: diff against its tip once, here.
     tip = store.session_tip(repo, target.session or "manual")
     scan = snapshot.scan(repo, max_size, used, base_tree=tip.tree if tip else store.head_tree(repo))
-    plan = Plan(target=target, target_tree=target_tree, current_tree=scan.tree, skipped_scan=scan.skipped)
-    for change in _diff(repo, scan.tree, target_tree):
-        if not _within(change.path, only):
-            continue
+    plan = Plan(target=target, target_tree=target_tree, current_tree=scan.tree, skipped_scan=scan.skipped,
+                head_now=repo.head())
+    where = _pathspec_cwd(repo, cwd)
+    if only:
+        _check_matches(repo, target, target_tree, only, where)
+    plan.ignored_changed, plan.ignored_unseen = _ignored_changed_since(repo, target, used)
+    for change in _diff(repo, scan.tree, target_tree, only, where):
         if change.path == PROJECT_FILE:  # git-rewind's own settings survive every restore
             plan.left_alone.append(change.path)
             continue
@@ -123,10 +200,68 @@ def _uncaptured_file(full: str) -> bool:
     return os.path.islink(full) or (os.path.lexists(full) and not os.path.isdir(full))
 
 
-def preview(repo: Repo, target: Checkpoint, only: list[str], max_size: int) -> Plan:
-    """The plan of a rewind, changing nothing in the working tree."""
+def _ignored_changed_since(repo: Repo, target: Checkpoint, excludes: str | None) -> tuple[list[str], int]:
+    """Ignored files (under the current rules and the target's) changed since TARGET was taken: a restore
+    leaves them as they are, and says so. (The first IGNORED_SHOWN, and how many more.)
+
+    Checkpoints never hold ignored files, so their modification time is all there is: a file whose
+    mtime is not older than the checkpoint's second counts as changed. git lists them without
+    descending into a wholly ignored directory (`--directory`: node_modules/ costs one entry), so
+    such a directory counts as changed when its own mtime is, that is when entries were added to
+    it, removed or renamed; an edit deeper inside it is not seen.
+    """
+    from . import clock
+
+    since = clock.parse_utc(target.note.created)
+    if since is None:
+        return [], 0
+    args = ["-c", f"core.excludesFile={excludes}"] if excludes else []
+    out = repo.git(args + ["ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory"])
+    changed = []
+    for raw in out.split(b"\0"):
+        if not raw:
+            continue
+        try:
+            if os.lstat(os.path.join(repo.root, os.fsdecode(raw))).st_mtime >= since:
+                changed.append(os.fsdecode(raw))
+        except OSError:
+            continue
+    changed.sort()
+    return changed[:IGNORED_SHOWN], max(0, len(changed) - IGNORED_SHOWN)
+
+
+def warnings(plan: Plan) -> list[str]:
+    """What the restore will not do, one line each, for the preview, the prompt and the result."""
+    lines = []
+    note = plan.target.note
+    head, branch = plan.head_now
+    if (note.branch, note.head) != (branch, head):
+        then = f"on {_where(note.branch, note.head)}"
+        if note.branch == branch:
+            lines.append(f"#{note.seq} was taken at {_short(note.head)} of {branch or 'a detached HEAD'}, and HEAD "
+                         f"is at {_short(head)} now: files come back as they were then, HEAD stays")
+        else:
+            lines.append(f"#{note.seq} was taken {then}; you are on {_where(branch, head)}: files come back "
+                         "as they were then, the branch and HEAD stay")
+    if plan.ignored_changed:
+        more = f" and {plan.ignored_unseen} more" if plan.ignored_unseen else ""
+        lines.append(f"ignored files changed since #{note.seq}, left as they are: "
+                     f"{', '.join(plan.ignored_changed)}{more}")
+    return lines
+
+
+def _short(oid: str | None) -> str:
+    return oid[:7] if oid else "no commit"
+
+
+def _where(branch: str | None, head: str | None) -> str:
+    return f"branch {branch} ({_short(head)})" if branch else f"a detached HEAD ({_short(head)})"
+
+
+def preview(repo: Repo, target: Checkpoint, only: list[str], max_size: int, cwd: str | None = None) -> Plan:
+    """The plan of a rewind, changing nothing in the working tree. ONLY: git pathspecs, read from CWD."""
     with repo.worktree_lock():
-        return _plan_locked(repo, target, only, max_size)[0]
+        return _plan_locked(repo, target, only, max_size, cwd)[0]
 
 
 def rewind(
@@ -140,20 +275,28 @@ def rewind(
     mode: Mode = "code",
     conversation: ConversationRecord | None = None,
     attachments: store.Attachments | None = None,
+    cwd: str | None = None,
+    verify: bool = True,
 ) -> Outcome:
-    """Checkpoint the current state, then bring the working tree to TARGET.
+    """Checkpoint the current state, then bring the working tree to TARGET and read it back.
 
-    With CODE false the working tree is left as it is: the safety checkpoint is still taken
-    (it holds the transcript backup of a conversation-only rewind). CONVERSATION is recorded
-    in its note for redo.
+    ONLY: git pathspecs (globs, `:(top)` and other magic), relative to CWD (default: the root);
+    the note records the paths they selected, so redo restores exactly those. With CODE false the
+    working tree is left as it is: the safety checkpoint is still taken (it holds the transcript
+    backup of a conversation-only rewind). CONVERSATION is recorded in its note for redo.
+    Raises Incomplete when what was written or removed does not read back as planned (VERIFY
+    false skips that, for the benchmark only).
     """
     with repo.worktree_lock():
-        plan, scan, excludes = _plan_locked(repo, target, only, max_size)
+        plan, scan, excludes = _plan_locked(repo, target, only, max_size, cwd)
         if not code:
             plan.writes, plan.removals, plan.left_alone = [], [], []
         if plan.empty and conversation is None:
             return Outcome(plan=plan, safety=None)
-        record = RewindRecord(target.seq, target.commit, list(only), mode, conversation)
+        selected = plan.paths if only else []
+        if only and not selected:
+            mode = "conversation"  # the selection changed no file: redo has none to bring back
+        record = RewindRecord(target.seq, target.commit, selected, mode, conversation)
         request = store.Request(
             session=target.session or "manual",
             trigger=trigger,
@@ -172,14 +315,23 @@ def rewind(
         from . import install
 
         ours = install.in_tree(repo.root, [c.path for c in plan.writes + plan.removals])
-        _apply(repo, plan, outcome)
+        expected = _apply(repo, plan, outcome)
+        problems = _verify(repo, outcome, expected) if verify else []
+        outcome.verified = verify and not problems
+        # git-rewind's own entries go back after the read-back: a deliberate change on top of the restore.
         outcome.reinstated = install.reinstate(repo.root, ours)
+        if problems:
+            raise Incomplete(target.seq, safety, problems)
         return outcome
 
 
-def _apply(repo: Repo, plan: Plan, outcome: Outcome) -> None:
+def _apply(repo: Repo, plan: Plan, outcome: Outcome) -> dict[str, tuple[int, str]]:
+    """Remove and write what the plan says; what each written path must read back as: (mode, the id of
+    its bytes on disk, as `hash-object --no-filters` gives it). A path the system refuses to write or
+    remove goes to outcome.failed and the restore carries on with the rest."""
     root = repo.root
-    journal.begin(repo, [c.path for c in plan.writes])
+    temp = journal.begin(repo, [c.path for c in plan.writes])
+    expected: dict[str, tuple[int, str]] = {}
     try:
         mode_only = {c.path for c in plan.writes if _same_content_new_mode(repo, c)}
         contents = [c for c in plan.writes if c.mode != snapshot.MODE_LINK and c.path not in mode_only]
@@ -190,22 +342,84 @@ def _apply(repo: Repo, plan: Plan, outcome: Outcome) -> None:
         with _BlobReader(repo, contents, plan.target_tree) as blobs:
             for change in plan.removals:
                 full = os.path.join(root, change.path)
-                if os.path.islink(full) or os.path.isfile(full):
-                    os.unlink(full)
-                outcome.removed.append(change.path)
+                try:
+                    if os.path.islink(full) or os.path.isfile(full):
+                        os.unlink(full)
+                    outcome.removed.append(change.path)
+                except OSError as exc:
+                    outcome.failed[change.path] = f"not removed: {exc.strerror}"
             _remove_empty_dirs(root, [c.path for c in plan.removals])
             for change in plan.writes:
+                assert change.mode is not None and change.oid is not None
                 if change.path in mode_only:
-                    os.chmod(os.path.join(root, change.path), _file_mode(change.mode, umask))
-                    outcome.written.append(change.path)
+                    expected[change.path] = (change.mode, change.oid)
+                    try:
+                        os.chmod(os.path.join(root, change.path), _file_mode(change.mode, umask))
+                        outcome.written.append(change.path)
+                    except OSError as exc:
+                        outcome.failed[change.path] = f"not written: {exc.strerror}"
                     continue
                 data = blobs.link_target(change) if change.mode == snapshot.MODE_LINK else blobs.next()
-                if _write(root, change, data, umask):
-                    outcome.written.append(change.path)
-                else:
-                    outcome.conflicts.append(change.path)
+                # Bytes as stored, unless git converted them for the disk: then the id of what git wrote.
+                oid = change.oid if not blobs.converted or change.mode == snapshot.MODE_LINK else \
+                    blob_oid(data, repo.object_format)
+                expected[change.path] = (change.mode, oid)
+                try:
+                    written = _write(root, change, data, umask, temp[change.path])
+                except OSError as exc:
+                    outcome.failed[change.path] = f"not written: {exc.strerror}"
+                    continue
+                (outcome.written if written else outcome.conflicts).append(change.path)
     finally:
         journal.end(repo)
+    return expected
+
+
+def _verify(repo: Repo, outcome: Outcome, expected: dict[str, tuple[int, str]]) -> list[tuple[str, str]]:
+    """Read back every path the restore wrote or removed; (path, what is wrong) where the disk is not what
+    it meant to leave. Contents are hashed by git in one `hash-object --no-filters --stdin-paths`: the id
+    of the bytes on disk, compared with the target's blob (or, where git converts content, with the id
+    of what git's checkout-index wrote, which is what `git checkout` writes)."""
+    root = repo.root
+    problems = [(path, why) for path, why in outcome.failed.items()]
+    for path in outcome.removed:
+        full = os.path.join(root, path)
+        if os.path.islink(full) or os.path.lexists(full) and not os.path.isdir(full):
+            # (a directory may stand there now: the target's files below it were written)
+            problems.append((path, "still there after its removal"))
+    to_hash: list[str] = []
+    for path in outcome.written:
+        mode, oid = expected[path]
+        full = os.path.join(root, path)
+        try:
+            st = os.lstat(full)
+        except OSError:
+            problems.append((path, "missing after it was written"))
+            continue
+        if mode == snapshot.MODE_LINK:
+            if not stat.S_ISLNK(st.st_mode) or blob_oid(os.fsencode(os.readlink(full)), repo.object_format) != oid:
+                problems.append((path, "not the symbolic link the checkpoint has"))
+        elif not stat.S_ISREG(st.st_mode):
+            problems.append((path, "not a regular file after it was written"))
+        elif bool(st.st_mode & stat.S_IXUSR) != (mode == snapshot.MODE_EXEC):
+            problems.append((path, "executable bit differs"))
+        else:
+            to_hash.append(path)
+    for path, oid in zip(to_hash, _hash_on_disk(repo, to_hash), strict=True):
+        if oid != expected[path][1]:
+            problems.append((path, "content differs from the checkpoint after it was written"))
+    return problems
+
+
+def _hash_on_disk(repo: Repo, paths: list[str]) -> list[str]:
+    """The blob ids of PATHS' bytes as they are on disk (no filters), from one git process."""
+    from . import gitcmd
+
+    if not paths:
+        return []
+    out = gitcmd.run(["hash-object", "--no-filters", "--stdin-paths"], cwd=repo.root,
+                     input=b"".join(gitcmd.quote_path(os.fsencode(p)) + b"\n" for p in paths))
+    return out.decode().split()
 
 
 def _same_content_new_mode(repo: Repo, change: Change) -> bool:
@@ -249,27 +463,37 @@ def _ensure_parent(root: str, rel: str) -> bool:
     return True
 
 
-def _write(root: str, change: Change, data: bytes, umask: int) -> bool:
-    """Put DATA at the change's path through a temporary file and a rename; False on a conflict."""
+def _write(root: str, change: Change, data: bytes, umask: int, tmp_name: str) -> bool:
+    """Put DATA at the change's path through the temporary file TMP_NAME and a rename; False on a conflict.
+
+    The temporary file is created exclusively: an existing file of that name (never ours: the name is
+    new to this restore) makes the write fail rather than go.
+    """
     full = os.path.join(root, change.path)
     if not _ensure_parent(root, change.path):
         return False
     if os.path.isdir(full) and not os.path.islink(full):
         return False  # a directory with content we must not remove stands here
-    tmp = os.path.join(root, journal.temp_name(change.path))
-    if os.path.lexists(tmp):
-        os.unlink(tmp)
+    tmp = os.path.join(root, tmp_name)
     if change.mode == snapshot.MODE_LINK:
         os.symlink(data, tmp)
     else:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _file_mode(change.mode, umask))
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
-    os.replace(tmp, full)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+        except OSError:
+            os.unlink(tmp)  # ours: created just now, exclusively
+            raise
+    try:
+        os.replace(tmp, full)
+    except OSError:
+        os.unlink(tmp)
+        raise
     return True
 
 
@@ -337,6 +561,11 @@ class _BlobReader:
 
     def __enter__(self) -> _BlobReader:
         return self
+
+    @property
+    def converted(self) -> bool:
+        """git wrote the contents (it may convert them): they are not the stored bytes."""
+        return self._proc is None
 
     def __exit__(self, *exc: object) -> None:
         if self._stage is not None:

@@ -82,8 +82,9 @@ def _record(repo: Repo, plan: conversation.Plan, rewinder: Rewinder) -> Conversa
 
 
 def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str], max_size: int,
-         auto_pack: int, plan: conversation.Plan | None = None) -> Result:
-    """Rewind to TARGET: MODE is code, conversation or full."""
+         auto_pack: int, plan: conversation.Plan | None = None, cwd: str | None = None) -> Result:
+    """Rewind to TARGET: MODE is code, conversation or full. ONLY: git pathspecs, read from CWD (default:
+    the work tree's root)."""
     try:
         mode = mode_of(mode)  # callers outside the type checker (MCP) pass strings
     except ValueError as exc:
@@ -98,9 +99,15 @@ def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str]
         attachments = store.Attachments(
             f"transcript of {plan.agent} session {plan.session} before the rewind to #{target.seq}",
             {str(record.backup): plan.transcript.data})
-    outcome = restore.rewind(repo, target, only, max_size, trigger="pre-rewind", auto_pack=auto_pack,
-                             code=mode in ("code", "full"), mode=mode,
-                             conversation=record, attachments=attachments)
+    try:
+        outcome = restore.rewind(repo, target, only, max_size, trigger="pre-rewind", auto_pack=auto_pack,
+                                 code=mode in ("code", "full"), mode=mode,
+                                 conversation=record, attachments=attachments, cwd=cwd)
+    except restore.Incomplete as exc:
+        if plan is not None:  # the conversation is left where it is until the files are right
+            raise restore.Incomplete(exc.target_seq, exc.safety, exc.problems,
+                                     after="the conversation was not rewound") from None
+        raise
     applied = None
     if plan is not None and rewinder is not None:
         try:
@@ -189,7 +196,8 @@ def redo(repo: Repo, max_size: int, auto_pack: int, plan: RedoPlan | None = None
             redo_record.backup = conversation.backup_name(current.path)
             redo_record.backup_blob = Oid(blob_oid(current.data, repo.object_format))
             redo_record.leaf_before = rewinder.current_leaf(current)
-    outcome = restore.rewind(repo, target, record.only, max_size, trigger="pre-redo", auto_pack=auto_pack,
+    outcome = restore.rewind(repo, target, restore.literal(record.only), max_size, trigger="pre-redo",
+                             auto_pack=auto_pack,
                              code=record.code, mode=record.mode, conversation=redo_record,
                              attachments=attachments)
     applied = None
