@@ -235,7 +235,8 @@ def warnings(plan: Plan) -> list[str]:
     lines = []
     note = plan.target.note
     head, branch = plan.head_now
-    if (note.branch, note.head) != (branch, head):
+    known = note.branch is not None or note.head is not None  # a note without them says nothing
+    if known and (note.branch, note.head) != (branch, head):
         then = f"on {_where(note.branch, note.head)}"
         if note.branch == branch:
             lines.append(f"#{note.seq} was taken at {_short(note.head)} of {branch or 'a detached HEAD'}, and HEAD "
