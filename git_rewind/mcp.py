@@ -275,7 +275,10 @@ def build(tools: Tools) -> Any:
 
     Ident = Annotated[str, Field(description="A checkpoint: its sequence number (42), '@' for the newest, "
                                              "'@~N' for the Nth before it, or a (short) commit id.")]
-    Paths = Annotated[list[str] | None, Field(description="Paths, relative to the repository's root.")]
+    Pathspecs = Annotated[list[str] | None, Field(
+        description="Restore only what these git pathspecs match, relative to the repository's root: paths, "
+                    "directories (with everything below), globs such as '*.py', magic such as ':(exclude)x'. "
+                    "One that matches nothing is an error.")]
 
     def checkpoint_create(
         description: Annotated[str, Field(description="One line saying what this moment is.")],
@@ -324,9 +327,10 @@ def build(tools: Tools) -> Any:
     def checkpoint_rewind_code(
         checkpoint_id: Ident,
         preview: Annotated[bool, Field(description="Only say what would change.")] = False,
-        selective_files: Paths = None,
+        selective_files: Pathspecs = None,
     ) -> CallToolResult:
-        """Restore the working tree to a checkpoint, after a safety checkpoint of the current state."""
+        """Restore the working tree to a checkpoint, after a safety checkpoint of the current state; every file
+        written or removed is read back, and a restore that did not fully happen is an error naming the paths."""
         return result(lambda: tools.rewind(checkpoint_id, "code", preview, selective_files))
 
     def checkpoint_rewind_conversation(checkpoint_id: Ident) -> CallToolResult:

@@ -120,6 +120,7 @@ def test_every_tool_on_a_real_repository(project: Workdir) -> None:
     assert "+print('refactored')" in seen["diff"].text and "-print('hello')" in seen["diff"].text
     assert seen["preview"].data["write"] == ["src/app.py"] and seen["preview"].data["remove"] == ["new.txt"]
     assert seen["selective"].data["written"] == ["src/app.py"] and seen["selective"].data["removed"] == []
+    assert seen["selective"].data["verified"] and "1 written, 0 removed (verified)" in seen["selective"].text
     rewound = seen["rewind"]
     assert rewound.data["removed"] == ["new.txt"] and rewound.data["safety_checkpoint"] is not None
     assert "safety checkpoint #" in rewound.text
