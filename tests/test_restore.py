@@ -567,6 +567,38 @@ def test_a_restore_that_did_not_happen_is_never_reported_as_done(project: Workdi
     project.fsck()
 
 
+def test_the_read_back_finds_every_way_a_path_can_differ(project: Workdir, git_environ: dict[str, str]) -> None:
+    """What the read-back compares, on a real restore: contents (hashed by git), exec bits, links, and
+    removed paths; then each is spoiled as a writer racing the restore (an agent still running, an
+    editor saving its old buffer) would."""
+    from git_rewind import checkpoints
+
+    os.symlink("README.md", project.path / "link")
+    project.ok("snap")
+    project.write("src/app.py", "changed\n")
+    (project.path / "bin" / "run.sh").chmod(0o644)
+    (project.path / "link").unlink()
+    os.symlink("notes.txt", project.path / "link")
+    project.write("new.txt", "created after the checkpoint\n")
+    repo = _repo(project)
+    outcome = restore.rewind(repo, checkpoints.lookup(repo, "1"), [], 1 << 20, verify=False)
+    assert not outcome.verified and sorted(outcome.written) == ["bin/run.sh", "link", "src/app.py"]
+    assert outcome.removed == ["new.txt"]
+    expected = {c.path: (c.mode, c.oid) for c in outcome.plan.writes}
+    assert restore._verify(repo, outcome, expected) == []
+    project.write("src/app.py", "print('hello')\r\n")  # one byte more
+    (project.path / "bin" / "run.sh").chmod(0o644)
+    (project.path / "link").unlink()
+    project.write("link", "README.md")  # a file holding the link's target
+    project.write("new.txt", "back again\n")
+    assert dict(restore._verify(repo, outcome, expected)) == {
+        "src/app.py": "content differs from the checkpoint after it was written",
+        "bin/run.sh": "executable bit differs",
+        "link": "not the symbolic link the checkpoint has",
+        "new.txt": "still there after its removal",
+    }
+
+
 def test_verification_does_not_false_alarm_on_crlf_blobs_under_text_auto(repo: Workdir) -> None:
     """A blob committed with CRLF before `* text=auto` came: git's checkout writes it as it is, and hashing
     it back through the clean side would normalise it. The read-back compares the bytes git wrote."""
