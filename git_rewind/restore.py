@@ -135,8 +135,8 @@ def _check_matches(repo: Repo, target: Checkpoint, target_tree: str, only: list[
         unmatched = re.findall(r"^error: pathspec '(.*)' did not match", exc.stderr, re.MULTILINE)
         if unmatched:
             names = ", ".join(unmatched)
-            raise RewindError(f"--only {names}: matches no file in #{target.seq} nor in the working tree; "
-                              "nothing changed") from None
+            raise RewindError(f"--only {names}: matches no file in #{target.seq} nor in the working tree "
+                              "(ignored files are never restored); nothing changed") from None
         last = exc.stderr.strip().splitlines()[-1] if exc.stderr.strip() else str(exc)
         raise RewindError(f"--only: {last.removeprefix('fatal: ')}; nothing changed") from None
 
