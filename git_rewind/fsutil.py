@@ -67,16 +67,18 @@ class NotRegular(OSError):
     """The path names something other than a regular file (a FIFO, a socket, a device, a directory)."""
 
 
-def read_regular(path: str, limit: int = -1) -> bytes:
+def read_regular(path: str, limit: int = -1, *, nofollow: bool = False) -> bytes:
     """PATH's bytes (at most LIMIT; -1: all) if it is a regular file, without ever blocking.
 
     The file is opened non-blocking and checked with fstat on the opened descriptor, so a FIFO
     (which would block an ordinary open until a writer comes) or a path swapped for one after a
     stat is refused with NotRegular; OSError as usual for a missing or unreadable file.
+    NOFOLLOW: a symbolic link as the last component is refused too (OSError ELOOP).
     """
     import stat
 
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | (os.O_NOFOLLOW if nofollow else 0)
+    fd = os.open(path, flags)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotRegular(f"not a regular file: {path}")
@@ -91,3 +93,19 @@ def read_regular(path: str, limit: int = -1) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def within(path: str, folders: tuple[str, ...]) -> str | None:
+    """PATH with its folder's symbolic links resolved, when that folder is one of FOLDERS or below one
+    (their own links resolved too); None otherwise, and for a relative PATH.
+
+    The last component is left as it is: a caller opens it without following a link.
+    """
+    if not os.path.isabs(path):
+        return None
+    parent = os.path.realpath(os.path.dirname(os.path.normpath(path)))
+    for folder in folders:
+        real = os.path.realpath(folder)
+        if parent == real or parent.startswith(real.rstrip(os.sep) + os.sep):
+            return os.path.join(parent, os.path.basename(os.path.normpath(path)))
+    return None
