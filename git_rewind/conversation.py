@@ -213,11 +213,17 @@ class Place:
     def write(self, path: str, data: bytes, like: str | None = None) -> str:
         """Replace (or create) the transcript PATH with DATA, which must itself be one of the agent's (and so
         must what it replaces)."""
-        from .fsutil import write_atomic
-
         real = self.resolve(path)
         self.load_if_present(path)
         self._checked(path, data)
+        return self._write(real, data, like)
+
+    @staticmethod
+    def _write(real: str, data: bytes, like: str | None) -> str:
+        """Write atomically, first sweeping what a killed rewind left in the folder (its temporary file)."""
+        from .fsutil import sweep_temporaries, write_atomic
+
+        sweep_temporaries(os.path.dirname(real))
         return write_atomic(real, data, like=like, new_mode=0o600, sync=True)
 
     def read_beside(self, transcript: Transcript, name: str) -> bytes | None:
@@ -232,16 +238,18 @@ class Place:
 
     def write_beside(self, transcript: Transcript, name: str, data: bytes) -> str:
         """Create the side file NAME beside TRANSCRIPT (Droid's settings of a forked session)."""
-        from .fsutil import write_atomic
-
         real = self.resolve(os.path.join(os.path.dirname(transcript.path), name), suffix="")
-        return write_atomic(real, data, like=transcript.path, new_mode=0o600, sync=True)
+        return self._write(real, data, transcript.path)
 
     def append(self, transcript: Transcript, obj: dict[str, Any]) -> None:
         """Append OBJ as one line to TRANSCRIPT, which this gate read (see append_line)."""
         if transcript.place is not self:
             raise RewindError(f"{transcript.path} was not read as a {self.what}; nothing was appended")
-        append_line(self.resolve(transcript.path), obj, len(transcript.data))
+        from .fsutil import sweep_temporaries
+
+        real = self.resolve(transcript.path)
+        sweep_temporaries(os.path.dirname(real))
+        append_line(real, obj, len(transcript.data))
 
 
 def append_line(path: str, obj: dict[str, Any], expected_size: int) -> None:

@@ -12,6 +12,39 @@ from __future__ import annotations
 
 import os
 
+_TMP_MARK, _TMP_END = ".git-rewind-", ".tmp"  # write_atomic's temporary file: <target>.git-rewind-<pid>.tmp
+
+
+def sweep_temporaries(folder: str) -> list[str]:
+    """Remove the temporary files write_atomic left in FOLDER when its process was killed (their process is
+    gone); returns their names. A kill between the write and the rename leaves the whole or a part of the
+    new content there (a transcript's, in an agent's own folder)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    swept = []
+    for name in names:
+        pid = name.rpartition(_TMP_MARK)[2][:-len(_TMP_END)] if name.endswith(_TMP_END) else ""
+        if _TMP_MARK not in name or not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+            continue
+        try:
+            os.unlink(os.path.join(folder, name))
+            swept.append(name)
+        except OSError:
+            continue
+    return swept
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
 
 def write_atomic(path: str, data: bytes | str, *, like: str | None = None, new_mode: int = 0o666,
                  sync: bool = False, follow: bool = False, makedirs: bool = False) -> str:
@@ -36,7 +69,7 @@ def write_atomic(path: str, data: bytes | str, *, like: str | None = None, new_m
             break
         except OSError:
             continue
-    tmp = f"{target}.git-rewind-{os.getpid()}.tmp"
+    tmp = f"{target}{_TMP_MARK}{os.getpid()}{_TMP_END}"
     try:
         os.unlink(tmp)  # left by a killed process that had our pid
     except FileNotFoundError:
