@@ -357,3 +357,28 @@ def test_a_transcript_under_claude_config_dir_is_claudes(agent_project: Workdir,
     run = w.rewind("undo", "1", "--conversation", "--yes", env={"CLAUDE_CONFIG_DIR": str(config)})
     assert run.returncode == 0, run.stderr
     assert lines(Path(agent.transcript))[-1]["type"] == "last-prompt"
+
+
+def test_droid_undo_and_redo_refuse_a_session_file_outside_droids_folder(agent_project: Workdir,
+                                                                           tmp_path: Path) -> None:
+    """The same gate for every agent: a valid Droid session copied elsewhere is not Droid's to cut or restore."""
+    w = agent_project
+    agent = Agent(w, agent="droid", session="d-3", env=NO_LIMITS)
+    agent.transcript = str(droid_session(w, "d-3"))
+    assert agent.prompt("polish it", prompt_id="m-p2")["action"] == "checkpoint"
+    copy = tmp_path / "elsewhere" / "d-3.jsonl"
+    copy.parent.mkdir()
+    shutil.copyfile(agent.transcript, copy)
+    _plant(w, 1, str(copy))
+    before = _everything(w, tmp_path)
+    for args in (["1", "--conversation"], ["1", "--full", "--fork"]):
+        run = w.rewind("undo", *args, "--yes")
+        assert run.returncode == 1 and "is not under" in run.stderr and run.stderr.count("\n") == 1, run.stderr
+        assert _everything(w, tmp_path) == before
+    _plant(w, 1, agent.transcript)
+    assert w.rewind("undo", "1", "--conversation", "--yes").returncode == 0  # the real one is cut
+    _plant(w, notes(w)[-1]["seq"], str(copy), ("rewind", "conversation"))
+    before = _everything(w, tmp_path)
+    run = w.rewind("redo", "--yes")
+    assert run.returncode == 1 and "is not under" in run.stderr, run.stderr
+    assert _everything(w, tmp_path) == before  # the copy too: redo would have written the backup over it
