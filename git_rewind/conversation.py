@@ -4,6 +4,9 @@ A conversation rewind never loses a word: the transcript's full content goes int
 (as the safety checkpoint's second parent, see store.Attachments), then the agent module
 either appends a line the agent honours (Claude Code's `last-prompt`) or rewrites the file
 through a temporary file and a rename. Everything here reads; agents/<agent>.py decides.
+
+Every read and write of a transcript file goes through the agent's `Place`: only a file the
+agent module recognises, at the agent's own location, in the agent's format, is ever touched.
 """
 
 from __future__ import annotations
@@ -17,13 +20,17 @@ from .errors import RewindError
 
 
 class Transcript:
-    """One session file as it is now: its bytes, and each line parsed (None: not a JSON object)."""
+    """One session file as it is now: its bytes, and each line parsed (None: not a JSON object).
 
-    __slots__ = ("path", "data", "raw", "lines", "ends")
+    PLACE: the gate that read it from disk (None: built from what an agent's server answered, no file).
+    """
 
-    def __init__(self, path: str, data: bytes) -> None:
+    __slots__ = ("path", "data", "raw", "lines", "ends", "place")
+
+    def __init__(self, path: str, data: bytes, place: Place | None = None) -> None:
         self.path = path
         self.data = data
+        self.place = place
         self.raw: list[bytes] = data.splitlines(keepends=True)
         self.lines: list[dict[str, Any] | None] = []
         self.ends: list[int] = []  # byte offset just past each line
@@ -39,22 +46,6 @@ class Transcript:
             except jsonlines.InvalidLineError:
                 value = None
             self.lines.append(value if isinstance(value, dict) else None)
-
-    @classmethod
-    def load(cls, path: str | None, what: str = "transcript") -> Transcript:
-        """Read PATH; a clear error when it is gone (moved, deleted) or unreadable."""
-        if not path:
-            raise RewindError(f"the checkpoint records no {what} path")
-        from .fsutil import NotRegular, read_regular
-
-        try:
-            return cls(path, read_regular(path))
-        except NotRegular:
-            raise RewindError(f"{what} is not a regular file: {path}") from None
-        except FileNotFoundError:
-            raise RewindError(f"{what} not found: {path} (moved or deleted?)") from None
-        except OSError as exc:
-            raise RewindError(f"cannot read {what} {path}: {exc.strerror}") from None
 
     def at(self, index: int) -> dict[str, Any]:
         """Line INDEX parsed; a line that is not a JSON object reads as an empty one."""
@@ -121,6 +112,146 @@ class Applied:
                 "detail": self.detail}
 
 
+def jsonl_problem(transcript: Transcript, keys: tuple[str, ...]) -> str | None:
+    """Why TRANSCRIPT is not JSONL whose every line is an object with one of KEYS (None: it is).
+
+    A last line without its newline may be one the agent is writing: it is not judged.
+    """
+    complete = len(transcript.raw) - (0 if transcript.data.endswith(b"\n") else 1)
+    if complete <= 0:
+        return "no complete line"
+    for number in range(complete):
+        line = transcript.lines[number]
+        if not transcript.raw[number].strip():
+            continue
+        if line is None:
+            return f"line {number + 1} is not a JSON object"
+        if not any(key in line for key in keys):
+            return f"line {number + 1} has none of the keys {', '.join(keys)}"
+    return None
+
+
+class Place:
+    """Where one agent keeps its transcripts and how one looks: the one gate every transcript read and write
+    passes (agents.base.Agent.transcripts builds it from what the agent declares).
+
+    A note names its transcript by path, and a note is only data (a hook payload, something anyone could
+    write into refs/notes/rewind): nothing is read, backed up or written unless the path is below one of
+    the agent's own FOLDERS (links in the folders resolved), is named *SUFFIX, is a regular file and not a
+    symbolic link, and its content passes the agent's format CHECK (why not, or None).
+    """
+
+    __slots__ = ("agent", "what", "folders", "check", "suffix")
+
+    def __init__(self, agent: str, what: str, folders: tuple[str, ...],
+                 check: Callable[[Transcript], str | None], suffix: str = ".jsonl") -> None:
+        self.agent = agent
+        self.what = what  # "Claude Code transcript"
+        self.folders = folders
+        self.check = check
+        self.suffix = suffix
+
+    def _where(self) -> str:
+        return " or ".join(self.folders) if self.folders else "nowhere: git-rewind writes no file of this agent"
+
+    def resolve(self, path: str | None, suffix: str | None = None) -> str:
+        """PATH, its folders' links resolved, once it is a name this agent's transcripts may have.
+
+        A missing file is fine here (a fork writes a new one); a link or anything but a regular file is not.
+        """
+        import stat
+
+        from .fsutil import within
+
+        if not path:
+            raise RewindError(f"the checkpoint records no {self.what} path")
+        real = within(os.path.expanduser(path), self.folders)
+        if real is None:
+            raise RewindError(f"{path} is not a {self.what}: it is not under {self._where()}; nothing was changed")
+        if not real.endswith(self.suffix if suffix is None else suffix):
+            raise RewindError(f"{path} is not a {self.what} (not a *{self.suffix} file); nothing was changed")
+        try:
+            mode = os.lstat(real).st_mode
+        except FileNotFoundError:
+            return real
+        except OSError as exc:
+            raise RewindError(f"cannot read {self.what} {path}: {exc.strerror}") from None
+        if stat.S_ISLNK(mode):
+            raise RewindError(f"{path} is a symbolic link, not a {self.what}; nothing was changed")
+        if not stat.S_ISREG(mode):
+            raise RewindError(f"{self.what} is not a regular file: {path}; nothing was changed")
+        return real
+
+    def _checked(self, path: str, data: bytes) -> Transcript:
+        transcript = Transcript(path, data, self)
+        problem = self.check(transcript)
+        if problem:
+            raise RewindError(f"{path} is not a {self.what} ({problem}); nothing was changed")
+        return transcript
+
+    def load(self, path: str | None) -> Transcript:
+        """The transcript at PATH, after every check; one clear error otherwise (nothing was read into git)."""
+        from .fsutil import NotRegular, read_regular
+
+        real = self.resolve(path)
+        try:
+            data = read_regular(real, nofollow=True)  # the last component is checked again as it is opened
+        except NotRegular:
+            raise RewindError(f"{self.what} is not a regular file: {path}; nothing was changed") from None
+        except FileNotFoundError:
+            raise RewindError(f"{self.what} not found: {path} (moved or deleted?)") from None
+        except OSError as exc:
+            raise RewindError(f"cannot read {self.what} {path}: {exc.strerror}") from None
+        return self._checked(str(path), data)
+
+    def load_if_present(self, path: str | None) -> Transcript | None:
+        """load, but None when the file is gone (its name still has to be one the agent's could have)."""
+        if not os.path.lexists(self.resolve(path)):
+            return None
+        return self.load(path)
+
+    def write(self, path: str, data: bytes, like: str | None = None) -> str:
+        """Replace (or create) the transcript PATH with DATA, which must itself be one of the agent's (and so
+        must what it replaces)."""
+        real = self.resolve(path)
+        self.load_if_present(path)
+        self._checked(path, data)
+        return self._write(real, data, like)
+
+    @staticmethod
+    def _write(real: str, data: bytes, like: str | None) -> str:
+        """Write atomically, first sweeping what a killed rewind left in the folder (its temporary file)."""
+        from .fsutil import sweep_temporaries, write_atomic
+
+        sweep_temporaries(os.path.dirname(real))
+        return write_atomic(real, data, like=like, new_mode=0o600, sync=True)
+
+    def read_beside(self, transcript: Transcript, name: str) -> bytes | None:
+        """The file NAME beside TRANSCRIPT (an agent's own side file), when it is a regular file."""
+        from .fsutil import read_regular
+
+        real = self.resolve(os.path.join(os.path.dirname(transcript.path), name), suffix="")
+        try:
+            return read_regular(real, nofollow=True)
+        except OSError:
+            return None
+
+    def write_beside(self, transcript: Transcript, name: str, data: bytes) -> str:
+        """Create the side file NAME beside TRANSCRIPT (Droid's settings of a forked session)."""
+        real = self.resolve(os.path.join(os.path.dirname(transcript.path), name), suffix="")
+        return self._write(real, data, transcript.path)
+
+    def append(self, transcript: Transcript, obj: dict[str, Any]) -> None:
+        """Append OBJ as one line to TRANSCRIPT, which this gate read (see append_line)."""
+        if transcript.place is not self:
+            raise RewindError(f"{transcript.path} was not read as a {self.what}; nothing was appended")
+        from .fsutil import sweep_temporaries
+
+        real = self.resolve(transcript.path)
+        sweep_temporaries(os.path.dirname(real))
+        append_line(real, obj, len(transcript.data))
+
+
 def append_line(path: str, obj: dict[str, Any], expected_size: int) -> None:
     """Append one JSON line in one write (O_APPEND: whole, even beside an agent appending its own).
 
@@ -129,7 +260,8 @@ def append_line(path: str, obj: dict[str, Any], expected_size: int) -> None:
     """
     import stat
 
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NONBLOCK | os.O_CLOEXEC)  # never blocks on a FIFO
+    # Never blocks on a FIFO, never follows a link.
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

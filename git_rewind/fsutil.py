@@ -12,6 +12,39 @@ from __future__ import annotations
 
 import os
 
+_TMP_MARK, _TMP_END = ".git-rewind-", ".tmp"  # write_atomic's temporary file: <target>.git-rewind-<pid>.tmp
+
+
+def sweep_temporaries(folder: str) -> list[str]:
+    """Remove the temporary files write_atomic left in FOLDER when its process was killed (their process is
+    gone); returns their names. A kill between the write and the rename leaves the whole or a part of the
+    new content there (a transcript's, in an agent's own folder)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    swept = []
+    for name in names:
+        pid = name.rpartition(_TMP_MARK)[2][:-len(_TMP_END)] if name.endswith(_TMP_END) else ""
+        if _TMP_MARK not in name or not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+            continue
+        try:
+            os.unlink(os.path.join(folder, name))
+            swept.append(name)
+        except OSError:
+            continue
+    return swept
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
 
 def write_atomic(path: str, data: bytes | str, *, like: str | None = None, new_mode: int = 0o666,
                  sync: bool = False, follow: bool = False, makedirs: bool = False) -> str:
@@ -36,7 +69,7 @@ def write_atomic(path: str, data: bytes | str, *, like: str | None = None, new_m
             break
         except OSError:
             continue
-    tmp = f"{target}.git-rewind-{os.getpid()}.tmp"
+    tmp = f"{target}{_TMP_MARK}{os.getpid()}{_TMP_END}"
     try:
         os.unlink(tmp)  # left by a killed process that had our pid
     except FileNotFoundError:
@@ -67,16 +100,18 @@ class NotRegular(OSError):
     """The path names something other than a regular file (a FIFO, a socket, a device, a directory)."""
 
 
-def read_regular(path: str, limit: int = -1) -> bytes:
+def read_regular(path: str, limit: int = -1, *, nofollow: bool = False) -> bytes:
     """PATH's bytes (at most LIMIT; -1: all) if it is a regular file, without ever blocking.
 
     The file is opened non-blocking and checked with fstat on the opened descriptor, so a FIFO
     (which would block an ordinary open until a writer comes) or a path swapped for one after a
     stat is refused with NotRegular; OSError as usual for a missing or unreadable file.
+    NOFOLLOW: a symbolic link as the last component is refused too (OSError ELOOP).
     """
     import stat
 
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC | (os.O_NOFOLLOW if nofollow else 0)
+    fd = os.open(path, flags)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotRegular(f"not a regular file: {path}")
@@ -91,3 +126,19 @@ def read_regular(path: str, limit: int = -1) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def within(path: str, folders: tuple[str, ...]) -> str | None:
+    """PATH with its folder's symbolic links resolved, when that folder is one of FOLDERS or below one
+    (their own links resolved too); None otherwise, and for a relative PATH.
+
+    The last component is left as it is: a caller opens it without following a link.
+    """
+    if not os.path.isabs(path):
+        return None
+    parent = os.path.realpath(os.path.dirname(os.path.normpath(path)))
+    for folder in folders:
+        real = os.path.realpath(folder)
+        if parent == real or parent.startswith(real.rstrip(os.sep) + os.sep):
+            return os.path.join(parent, os.path.basename(os.path.normpath(path)))
+    return None

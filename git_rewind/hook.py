@@ -49,6 +49,8 @@ def main(argv: list[str]) -> int:
 
         agent = agent or agents.detect(payload, os.environ)
         event = agents.get(agent).parse(payload)
+        if event.transcript and not agents.get(agent).recognises_transcript_path(event.transcript, os.environ):
+            event.transcript = None  # a payload naming any other file (/etc/passwd) plants nothing in a note
         cwd = event.cwd if event.cwd and os.path.isdir(event.cwd) else os.getcwd()
         try:
             repo = Repo.find(cwd)

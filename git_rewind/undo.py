@@ -1,9 +1,10 @@
 """`git rewind undo` and `redo`: the code, the conversation, or both, with nothing lost.
 
-Order of work for an undo: check the conversation can be rewound (any failure: an error and
-nothing changed) → safety checkpoint of the working tree with the transcript's full content
-attached (store.Attachments) and what redo needs in its note → restore the code → change the
-transcript through the agent module → record the resolved message in the target's note.
+Order of work for an undo: check the conversation can be rewound, its transcript read only
+through the agent's `Place` (its own folders, its format; any failure: an error and nothing
+changed) → safety checkpoint of the working tree with the transcript's full content attached
+(store.Attachments) and what redo needs in its note → restore the code → change the transcript
+through the agent module and its Place → record the resolved message in the target's note.
 """
 
 from __future__ import annotations
@@ -63,7 +64,12 @@ def resume_hint(note: Note) -> str | None:
 
 def plan_conversation(target: Checkpoint, fork: bool) -> conversation.Plan:
     """The conversation side of an undo, worked out (and checked) before anything changes."""
-    return _agent_rewinder(target.note).plan_rewind(target.note, fork)
+    rewinder = _agent_rewinder(target.note)
+    place = agents.get(str(target.note.agent)).transcripts()
+    plan = rewinder.plan_rewind(target.note, fork, place)
+    if plan.transcript.place not in (place, None):  # None: no file, what the agent's server answered
+        raise RewindError(f"{plan.transcript.path} was not read as a {place.what}; nothing was changed")
+    return plan
 
 
 def describe(plan: conversation.Plan) -> str:
@@ -180,13 +186,12 @@ def redo(repo: Repo, max_size: int, auto_pack: int, plan: RedoPlan | None = None
     target, record = plan.target, plan.record
     info = record.conversation
     rewinder = _rewinder(info.agent) if info else None
+    place = agents.get(info.agent).transcripts() if info else None
     attachments = None
     redo_record = None
-    if info and rewinder is not None and not info.fork:
-        try:
-            current = conversation.Transcript.load(info.transcript)
-        except RewindError:
-            current = None
+    if info and rewinder is not None and place is not None and not info.fork:
+        # Before anything changes: a path that is not the agent's transcript is refused here.
+        current = place.load_if_present(info.transcript)
         if current is not None:
             attachments = store.Attachments(f"transcript of {info.agent} session {info.session} before "
                                             f"the redo to #{target.seq}",
@@ -201,7 +206,7 @@ def redo(repo: Repo, max_size: int, auto_pack: int, plan: RedoPlan | None = None
                              code=record.code, mode=record.mode, conversation=redo_record,
                              attachments=attachments)
     applied = None
-    if info and rewinder is not None:
-        applied = rewinder.apply_redo(info, backup_of(repo, target))
+    if info and rewinder is not None and place is not None:
+        applied = rewinder.apply_redo(info, backup_of(repo, target), place)
     resume = applied.resume if applied else resume_hint(target.note)
     return Result(outcome, applied, None, resume)

@@ -347,7 +347,7 @@ def test_turn_ends_and_tool_results_cut_after_them(codex_home: Path, rollout: Pa
     def plan(trigger: str, **conversation: Any) -> Any:
         note = {"seq": 7, "trigger": trigger, "tool": "Bash",
                 "conversation": {"transcript": str(rollout), **conversation}}
-        return codex.plan_rewind(Note.from_json(note), fork=False)
+        return codex.plan_rewind(Note.from_json(note), False, codex.AGENT.transcripts())
 
     assert plan("Stop", prompt_id=TURN_1).cut == 13  # the end of the turn: before the next one starts
     assert plan("Stop", prompt_id=TURN_2).cut == 17  # the last turn: the whole file
@@ -366,11 +366,11 @@ def test_a_checkpoint_not_in_the_rollout_is_an_error_and_writes_nothing(codex_ho
         note = {"seq": 3, "trigger": trigger, "tool": "apply_patch",
                 "conversation": {"transcript": str(rollout), **conversation}}
         with pytest.raises(RewindError, match="#3"):
-            codex.plan_rewind(Note.from_json(note), fork=False)
+            codex.plan_rewind(Note.from_json(note), False, codex.AGENT.transcripts())
     not_codex = rollout.parent / "other.jsonl"
     not_codex.write_text('{"type":"user"}\n')
     with pytest.raises(RewindError, match="session_meta"):
         codex.plan_rewind(Note.from_json({"seq": 3, "trigger": "Stop", "conversation": {"transcript": str(not_codex)}}),
-                          False)
+                          False, codex.AGENT.transcripts())
     not_codex.unlink()
     assert sorted(p.name for p in rollout.parent.iterdir()) == before

@@ -74,3 +74,21 @@ def test_read_regular_reads_files_and_refuses_fifos_without_blocking(tmp_path: P
         read_regular(str(tmp_path))
     with pytest.raises(FileNotFoundError):
         read_regular(str(tmp_path / "missing"))
+
+
+def test_sweep_removes_only_the_temporaries_of_processes_that_are_gone(tmp_path: Path) -> None:
+    import subprocess
+
+    from git_rewind.fsutil import sweep_temporaries
+
+    dead_pid = subprocess.Popen(["true"])
+    dead_pid.wait()
+    names = {f"s.jsonl.git-rewind-{dead_pid.pid}.tmp": "killed mid-write",
+             f"s.jsonl.git-rewind-{os.getppid()}.tmp": "a live process's",
+             f"s.jsonl.git-rewind-{os.getpid()}.tmp": "this process's",
+             "s.jsonl": "the transcript", "notes.git-rewind-x.tmp": "not a pid", "other.tmp": "not ours"}
+    for name, text in names.items():
+        (tmp_path / name).write_text(text)
+    assert sweep_temporaries(str(tmp_path)) == [f"s.jsonl.git-rewind-{dead_pid.pid}.tmp"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(set(names) - {f"s.jsonl.git-rewind-{dead_pid.pid}.tmp"})
+    assert sweep_temporaries(str(tmp_path / "missing")) == []

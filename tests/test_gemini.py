@@ -111,7 +111,7 @@ def replayed(path: Path) -> list[dict[str, Any]]:
     """The messages Gemini would load from PATH, in order."""
     from git_rewind.conversation import Transcript
 
-    return list(gemini._Replay(Transcript.load(str(path))).messages.values())
+    return list(gemini._Replay(Transcript(str(path), path.read_bytes())).messages.values())
 
 
 @pytest.fixture

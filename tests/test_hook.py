@@ -559,3 +559,21 @@ def test_a_fifo_named_by_a_payload_never_blocks_the_hook(agent_project: Workdir,
     logged = decisions(w)[before:]
     assert len(logged) == 4 and all(d["action"] != "error" for d in logged), logged
     assert [d["paths"] for d in logged] == [["pipe"], ["pipe"], [], []]  # outside the work tree: not followed
+
+
+def test_a_payload_naming_a_file_that_is_no_transcript_of_the_agent_records_none(agent_project: Workdir,
+                                                                                 tmp_path: Path) -> None:
+    """A hostile payload cannot plant /etc/passwd in a note: only a path where the agent keeps its
+    transcripts is recorded (the rewind checks again, and the file's format, before touching it)."""
+    w = agent_project
+    agent = Agent(w, env={"GIT_REWIND_ANTI_SPAM_SECONDS": "0"})
+    secret = tmp_path / "passwd"
+    secret.write_text("root:x:0:0:root:/root:/bin/sh\n")
+    for planted in (str(secret), "/etc/passwd", "relative.jsonl", str(Path(agent.transcript).parent / ".." / ".." /
+                                                                      ".." / "passwd.jsonl")):
+        agent.transcript = planted
+        assert agent.prompt(f"prompt naming {planted}", prompt_id=planted)["action"] == "checkpoint"
+        assert chain(w, "sess-1")[-1]["conversation"]["transcript"] is None
+    agent.transcript = str(Path(w.env["HOME"]) / ".claude" / "projects" / "p" / "sess-1.jsonl")
+    assert agent.prompt("the real one", prompt_id="real")["action"] == "checkpoint"
+    assert chain(w, "sess-1")[-1]["conversation"]["transcript"] == agent.transcript

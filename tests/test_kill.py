@@ -399,3 +399,146 @@ def test_next_snap_while_a_killed_snaps_git_still_runs(repo: Workdir) -> None:
     assert out.decode().startswith("#")
     _next_snap_is_exact(repo)
     _check_store(repo)
+
+
+# a conversation rewind ------------------------------------------------------------------------------
+
+
+def _droid_session(path: Path, session: str, cwd: Path, turns: int) -> bytes:
+    """A Droid session file of TURNS prompt/answer turns (~4 MB: writing and backing it up takes a while)."""
+    rows: list[dict] = [{"type": "session_start", "id": session, "title": "t", "version": 2, "cwd": str(cwd)}]
+    parent = None
+    for turn in range(turns):
+        for mid, role, text in ((f"m-p{turn}", "user", f"prompt {turn}"),
+                                (f"m-a{turn}", "assistant", f"answer {turn} " + "words " * 300)):
+            rows.append({"type": "message", "id": mid, "parentId": parent,
+                         "message": {"role": role, "content": [{"type": "text", "text": text}]}})
+            parent = mid
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    path.chmod(0o600)
+    return data
+
+
+def _backups(w: Workdir, after: int) -> dict[int, bytes]:
+    """seq → the transcript backup a safety checkpoint newer than AFTER holds in git (read through git)."""
+    found = {}
+    for seq, item in _check_store(w).items():
+        if seq <= after:
+            continue
+        assert item["trigger"] == "pre-rewind" and item["rewind"]["to"] == 1
+        blob = item["rewind"]["conversation"]["backup_blob"]
+        found[seq] = subprocess.run(["git", "cat-file", "blob", blob], cwd=w.path, env=w.env, capture_output=True,
+                                    check=True).stdout
+    return found
+
+
+def test_kill_conversation_undo_at_many_moments(agent_project: Workdir) -> None:
+    """kill -9 of `undo --full` on a Droid session (a rewind that rewrites the file): at every moment the
+    transcript is whole, old or new; once it changed, its full old content is in git; rerun and redo work."""
+    from helpers.session import Agent, transcript_path
+
+    w = agent_project
+    agent = Agent(w, agent="droid", session="d-kill", env={"GIT_REWIND_ANTI_SPAM_SECONDS": "0",
+                                                           "GIT_REWIND_MIN_CHANGE_CHARS": "0"})
+    transcript = Path(transcript_path(w, "droid", "d-kill"))
+    agent.transcript = str(transcript)
+    turns = 1000
+    whole = _droid_session(transcript, "d-kill", w.path, turns)
+    assert agent.prompt(f"prompt {turns - 1}", prompt_id=f"m-p{turns - 1}")["seq"] == 1
+    w.write("src/app.py", "print('after the checkpoint')\n")
+    w.write("new.txt", "made after the checkpoint\n")
+    code_before = _disk(w.path)
+
+    start = time.monotonic()
+    w.ok("undo", "1", "--full", "--yes")
+    duration = time.monotonic() - start
+    cut = transcript.read_bytes()
+    assert whole.startswith(cut) and json.loads(cut.splitlines()[-1])["id"] == f"m-a{turns - 2}"  # before the prompt
+    code_target = _disk(w.path)
+    w.ok("redo", "--yes")
+    assert transcript.read_bytes() == whole and _disk(w.path) == code_before
+
+    # A sweep of 12 kills over the undo, then a bisection of the moment the transcript changes (between the
+    # latest kill that found it old and the earliest that found it new or the undo done), so kills also land
+    # just before and just after the change.
+    sweep, hits, backed_up_unchanged, cut_by_killed = 12, 0, 0, 0
+    before_cut, after_cut = 0.0, duration
+    for round_ in range(36):
+        if round_ >= 2 * sweep and hits >= sweep // 2 and backed_up_unchanged and cut_by_killed:
+            break
+        last_seq = max(_check_store(w))
+        proc = _start(w, "undo", "1", "--full", "--yes")
+        delay = duration * (round_ + 0.5) / sweep if round_ < sweep else (before_cut + after_cut) / 2
+        hit = _kill_at(proc, delay, whole_group=round_ % 2 == 0)
+        hits += hit
+
+        now = transcript.read_bytes()
+        assert now in (whole, cut), f"round {round_}: the transcript is neither old nor new ({len(now)} bytes)"
+        backups = _backups(w, last_seq)
+        assert all(b == whole for b in backups.values()), "a safety checkpoint holds something else than the transcript"
+        if now == cut:
+            assert backups, "the transcript was cut before its full content was in git"
+            cut_by_killed += hit
+            after_cut = min(after_cut, delay)
+        else:
+            before_cut = max(before_cut, delay)
+            backed_up_unchanged += bool(backups)
+        if not backups:  # killed before its safety checkpoint: nothing changed; run it again
+            assert now == whole and _disk(w.path) == code_before
+            w.ok("undo", "1", "--full", "--yes")
+            assert transcript.read_bytes() == cut and _disk(w.path) == code_target
+        # redo reverses the newest undo, the killed one included: code and transcript as they were before it.
+        w.ok("redo", "--yes")
+        assert transcript.read_bytes() == whole and _disk(w.path) == code_before
+        assert _folder(transcript) == [transcript.name], f"round {round_}: left in Droid's folder"
+    assert hits >= sweep // 2, f"only {hits} of {round_ + 1} kills landed inside an undo"
+    # Kills landed between the backup and the cut, and after the cut: both sides of the change were hit.
+    assert backed_up_unchanged and cut_by_killed, (backed_up_unchanged, cut_by_killed)
+    _check_store(w)
+
+
+def _folder(transcript: Path) -> list[str]:
+    return sorted(p.name for p in transcript.parent.iterdir())
+
+
+def test_kill_conversation_undo_while_it_writes_the_transcript(agent_project: Workdir) -> None:
+    """kill -9 the moment the new transcript's temporary file appears (mid-write, before the rename): the
+    transcript is whole, its backup in git, and the next rewind sweeps the temporary file away."""
+    from helpers.session import Agent, transcript_path
+
+    w = agent_project
+    agent = Agent(w, agent="droid", session="d-kill", env={"GIT_REWIND_ANTI_SPAM_SECONDS": "0"})
+    transcript = Path(transcript_path(w, "droid", "d-kill"))
+    agent.transcript = str(transcript)
+    turns = 2000
+    whole = _droid_session(transcript, "d-kill", w.path, turns)
+    assert agent.prompt(f"prompt {turns - 1}", prompt_id=f"m-p{turns - 1}")["seq"] == 1
+    mid_write = 0
+    for attempt in range(12):
+        if mid_write >= 2:
+            break
+        last_seq = max(_check_store(w))
+        proc = _start(w, "undo", "1", "--conversation", "--yes")
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            if any(".git-rewind-" in name for name in os.listdir(transcript.parent)):
+                os.killpg(proc.pid, signal.SIGKILL)
+                break
+        proc.wait()
+        _wait_group_gone(proc.pid)
+        left = [name for name in _folder(transcript) if name != transcript.name]
+        now = transcript.read_bytes()
+        assert now == whole or whole.startswith(now) and json.loads(now.splitlines()[-1])["id"] == f"m-a{turns - 2}"
+        if proc.returncode == -signal.SIGKILL and left:
+            mid_write += 1
+            assert now == whole, "the transcript changed before its new content was whole"
+            assert list(_backups(w, last_seq).values()) == [whole]  # its full content went into git first
+        # The next rewind works and leaves nothing of the killed one behind; redo brings the whole back.
+        w.ok("undo", "1", "--conversation", "--yes")
+        assert _folder(transcript) == [transcript.name], f"attempt {attempt}: left in Droid's folder"
+        w.ok("redo", "--yes")
+        assert transcript.read_bytes() == whole and _folder(transcript) == [transcript.name]
+    assert mid_write >= 2, f"only {mid_write} kills landed while the transcript was being written"
+    _check_store(w)

@@ -8,14 +8,16 @@ through the real `git rewind hook`. Droid's session file is built in its verifie
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.agentcli import disk_files
 from helpers.samples import CLAUDE_SAMPLES
-from helpers.session import MAIN, PROMPT_ID, Agent
+from helpers.session import MAIN, PROMPT_ID, Agent, transcript_path
 from helpers.workdir import Workdir
 
 EDIT_CALL = "toolu_mock_601f38abdb2f4e42b38d"  # the recorded Edit's tool_use id
@@ -164,7 +166,7 @@ def test_the_backup_survives_git_gc_and_git_rewind_gc(claude: Agent) -> None:
 
 def droid_session(w: Workdir, session: str) -> Path:
     """A Droid session file: session_start, a reminder, prompt 1 with a Create, prompt 2 with an answer."""
-    path = w.path.parent / "factory-sessions" / f"{session}.jsonl"
+    path = Path(transcript_path(w, "droid", session))
     path.parent.mkdir(parents=True, exist_ok=True)
     file_path = str(w.path / "plan.md")
 
@@ -232,3 +234,151 @@ def test_droid_file_that_is_not_a_session_is_one_error(agent_project: Workdir) -
     assert agent.prompt("write the plan", prompt_id="m-p1")["action"] == "checkpoint"
     path.write_text('{"type": "message"}\n')
     _unchanged_after_failure(w, path, ["1", "--conversation"], "session_start")
+
+
+# A note naming a file that is not the agent's transcript ----------------------------------------
+#
+# A note is data anyone who can write to the repository can change (or a hostile hook payload could
+# have named any path). Found in an attack: a conversation rewind appended a line to a copy of
+# /etc/passwd and copied the whole file into git. Only a transcript the agent module recognises, at
+# the agent's own location, after its format is checked, is ever read or written.
+
+
+def _commit_of(w: Workdir, seq: int) -> str:
+    return next(row.split()[1] for row in w.git("notes", "--ref=rewind", "list").splitlines()
+                if json.loads(w.git("notes", "--ref=rewind", "show", row.split()[1]))["seq"] == seq)
+
+
+def _plant(w: Workdir, seq: int, path: str, where: tuple[str, ...] = ("conversation",)) -> None:
+    """Point checkpoint SEQ's note at PATH, as anyone who can write refs/notes/rewind could."""
+    commit = _commit_of(w, seq)
+    note = json.loads(w.git("notes", "--ref=rewind", "show", commit))
+    inner = note
+    for key in where:
+        inner = inner[key]
+    inner["transcript"] = path
+    if where == ("conversation",):  # a session-start checkpoint: any file has a start to cut at
+        note["trigger"] = "SessionStart"
+        inner.update(prompt_id=None, tool_use_id=None, message_uuid=None, offset=0)
+    w.git("notes", "--ref=rewind", "add", "-f", "-m", json.dumps(note), commit)
+
+
+def _hostile(claude: Agent, tmp_path: Path, case: str) -> Path:
+    """The file a planted note names, by CASE; a copy of /etc/passwd is what it must never touch."""
+    secret = tmp_path / "etc" / "passwd"
+    secret.parent.mkdir(exist_ok=True)
+    shutil.copyfile("/etc/passwd", secret)
+    folder = Path(claude.transcript).parent
+    if case == "outside":
+        return secret
+    if case == "outside, in the agent's format":  # a real transcript, copied where Claude Code keeps none
+        copy = tmp_path / "etc" / "copy.jsonl"
+        shutil.copyfile(claude.transcript, copy)
+        return copy
+    if case == "link in the agent's folder":
+        link = folder / "link.jsonl"
+        link.symlink_to(secret)
+        return link
+    if case == "linked folder":
+        (folder / "etc").symlink_to(secret.parent)
+        return folder / "etc" / "passwd"
+    if case == "fifo":
+        fifo = folder / "fifo.jsonl"
+        os.mkfifo(fifo)
+        return fifo
+    assert case == "wrong format"
+    wrong = folder / "wrong.jsonl"
+    shutil.copyfile(secret, wrong)
+    return wrong
+
+
+def _everything(w: Workdir, tmp_path: Path) -> tuple[object, ...]:
+    """Every byte that must not change: all files under the test's folder (FIFOs not opened), and every ref."""
+    files = {}
+    for dirpath, dirnames, filenames in os.walk(tmp_path):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            full = Path(dirpath, name)
+            if full.is_symlink():
+                files[str(full)] = os.readlink(full)
+            elif full.is_file():
+                files[str(full)] = full.read_bytes()
+            else:
+                files[str(full)] = "special"
+    return files, w.git("for-each-ref"), w.user_state()
+
+
+HOSTILE = ["outside", "outside, in the agent's format", "link in the agent's folder", "linked folder", "fifo",
+           "wrong format"]
+
+
+@pytest.mark.parametrize("case", HOSTILE)
+def test_undo_refuses_a_note_naming_anything_but_the_agents_transcript(claude: Agent, tmp_path: Path,
+                                                                        case: str) -> None:
+    w = claude.w
+    path = _hostile(claude, tmp_path, case)
+    _plant(w, 1, str(path))
+    before = _everything(w, tmp_path)
+    for args in (["1", "--full"], ["1", "--conversation"], ["1", "--conversation", "--fork"]):
+        run = w.rewind("undo", *args, "--yes")
+        assert run.returncode == 1 and run.stderr.count("\n") == 1 and str(path) in run.stderr, run.stderr
+        assert _everything(w, tmp_path) == before  # no byte changed, no ref moved, no checkpoint
+    if path.is_file() and not path.is_symlink():
+        blob = w.git("hash-object", str(path)).strip()
+        assert subprocess.run(["git", "cat-file", "-e", blob], cwd=w.path, env=w.env).returncode != 0  # not in git
+
+
+@pytest.mark.parametrize("case", HOSTILE)
+def test_redo_refuses_a_record_naming_anything_but_the_agents_transcript(claude: Agent, tmp_path: Path,
+                                                                          case: str) -> None:
+    w = claude.w
+    assert w.rewind("undo", "1", "--full", "--yes").returncode == 0
+    safety = notes(w)[-1]["seq"]
+    path = _hostile(claude, tmp_path, case)
+    _plant(w, safety, str(path), ("rewind", "conversation"))
+    before = _everything(w, tmp_path)
+    run = w.rewind("redo", "--yes")
+    assert run.returncode == 1 and run.stderr.count("\n") == 1 and str(path) in run.stderr, run.stderr
+    assert _everything(w, tmp_path) == before
+
+
+def test_a_transcript_under_claude_config_dir_is_claudes(agent_project: Workdir, tmp_path: Path) -> None:
+    """CLAUDE_CONFIG_DIR moves Claude Code's files, transcripts included: they are its own there too."""
+    w = agent_project
+    config = tmp_path / "claude-config"
+    agent = Agent(w, session=MAIN, env={**NO_LIMITS, "CLAUDE_CONFIG_DIR": str(config)})
+    agent.transcript = str(config / "projects" / "p" / f"{MAIN}.jsonl")
+    Path(agent.transcript).parent.mkdir(parents=True)
+    shutil.copyfile(CLAUDE_SAMPLES / "transcript_main_print_mode.jsonl", agent.transcript)
+    assert agent.prompt("make hello", prompt_id=PROMPT_ID)["action"] == "checkpoint"
+    assert notes(w)[0]["conversation"]["transcript"] == agent.transcript
+    refused = w.rewind("undo", "1", "--conversation", "--yes")  # a shell where the variable is not set
+    assert refused.returncode == 1 and "not under" in refused.stderr
+    run = w.rewind("undo", "1", "--conversation", "--yes", env={"CLAUDE_CONFIG_DIR": str(config)})
+    assert run.returncode == 0, run.stderr
+    assert lines(Path(agent.transcript))[-1]["type"] == "last-prompt"
+
+
+def test_droid_undo_and_redo_refuse_a_session_file_outside_droids_folder(agent_project: Workdir,
+                                                                           tmp_path: Path) -> None:
+    """The same gate for every agent: a valid Droid session copied elsewhere is not Droid's to cut or restore."""
+    w = agent_project
+    agent = Agent(w, agent="droid", session="d-3", env=NO_LIMITS)
+    agent.transcript = str(droid_session(w, "d-3"))
+    assert agent.prompt("polish it", prompt_id="m-p2")["action"] == "checkpoint"
+    copy = tmp_path / "elsewhere" / "d-3.jsonl"
+    copy.parent.mkdir()
+    shutil.copyfile(agent.transcript, copy)
+    _plant(w, 1, str(copy))
+    before = _everything(w, tmp_path)
+    for args in (["1", "--conversation"], ["1", "--full", "--fork"]):
+        run = w.rewind("undo", *args, "--yes")
+        assert run.returncode == 1 and "is not under" in run.stderr and run.stderr.count("\n") == 1, run.stderr
+        assert _everything(w, tmp_path) == before
+    _plant(w, 1, agent.transcript)
+    assert w.rewind("undo", "1", "--conversation", "--yes").returncode == 0  # the real one is cut
+    _plant(w, notes(w)[-1]["seq"], str(copy), ("rewind", "conversation"))
+    before = _everything(w, tmp_path)
+    run = w.rewind("redo", "--yes")
+    assert run.returncode == 1 and "is not under" in run.stderr, run.stderr
+    assert _everything(w, tmp_path) == before  # the copy too: redo would have written the backup over it

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any
 
-    from ..conversation import Applied, Plan, Transcript
+    from ..conversation import Applied, Place, Plan, Transcript
     from ..event import Event
     from ..note import ConversationRecord, Note
     from ..settingsfile import Change
@@ -40,16 +40,18 @@ def _below(scope: str, root: str | None, home: str, parts: tuple[str, ...]) -> s
 class Rewinder:
     """An agent's conversation rewind: plan (checked before anything changes), apply, redo.
 
-    plan_rewind(note, fork) → Plan; apply_rewind(plan) → Applied; apply_redo(info, backup) → Applied
-    (INFO: what the undo recorded, BACKUP: the transcript it attached); current_leaf(transcript):
+    plan_rewind(note, fork, place) → Plan; apply_rewind(plan) → Applied; apply_redo(info, backup, place)
+    → Applied (INFO: what the undo recorded, BACKUP: the transcript it attached); current_leaf(transcript):
     the message the agent would resume from now, for redo (None when the agent's redo needs none).
+    PLACE (the plan's transcript.place in apply_rewind) is the agent's `Agent.transcripts()`, handed in by
+    undo.py: every transcript file is read and written through it, never directly.
     """
 
     __slots__ = ("plan_rewind", "apply_rewind", "apply_redo", "current_leaf")
 
-    def __init__(self, plan_rewind: Callable[[Note, bool], Plan],
+    def __init__(self, plan_rewind: Callable[[Note, bool, Place], Plan],
                  apply_rewind: Callable[[Plan], Applied],
-                 apply_redo: Callable[[ConversationRecord, bytes | None], Applied],
+                 apply_redo: Callable[[ConversationRecord, bytes | None, Place], Applied],
                  current_leaf: Callable[[Transcript], str | None] = _no_leaf) -> None:
         self.plan_rewind = plan_rewind
         self.apply_rewind = apply_rewind
@@ -73,6 +75,8 @@ class Agent:
     settings_path: tuple[str, ...] = ()
     mcp_path: tuple[str, ...] | None = None  # None: no MCP configuration known
     mcp_type: str | None = "stdio"  # the MCP entry's "type" (None: the agent's own `mcp add` writes none)
+    transcript_noun = "transcript"  # what its session files are called in messages ("Codex rollout")
+    transcript_suffix = ".jsonl"  # how their names end
 
     # hook payloads ---------------------------------------------------------------------------
 
@@ -182,6 +186,33 @@ class Agent:
         return entry
 
     # the conversation ---------------------------------------------------------------------------
+
+    def transcript_folders(self, home: str, environ: Mapping[str, str]) -> tuple[str, ...]:
+        """The folders the agent keeps its session files in, as HOME and ENVIRON place them (the variables
+        the agent itself honours). None: git-rewind never reads or writes a file of this agent's."""
+        return ()
+
+    def transcript_problem(self, transcript: Transcript) -> str | None:
+        """Why TRANSCRIPT is not one of the agent's session files (None: it is)."""
+        return f"git-rewind knows no session file of {self.name}"
+
+    def transcripts(self, home: str | None = None, environ: Mapping[str, str] | None = None) -> Place:
+        """The gate every read and write of this agent's session files goes through (conversation.Place)."""
+        import os
+
+        from ..conversation import Place
+
+        folders = self.transcript_folders(home or os.path.expanduser("~"), os.environ if environ is None else environ)
+        return Place(self.name, self.transcript_noun, folders, self.transcript_problem, self.transcript_suffix)
+
+    def recognises_transcript_path(self, path: str, environ: Mapping[str, str]) -> bool:
+        """PATH is where this agent keeps session files (the hook records no other; the file is not read)."""
+        import os
+
+        from ..fsutil import within
+
+        folders = self.transcript_folders(os.path.expanduser("~"), environ)
+        return path.endswith(self.transcript_suffix) and within(path, folders) is not None
 
     def conversation(self) -> Rewinder | str:
         """The agent's conversation rewind, or the sentence that says why there is none."""

@@ -15,9 +15,10 @@ from .base import Agent, Rewinder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
-    from ..conversation import Applied, Plan, Transcript
+    from ..conversation import Applied, Place, Plan, Transcript
     from ..note import ConversationRecord, Note
 
 NAME = "claude-code"
@@ -203,13 +204,13 @@ def _locate_end_of(transcript: Transcript, note: Note, resolved: str | None) -> 
     return 0, None, "at the start of the session", None
 
 
-def plan_rewind(note: Note, fork: bool) -> Plan:
+def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
     """Where the conversation of a checkpoint stands, checked against the transcript now."""
-    from ..conversation import Plan, Transcript
+    from ..conversation import Plan
     from ..errors import RewindError
 
     conv = note.position
-    transcript = Transcript.load(conv.transcript)
+    transcript = place.load(conv.transcript)
     index, leaf, where, prompt = _locate(transcript, note)
     lines = transcript.lines
     compacted = transcript.index_where(
@@ -257,12 +258,13 @@ def apply_rewind(plan: Plan) -> Applied:
     import os
     import uuid as uuidlib
 
-    from ..conversation import Applied, append_line
-    from ..fsutil import write_atomic
+    from ..conversation import Applied
 
     transcript = plan.transcript
+    place = transcript.place
+    assert place is not None, "plan_rewind reads the transcript through its place"
     if not plan.fork:
-        append_line(transcript.path, _last_prompt_line(transcript, plan.leaf, plan.session), len(transcript.data))
+        place.append(transcript, _last_prompt_line(transcript, plan.leaf, plan.session))
         detail = "conversation cut " + plan.where + " (later messages kept in the file as a branch)"
         return Applied(plan.session, resume_command(plan.session), transcript.path, detail)
     if plan.leaf is None:
@@ -276,25 +278,25 @@ def apply_rewind(plan: Plan) -> Applied:
         out.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
     out.append(json.dumps(_last_prompt_line(transcript, plan.leaf, new), separators=(",", ":")).encode() + b"\n")
     path = os.path.join(os.path.dirname(transcript.path), new + ".jsonl")
-    write_atomic(path, b"".join(out), like=transcript.path, new_mode=0o600, sync=True)
+    place.write(path, b"".join(out), like=transcript.path)
     return Applied(new, resume_command(new), path, f"new session {new} with the conversation cut {plan.where}; "
                                                    f"{plan.session} is unchanged")
 
 
-def apply_redo(info: ConversationRecord, backup: bytes | None = None) -> Applied:
+def apply_redo(info: ConversationRecord, backup: bytes | None, place: Place) -> Applied:
     """Point the session back at the leaf it had before the rewind; what was said since stays a branch."""
-    from ..conversation import Applied, Transcript, append_line
+    from ..conversation import Applied
     from ..errors import RewindError
 
     if info.fork:
         return Applied(info.session, resume_command(str(info.session)), info.transcript,
                        "the rewind forked a new session; the original was never changed")
-    transcript = Transcript.load(info.transcript)
+    transcript = place.load(info.transcript)
     leaf = info.leaf_before
     if leaf and transcript.index_where(lambda line: line.get("uuid") == leaf) is None:
         raise RewindError(f"message {leaf} is no longer in {transcript.path}")
     session = str(info.session or "")
-    append_line(transcript.path, _last_prompt_line(transcript, leaf, session), len(transcript.data))
+    place.append(transcript, _last_prompt_line(transcript, leaf, session))
     return Applied(session, resume_command(session), transcript.path,
                    "conversation back where it was before the rewind (what was said since stays as a branch)")
 
@@ -304,6 +306,7 @@ class ClaudeCode(Agent):
 
     name, hooks = NAME, HOOKS
     scopes = SCOPES
+    transcript_noun = "Claude Code transcript"
     parse = staticmethod(parse)
     settings_file = staticmethod(settings_file)
     resume_command = staticmethod(resume_command)
@@ -319,6 +322,18 @@ class ClaudeCode(Agent):
     def mcp_file(self, scope: str, root: str | None, home: str) -> str:
         """~/.claude.json (user) or <project>/.mcp.json."""
         return os.path.join(home, ".claude.json") if scope == "user" else os.path.join(str(root), ".mcp.json")
+
+    def transcript_folders(self, home: str, environ: Mapping[str, str]) -> tuple[str, ...]:
+        """<config dir>/projects: ~/.claude, and $CLAUDE_CONFIG_DIR when set (Claude Code's own variable)."""
+        configured = environ.get("CLAUDE_CONFIG_DIR")
+        default = os.path.join(home, ".claude", "projects")
+        return (os.path.join(os.path.expanduser(configured), "projects"), default) if configured else (default,)
+
+    def transcript_problem(self, transcript: Transcript) -> str | None:
+        """Every line a JSON object with a "type" (user, assistant, attachment, system, last-prompt…)."""
+        from ..conversation import jsonl_problem
+
+        return jsonl_problem(transcript, ("type",))
 
     def conversation(self) -> Rewinder:
         return Rewinder(plan_rewind, apply_rewind, apply_redo, current_leaf)

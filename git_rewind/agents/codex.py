@@ -22,9 +22,10 @@ from .base import Agent, Rewinder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
-    from ..conversation import Applied, Plan, Transcript
+    from ..conversation import Applied, Place, Plan, Transcript
     from ..note import ConversationRecord, Note
     from ..settingsfile import Change
 
@@ -360,16 +361,13 @@ def _locate(transcript: Transcript, note: Note) -> tuple[int, str, str | None]:
     raise RewindError(f"#{seq} does not record where its conversation stood")
 
 
-def plan_rewind(note: Note, fork: bool) -> Plan:
+def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
     """Where the conversation of a checkpoint stands, checked against the rollout now."""
-    from ..conversation import Plan, Transcript
-    from ..errors import RewindError
+    from ..conversation import Plan
 
     conv = note.position
-    transcript = Transcript.load(conv.transcript, "Codex rollout")
-    first = transcript.lines[0] if transcript.lines else None
-    if not first or first.get("type") != "session_meta" or not _payload(first).get("id"):
-        raise RewindError(f"{transcript.path} does not start with Codex's session_meta line")
+    transcript = place.load(conv.transcript)
+    first = transcript.at(0)
     cut, where, prompt = _locate(transcript, note)
     plan = Plan(NAME, str(_payload(first)["id"]), transcript)
     plan.cut = max(1, cut)
@@ -417,8 +415,6 @@ def write_prefix(transcript: Transcript, upto: int, old: str) -> tuple[str, str]
     import json
     import time
 
-    from ..fsutil import write_atomic
-
     new = new_session_id()
     out = []
     for i, raw in enumerate(transcript.raw[:upto]):
@@ -428,10 +424,13 @@ def write_prefix(transcript: Transcript, upto: int, old: str) -> tuple[str, str]
             if changed != line:
                 raw = json.dumps(changed, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
         out.append(raw if raw.endswith(b"\n") else raw + b"\n")
+    place = transcript.place
+    assert place is not None, "plan_rewind reads the rollout through its place"
     folder = _sessions_dir(transcript.path)
-    os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"rollout-{time.strftime('%Y-%m-%dT%H-%M-%S')}-{new}.jsonl")
-    write_atomic(path, b"".join(out), like=transcript.path, new_mode=0o600, sync=True)
+    place.resolve(path)  # today's folder is below the sessions folder too, before it is made
+    os.makedirs(folder, exist_ok=True)
+    place.write(path, b"".join(out), like=transcript.path)
     return new, path
 
 
@@ -445,7 +444,7 @@ def apply_rewind(plan: Plan) -> Applied:
                    "(a Codex rewind always writes a new session, so --fork changes nothing)")
 
 
-def apply_redo(info: ConversationRecord, backup: bytes | None = None) -> Applied:
+def apply_redo(info: ConversationRecord, backup: bytes | None, place: Place) -> Applied:
     """Nothing to put back: the rewind never changed the original session, which is resumed as it was."""
     from ..conversation import Applied
 
@@ -459,6 +458,7 @@ class Codex(Agent):
 
     name, hooks = NAME, HOOKS
     mcp_type = None  # what `codex mcp add` writes: no type
+    transcript_noun = "Codex rollout"
     parse = staticmethod(parse)
     settings_file = staticmethod(settings_file)
     resume_command = staticmethod(resume_command)
@@ -468,6 +468,23 @@ class Codex(Agent):
     def mcp_file(self, scope: str, root: str | None, home: str) -> str:
         """TOML: [mcp_servers.git-rewind] (as `codex mcp add`) in the user's or the project's config.toml."""
         return config_file(home) if scope == "user" else os.path.join(str(root), ".codex", "config.toml")
+
+    def transcript_folders(self, home: str, environ: Mapping[str, str]) -> tuple[str, ...]:
+        """<Codex home>/sessions: ~/.codex, and $CODEX_HOME when set."""
+        configured = environ.get("CODEX_HOME")
+        default = os.path.join(home, ".codex", "sessions")
+        if not configured:
+            return (default,)
+        return (os.path.join(os.path.abspath(os.path.expanduser(configured)), "sessions"), default)
+
+    def transcript_problem(self, transcript: Transcript) -> str | None:
+        """JSONL of {"timestamp", "type", "payload"} lines, the first Codex's session_meta with its id."""
+        from ..conversation import jsonl_problem
+
+        first = transcript.at(0)
+        if first.get("type") != "session_meta" or not _payload(first).get("id"):
+            return "it does not start with Codex's session_meta line"
+        return jsonl_problem(transcript, ("type",))
 
     def conversation(self) -> Rewinder:
         return Rewinder(plan_rewind, apply_rewind, apply_redo)

@@ -15,9 +15,10 @@ from .base import Agent, Rewinder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
-    from ..conversation import Applied, Plan, Transcript
+    from ..conversation import Applied, Place, Plan, Transcript
     from ..note import ConversationRecord, Note
 
 NAME = "droid"
@@ -149,16 +150,14 @@ def _locate(transcript: Transcript, note: Note) -> tuple[int, str, str | None]:
     return max(1, transcript.lines_within(offset)), "where it was", None
 
 
-def plan_rewind(note: Note, fork: bool) -> Plan:
+def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
     """Where the conversation of a checkpoint stands, checked against the session file now."""
-    from ..conversation import Plan, Transcript
+    from ..conversation import Plan
     from ..errors import RewindError
 
     conv = note.position
-    transcript = Transcript.load(conv.transcript, "Droid session file")
-    first = transcript.lines[0] if transcript.lines else None
-    if not first or first.get("type") != "session_start":
-        raise RewindError(f"{transcript.path} does not start with Droid's session_start line")
+    transcript = place.load(conv.transcript)
+    first = transcript.at(0)
     cut, where, prompt = _locate(transcript, note)
     if cut < 1:
         cut = 1
@@ -179,11 +178,10 @@ def plan_rewind(note: Note, fork: bool) -> Plan:
 def _fork(transcript: Transcript, upto: int, old: str) -> tuple[str, str]:
     """A new session file holding the first UPTO lines under a new id; its settings copied. (id, path)"""
     import json
-    import shutil
     import uuid as uuidlib
 
-    from ..fsutil import write_atomic
-
+    place = transcript.place
+    assert place is not None, "session files are read through their place"
     new = str(uuidlib.uuid4())
     head = dict(transcript.at(0))
     head["id"] = new
@@ -193,10 +191,10 @@ def _fork(transcript: Transcript, upto: int, old: str) -> tuple[str, str]:
         data += b"\n"
     folder = os.path.dirname(transcript.path)
     path = os.path.join(folder, new + ".jsonl")
-    write_atomic(path, data, like=transcript.path, new_mode=0o600, sync=True)
-    settings = os.path.join(folder, old + ".settings.json")
-    if os.path.isfile(settings):
-        shutil.copyfile(settings, os.path.join(folder, new + ".settings.json"))
+    place.write(path, data, like=transcript.path)
+    settings = place.read_beside(transcript, old + ".settings.json")
+    if settings is not None:
+        place.write_beside(transcript, new + ".settings.json", settings)
     return new, path
 
 
@@ -204,9 +202,10 @@ def apply_rewind(plan: Plan) -> Applied:
     """Cut the session file at the checkpoint (or write the cut as a new session with --fork)."""
     from ..conversation import Applied
     from ..errors import RewindError
-    from ..fsutil import write_atomic
 
     transcript, cut = plan.transcript, plan.kept_lines
+    place = transcript.place
+    assert place is not None, "plan_rewind reads the session file through its place"
     if plan.fork:
         new, path = _fork(transcript, cut, plan.session)
         return Applied(new, resume_command(new), path,
@@ -214,16 +213,15 @@ def apply_rewind(plan: Plan) -> Applied:
     if os.path.getsize(transcript.path) != len(transcript.data):
         raise RewindError(f"{transcript.path} changed while rewinding (is droid still running?); it was not cut")
     keep = transcript.ends[cut - 1]
-    write_atomic(transcript.path, transcript.data[:keep], new_mode=0o600, sync=True)
+    place.write(transcript.path, transcript.data[:keep])
     return Applied(plan.session, resume_command(plan.session), transcript.path,
                    f"conversation cut {plan.where} ({len(transcript.raw) - cut} lines; all kept in git)")
 
 
-def apply_redo(info: ConversationRecord, backup: bytes | None) -> Applied:
+def apply_redo(info: ConversationRecord, backup: bytes | None, place: Place) -> Applied:
     """Put the session file back as it was before the rewind; lines written since become a forked session."""
-    from ..conversation import Applied, Transcript
+    from ..conversation import Applied
     from ..errors import RewindError
-    from ..fsutil import write_atomic
 
     if info.fork:
         return Applied(info.session, resume_command(str(info.session)), info.transcript,
@@ -231,16 +229,13 @@ def apply_redo(info: ConversationRecord, backup: bytes | None) -> Applied:
     if backup is None:
         raise RewindError("the transcript backup of that rewind is missing from the repository")
     path = str(info.transcript or "")
-    try:
-        current = Transcript.load(path, "Droid session file")
-    except RewindError:
-        current = None
+    current = place.load_if_present(path)
     detail = "conversation back as it was before the rewind"
     cut = int(info.cut or 0)
     if current is not None and len(current.raw) > cut and current.data != backup[:len(current.data)]:
         branch, _ = _fork(current, len(current.raw), str(info.session or ""))
         detail += f"; what was said after the rewind is kept as session {branch} ({resume_command(branch)})"
-    write_atomic(path, backup, new_mode=0o600, sync=True)
+    place.write(path, backup)
     session = str(info.session or "")
     return Applied(session, resume_command(session), path, detail)
 
@@ -252,6 +247,7 @@ class Droid(Agent):
     wrapped = False  # hooks.json keys events at the top level: a "hooks" wrapper is ignored
     settings_path = (".factory", "hooks.json")
     mcp_path = (".factory", "mcp.json")  # the shape `droid mcp add` writes
+    transcript_noun = "Droid session file"
     parse = staticmethod(parse)
     resume_command = staticmethod(resume_command)
 
@@ -264,6 +260,23 @@ class Droid(Agent):
 
     def mcp_entry(self, command: list[str]) -> dict[str, Any]:
         return {**super().mcp_entry(command), "disabled": False}
+
+    def transcript_folders(self, home: str, environ: Mapping[str, str]) -> tuple[str, ...]:
+        """<home>/.factory/sessions: the home is $FACTORY_HOME_OVERRIDE when set (read in Droid 0.225's
+        binary), else ~."""
+        configured = environ.get("FACTORY_HOME_OVERRIDE")
+        default = os.path.join(home, ".factory", "sessions")
+        if not configured:
+            return (default,)
+        return (os.path.join(os.path.expanduser(configured), ".factory", "sessions"), default)
+
+    def transcript_problem(self, transcript: Transcript) -> str | None:
+        """JSONL with a "type" on every line, the first Droid's session_start."""
+        from ..conversation import jsonl_problem
+
+        if transcript.at(0).get("type") != "session_start":
+            return "it does not start with Droid's session_start line"
+        return jsonl_problem(transcript, ("type",))
 
     def conversation(self) -> Rewinder:
         return Rewinder(plan_rewind, apply_rewind, apply_redo)

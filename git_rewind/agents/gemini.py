@@ -20,9 +20,10 @@ from .base import Agent, Rewinder
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
-    from ..conversation import Applied, Plan, Transcript
+    from ..conversation import Applied, Place, Plan, Transcript
     from ..note import ConversationRecord, Note
 
 NAME = "gemini"
@@ -210,17 +211,18 @@ def _locate(transcript: Transcript, replay: _Replay, note: Note) -> tuple[str | 
     return (later[0] if later else None), "where it was", None
 
 
-def plan_rewind(note: Note, fork: bool) -> Plan:
+def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
     """Where the conversation of a checkpoint stands, checked against the session file now."""
-    from ..conversation import Plan, Transcript
+    from ..conversation import Plan
     from ..errors import RewindError
 
     conv = note.position
     transcript = replay = located = None
     failure: RewindError | None = None
-    for path in _session_files(conv.transcript, str(note.session or "")):
+    place.resolve(conv.transcript)  # a path that is no Gemini session file's is refused before anything
+    for path in _session_files(place, conv.transcript, str(note.session or "")):
         try:
-            transcript = Transcript.load(path, "Gemini session file")
+            transcript = place.load(path)
             replay = _Replay(transcript)
             if not (replay.meta.get("sessionId") or note.session):
                 raise RewindError(f"{transcript.path} is not a Gemini session file (no sessionId)")
@@ -244,7 +246,7 @@ def plan_rewind(note: Note, fork: bool) -> Plan:
     return plan
 
 
-def _session_files(recorded: str | None, session: str) -> list[str | None]:
+def _session_files(place: Place, recorded: str | None, session: str) -> list[str | None]:
     """Where the session's messages may be: RECORDED first, then the other `session-*-<id8>.jsonl` files
     beside it that hold SESSION, largest first.
 
@@ -252,22 +254,22 @@ def _session_files(recorded: str | None, session: str) -> list[str | None]:
     minute is given (and its hooks report) a new file name, while the messages may stay in the
     first file (seen live): Gemini finds a session by its id, and so do we.
     """
+    from ..errors import RewindError
+
     found: list[tuple[int, str]] = []
     if recorded and session:
         import glob
-        import json
 
         pattern = os.path.join(glob.escape(os.path.dirname(recorded)), f"session-*-{session[:8]}.jsonl")
         for path in glob.glob(pattern):
             if path == recorded:
                 continue
             try:
-                with open(path, "rb") as fh:
-                    head = json.loads(fh.readline() or b"{}")
-                if isinstance(head, dict) and head.get("sessionId") == session:
-                    found.append((os.path.getsize(path), path))
-            except (OSError, ValueError):
+                other = place.load(path)
+            except RewindError:
                 continue
+            if other.at(0).get("sessionId") == session:
+                found.append((len(other.data), path))
     return [recorded, *(path for _size, path in sorted(found, reverse=True))]
 
 
@@ -277,13 +279,11 @@ def current_leaf(transcript: Transcript) -> str | None:
     return ids[-1] if ids else None
 
 
-def _write_session(like: str, replay: _Replay, keep: list[str]) -> tuple[str, str]:
+def _write_session(place: Place, like: str, replay: _Replay, keep: list[str]) -> tuple[str, str]:
     """A new session file beside LIKE holding the messages KEEP under a new id. (id, path)"""
     import json
     import time
     import uuid as uuidlib
-
-    from ..fsutil import write_atomic
 
     new = str(uuidlib.uuid4())
     now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
@@ -296,15 +296,17 @@ def _write_session(like: str, replay: _Replay, keep: list[str]) -> tuple[str, st
             + json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
     name = f"session-{time.strftime('%Y-%m-%dT%H-%M', time.gmtime())}-{new[:8]}.jsonl"  # as Gemini names them
     path = os.path.join(os.path.dirname(like), name)
-    write_atomic(path, data, like=like, new_mode=0o600, sync=True)
+    place.write(path, data, like=like)
     return new, path
 
 
 def apply_rewind(plan: Plan) -> Applied:
     """Append `{"$rewindTo": id}` (or write the kept messages as a new session with --fork)."""
-    from ..conversation import Applied, append_line
+    from ..conversation import Applied
 
     transcript = plan.transcript
+    place = transcript.place
+    assert place is not None, "plan_rewind reads the session file through its place"
     if plan.empty and plan.fork:
         return Applied(None, "gemini", None, f"nothing of the conversation precedes the cut ({plan.where}): "
                                              "start a new session")
@@ -312,13 +314,13 @@ def apply_rewind(plan: Plan) -> Applied:
         replay = _Replay(transcript)
         ids = list(replay.messages)
         keep = ids[:ids.index(plan.target_uuid)] if plan.target_uuid in replay.messages else ids
-        new, path = _write_session(transcript.path, replay, keep)
+        new, path = _write_session(place, transcript.path, replay, keep)
         return Applied(new, resume_command(new), path,
                        f"new session {new} with the conversation cut {plan.where}; {plan.session} is unchanged")
     if plan.target_uuid is None:
         return Applied(plan.session, resume_command(plan.session), transcript.path,
                        "nothing was said after this checkpoint: the conversation is unchanged")
-    append_line(transcript.path, {"$rewindTo": plan.target_uuid}, len(transcript.data))
+    place.append(transcript, {"$rewindTo": plan.target_uuid})
     if plan.empty:  # Gemini lists and resumes only sessions with something said in them
         return Applied(plan.session, "gemini", transcript.path,
                        f"conversation cut {plan.where}: nothing of it is kept, so Gemini will not resume "
@@ -327,11 +329,10 @@ def apply_rewind(plan: Plan) -> Applied:
                    f"conversation cut {plan.where} (later messages kept in the file and in git)")
 
 
-def apply_redo(info: ConversationRecord, backup: bytes | None) -> Applied:
+def apply_redo(info: ConversationRecord, backup: bytes | None, place: Place) -> Applied:
     """Put the session file back as it was before the rewind; messages written since become a new session."""
-    from ..conversation import Applied, Transcript
+    from ..conversation import Applied
     from ..errors import RewindError
-    from ..fsutil import write_atomic
 
     session = str(info.session or "")
     if info.fork:
@@ -341,18 +342,15 @@ def apply_redo(info: ConversationRecord, backup: bytes | None) -> Applied:
         raise RewindError("the transcript backup of that rewind is missing from the repository")
     path = str(info.transcript or "")
     detail = "conversation back as it was before the rewind"
-    try:
-        current = Transcript.load(path, "Gemini session file")
-    except RewindError:
-        current = None
+    current = place.load_if_present(path)
     if current is not None and current.data != backup:
         # Messages written since the rewind (a resumed session): keep that conversation as a session of its own.
         since = current.lines[len(backup.splitlines()):] if current.data.startswith(backup) else current.lines
         said = any(line is not None and ("id" in line or "messages" in (line.get("$set") or {})) for line in since)
         if said:
-            branch, _ = _write_session(path, _Replay(current), list(_Replay(current).messages))
+            branch, _ = _write_session(place, path, _Replay(current), list(_Replay(current).messages))
             detail += f"; what was said after the rewind is kept as session {branch} ({resume_command(branch)})"
-    write_atomic(path, backup, new_mode=0o600, sync=True)
+    place.write(path, backup)
     return Applied(session, resume_command(session), path, detail)
 
 
@@ -366,6 +364,7 @@ class Gemini(Agent):
     # user message that starts with <hook_context>: the prompt would be lost. BeforeAgent's context is appended.
     context_on_prompt = True
     mcp_type = None  # what `gemini mcp add` writes: no type
+    transcript_noun = "Gemini session file"
     parse = staticmethod(parse)
     resume_command = staticmethod(resume_command)
 
@@ -376,6 +375,21 @@ class Gemini(Agent):
     def hook_reply(self, event_name: str | None) -> dict[str, Any]:
         """What the hook prints when it has nothing else to say: Gemini reads stdout as JSON."""
         return {}
+
+    def transcript_folders(self, home: str, environ: Mapping[str, str]) -> tuple[str, ...]:
+        """<Gemini home>/.gemini/tmp (its per-project chats): the home is $GEMINI_CLI_HOME when set
+        (read in Gemini CLI 0.61's bundle: `homedir()`), else ~."""
+        configured = environ.get("GEMINI_CLI_HOME")
+        default = os.path.join(home, ".gemini", "tmp")
+        if not configured:
+            return (default,)
+        return (os.path.join(os.path.expanduser(configured), ".gemini", "tmp"), default)
+
+    def transcript_problem(self, transcript: Transcript) -> str | None:
+        """Every line a metadata record (sessionId), a message (id), or a `$set` / `$rewindTo` record."""
+        from ..conversation import jsonl_problem
+
+        return jsonl_problem(transcript, ("sessionId", "id", "$set", "$rewindTo"))
 
     def conversation(self) -> Rewinder:
         return Rewinder(plan_rewind, apply_rewind, apply_redo, current_leaf)

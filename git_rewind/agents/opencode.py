@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import subprocess
     from typing import Any
 
-    from ..conversation import Applied, Plan
+    from ..conversation import Applied, Place, Plan
     from ..note import ConversationRecord, Note, Position
     from ..settingsfile import Change
 
@@ -368,10 +368,11 @@ def _locate(messages: list[dict[str, Any]], note: Note) -> tuple[int, str, str |
     return (later[0] if later else len(messages)), "where it was", None
 
 
-def plan_rewind(note: Note, fork: bool) -> Plan:
+def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
     """Where the conversation of a checkpoint stands, checked against OpenCode's server now.
 
-    OpenCode's own data is never changed: every conversation rewind is a fork (FORK is implied).
+    OpenCode's own data is never changed: every conversation rewind is a fork (FORK is implied), and no
+    file is read (PLACE has no folders: a note naming a file is refused at redo).
     """
     import json
 
@@ -429,7 +430,7 @@ def apply_rewind(plan: Plan) -> Applied:
                    f"({plan.cut} messages kept); {plan.session} is unchanged")
 
 
-def apply_redo(info: ConversationRecord, backup: bytes | None) -> Applied:
+def apply_redo(info: ConversationRecord, backup: bytes | None, place: Place) -> Applied:
     """Nothing to put back: the rewind forked a new session and the original was never changed."""
     from ..conversation import Applied
 

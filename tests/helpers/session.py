@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ class Agent:
         own = {"CLAUDECODE": "1", "CLAUDE_PROJECT_DIR": root} if agent == "claude-code" else {
             "FACTORY_PROJECT_DIR": root, "CLAUDE_PROJECT_DIR": root}
         self.env = {**own, **(env or {})}
-        self.transcript = str(w.path.parent / "transcripts" / f"{session}.jsonl")
+        self.transcript = transcript_path(w, agent, session)
 
     def payload(self, event: str, **fields: Any) -> dict[str, Any]:
         return {"session_id": self.session, "transcript_path": self.transcript, "cwd": str(self.w.path),
@@ -75,6 +76,16 @@ class Agent:
 
     def stop(self) -> dict[str, Any]:
         return self.send("Stop", stop_hook_active=False, last_assistant_message="done")
+
+
+def transcript_path(w: Workdir, agent: str, session: str) -> str:
+    """Where the agent keeps SESSION's transcript for the project W, in the test's HOME (as the agent names it)."""
+    home = Path(w.env["HOME"])
+    if agent == "droid":  # ~/.factory/sessions/-<cwd, "/" → "-">/<id>.jsonl
+        key = "-" + str(w.path).strip("/").replace("/", "-")
+        return str(home / ".factory" / "sessions" / key / f"{session}.jsonl")
+    # ~/.claude/projects/<cwd, every [^a-zA-Z0-9] → "-">/<id>.jsonl
+    return str(home / ".claude" / "projects" / re.sub(r"[^a-zA-Z0-9]", "-", str(w.path)) / f"{session}.jsonl")
 
 
 def assert_context_or_silence(run: Run, event: str) -> None:
