@@ -337,7 +337,10 @@ def install_command(agent: str, scope: str, mcp_server: bool) -> None:
         if change.backup:
             click.echo(f"backed up {change.path} to {change.backup}")
         click.echo(f"installed {agent} hooks ({scope}) in {change.path}")
-        click.echo(f"hook command: {install.hook_command(agent)}")
+        click.echo(f"hook command: {install.hook_command(agent, scope=scope)}")
+        if scope in install.SHARED_SCOPES:
+            click.echo("(a project's files are shared: the hooks run the git-rewind on PATH, and exit 0 quietly "
+                       "where there is none)")
     for note in change.notes:
         click.echo(note)
     _echo_commands(change.commands)
