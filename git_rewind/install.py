@@ -97,6 +97,47 @@ def uninstall(agent: str, scope: str, root: str | None, home: str | None = None)
     return change
 
 
+class Removal:
+    """What `uninstall --everything` did at one place: KIND "hooks" (with slash commands) or "mcp", the
+    agent and scope, and the Change, or the one-line ERROR that left that file alone."""
+
+    __slots__ = ("kind", "agent", "scope", "change", "error")
+
+    def __init__(self, kind: str, agent: str, scope: str, change: Change | None = None,
+                 error: str | None = None) -> None:
+        self.kind = kind
+        self.agent = agent
+        self.scope = scope
+        self.change = change
+        self.error = error
+
+
+def uninstall_everything(root: str | None, home: str | None = None) -> list[Removal]:
+    """Remove our hooks, slash commands and MCP entries for every agent, at every scope where they are
+    found (project and local only inside a work tree, ROOT), each exactly as `uninstall` does, so
+    nothing that is not ours changes. A file that cannot be read is reported and the others still go."""
+    done = []
+    places = [(agent, scope) for agent, scope, _path in installed(root, home)]
+    places += [(a, s) for a in agents.NAMES for s in agents.get(a).scopes
+               if (a, s) not in places and (s == "user" or root is not None) and _has_own_commands(a, s, root, home)]
+    for agent, scope in places:
+        try:
+            done.append(Removal("hooks", agent, scope, uninstall(agent, scope, root, home)))
+        except RewindError as exc:
+            done.append(Removal("hooks", agent, scope, error=str(exc)))
+    for agent, scope, _path in mcp_installed(root, home):
+        try:
+            done.append(Removal("mcp", agent, scope, uninstall_mcp(agent, scope, root, home)))
+        except RewindError as exc:
+            done.append(Removal("mcp", agent, scope, error=str(exc)))
+    return done
+
+
+def _has_own_commands(agent: str, scope: str, root: str | None, home: str | None) -> bool:
+    """A slash command of ours, exactly as shipped, is in AGENT's commands directory at SCOPE."""
+    return any(read_bytes(path) == content for path, content in _commands(agent, scope, root, home)[1])
+
+
 # slash commands ----------------------------------------------------------------------------------
 #
 # An agent's slash commands (Claude Code's /checkpoint, /resume and /rewind) are files shipped in

@@ -36,7 +36,7 @@ COMMANDS: dict[str, list[str]] = {
     "hook": ["--agent"],
     "mcp": ["--repo"],
     "install": ["--agent", "--scope", "--mcp"],
-    "uninstall": ["--agent", "--scope", "--mcp"],
+    "uninstall": ["--agent", "--scope", "--mcp", "--everything"],
     "status": ["-n", "--json"],
     "config": [],
 }
