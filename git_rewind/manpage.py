@@ -3,8 +3,8 @@
 git turns `git rewind --help` into `git help rewind`, which runs `man git-rewind` and never reaches
 us. man finds a page beside a command through PATH: for each directory on it, `<dir>/../share/man`.
 A virtualenv or `pip install --user` puts the page there (`share/man/man1`, the package's data
-files). pipx before 1.5 (Debian 12, Ubuntu 22.04 and 24.04) and `uv tool` only link the command
-into a bin directory (~/.local/bin), so man looks in ~/.local/share/man and finds nothing. So
+files). pipx before 1.5 (Debian 12, Ubuntu 22.04 and 24.04) links only the command into a bin
+directory (~/.local/bin), so man looks in ~/.local/share/man and finds nothing. So
 each `git rewind` command (not the hook, not the MCP server) reached through such a link puts a
 link to the installed page there, as pipx 1.5 and later do themselves: one lstat when git-rewind
 is not run through a link, a few when it is and the page is already found.
