@@ -387,7 +387,10 @@ def install_command(agent: str, scope: str, mcp_server: bool) -> None:
         if change.backup:
             click.echo(f"backed up {change.path} to {change.backup}")
         click.echo(f"installed {agent} hooks ({scope}) in {change.path}")
-        click.echo(f"hook command: {install.hook_command(agent)}")
+        click.echo(f"hook command: {install.hook_command(agent, scope=scope)}")
+        if scope in install.SHARED_SCOPES:
+            click.echo("(a project's files are shared: the hooks run the git-rewind on PATH, and exit 0 quietly "
+                       "where there is none)")
     for note in change.notes:
         click.echo(note)
     _echo_commands(change.commands)
@@ -410,14 +413,24 @@ def _echo_commands(changes: list[CommandChange]) -> None:
 
 
 @cli.command("uninstall", context_settings=CONTEXT)
-@click.option("--agent", type=AGENT_CHOICE, required=True, help="Whose hooks to remove.")
+@click.option("--agent", type=AGENT_CHOICE, help="Whose hooks to remove.")
 @click.option("--scope", type=click.Choice(["user", "project", "local"]), default="user", show_default=True,
               help="Which settings file (as for install).")
 @click.option("--mcp", "mcp_server", is_flag=True, help="Remove the MCP server entry instead of the hooks.")
-def uninstall_command(agent: str, scope: str, mcp_server: bool) -> None:
+@click.option("--everything", is_flag=True,
+              help="Every agent, every scope found (user; project and local in this work tree), hooks and MCP "
+                   "entries; then say how to drop the store.")
+def uninstall_command(agent: str | None, scope: str, mcp_server: bool, everything: bool) -> None:
     """Remove exactly git-rewind's own hook entries (or, with --mcp, its MCP server) from the agent's settings."""
     from . import install
 
+    if everything:
+        if agent or mcp_server or scope != "user":
+            raise click.UsageError("--everything takes no --agent, --scope or --mcp")
+        _uninstall_everything()
+        return
+    if agent is None:
+        raise click.UsageError("name the agent (--agent AGENT), or give --everything")
     if mcp_server:
         _echo_removal(install.uninstall_mcp(agent, scope, _scope_root(scope)),
                       f"the {install.MCP_NAME} MCP server ({scope})")
@@ -427,6 +440,42 @@ def uninstall_command(agent: str, scope: str, mcp_server: bool) -> None:
     for note in change.notes:
         click.echo(note)
     _echo_commands(change.commands)
+
+
+def _uninstall_everything() -> None:
+    """`uninstall --everything`: one line per file changed (or refused), then how to drop the store."""
+    from . import gc, install
+
+    repo = _repo_or_none()
+    removals = install.uninstall_everything(repo.root if repo else None)
+    for r in removals:
+        what = f"{r.agent} hooks ({r.scope})" if r.kind == "hooks" else f"the {install.MCP_NAME} MCP server " \
+            f"for {r.agent} ({r.scope})"
+        if r.change is None:
+            click.echo(f"left {what} alone: {r.error}", err=True)
+            continue
+        _echo_removal(r.change, what)
+        for note in r.change.notes:
+            click.echo(note)
+        _echo_commands(r.change.commands)
+    if not removals:
+        click.echo("no hooks or MCP entries of git-rewind found" + ("" if repo else " (user scope; run it in a "
+                                                                       "project for its project and local files)"))
+    where = "this repository" if repo else "a repository (run these in each one, at its top)"
+    click.echo(f"\nThe checkpoints stay in {where}; to drop them all (every checkpoint, note and private file):")
+    for line in gc.drop_store_commands(repo):
+        click.echo(f"  {line}")
+    if any(r.change is None for r in removals):
+        sys.exit(1)
+
+
+def _repo_or_none() -> Repo | None:
+    from .errors import NotARepository
+
+    try:
+        return Repo.discover()
+    except NotARepository:
+        return None
 
 
 def _echo_removal(change: Change, what: str) -> None:

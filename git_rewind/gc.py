@@ -159,3 +159,20 @@ def _read_commits(repo: Repo, oids: list[str]) -> dict[str, _Commit]:
                 time = int(value.rsplit(b" ", 2)[1])
         found[oid] = _Commit(tree, parents, time, message)
     return found
+
+
+def drop_store_commands(repo: Repo | None) -> list[str]:
+    """The shell commands that drop the whole store of REPO (every checkpoint, note and private file),
+    for a user leaving git-rewind: its refs deleted in one transaction, its directories removed, then
+    `git gc --prune=now` (which also prunes any other unreachable object; plain `git gc` waits two
+    weeks). Outside a repository: the same commands, to run in each one."""
+    import shlex
+
+    delete = ("git for-each-ref --format='delete %(refname)' refs/rewind refs/rewind-attachments "
+              f"{NOTES_REF} | git update-ref --stdin")
+    if repo is None:
+        dirs = '"$(git rev-parse --git-common-dir)"/rewind "$(git rev-parse --git-common-dir)"/worktrees/*/rewind'
+    else:
+        common = os.path.dirname(repo.store_dir)
+        dirs = f"{shlex.quote(repo.store_dir)} {shlex.quote(os.path.join(common, 'worktrees'))}/*/rewind"
+    return [delete, f"rm -rf {dirs}", "git gc --prune=now"]

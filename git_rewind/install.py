@@ -9,7 +9,6 @@ nothing and uninstall removes exactly ours), and the file is replaced atomically
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import sys
 from typing import Any
@@ -35,6 +34,9 @@ from .settingsfile import (
     write_json,
     write_text,
 )
+from .settingsfile import (
+    hook_command as _hook_command,
+)
 
 __all__ = ["BACKUP_SUFFIX", "Change", "CommandChange", "is_own"]  # for callers of install
 
@@ -50,9 +52,19 @@ def executable() -> list[str]:
     return [sys.executable, "-m", "git_rewind"]
 
 
-def hook_command(agent: str, program: list[str] | None = None) -> str:
-    """The shell command an agent runs for every hook event."""
-    return " ".join(shlex.quote(part) for part in (program or executable())) + f" hook --agent {agent}"
+# Scopes whose files a team commits: they name no path of this machine (settingsfile.hook_command).
+SHARED_SCOPES = ("project",)
+
+
+def program_for(scope: str, program: list[str] | None = None) -> list[str] | None:
+    """What our entries at SCOPE run: PROGRAM or this git-rewind by absolute path, or None (the shared form:
+    the git-rewind on PATH, if any) in a file meant to be committed."""
+    return None if scope in SHARED_SCOPES else (program or executable())
+
+
+def hook_command(agent: str, program: list[str] | None = None, scope: str = "user") -> str:
+    """The shell command an agent runs for every hook event (at SCOPE; the shared form answers nothing)."""
+    return _hook_command(agent, program_for(scope, program))
 
 
 def template(agent: str) -> dict[str, Any]:
@@ -68,7 +80,7 @@ def target(agent: str, scope: str, root: str | None, home: str | None = None) ->
 def install(agent: str, scope: str, root: str | None, home: str | None = None,
             program: list[str] | None = None) -> Change:
     """Write our hook entries (and slash commands) for AGENT at SCOPE; a second install changes nothing."""
-    change = agents.get(agent).install_hooks(scope, root, home, hook_command(agent, program))
+    change = agents.get(agent).install_hooks(scope, root, home, program_for(scope, program))
     change.commands = install_commands(agent, scope, root, home)
     return change
 
@@ -83,6 +95,47 @@ def uninstall(agent: str, scope: str, root: str | None, home: str | None = None)
     change = agents.get(agent).uninstall_hooks(scope, root, home)
     change.commands = commands
     return change
+
+
+class Removal:
+    """What `uninstall --everything` did at one place: KIND "hooks" (with slash commands) or "mcp", the
+    agent and scope, and the Change, or the one-line ERROR that left that file alone."""
+
+    __slots__ = ("kind", "agent", "scope", "change", "error")
+
+    def __init__(self, kind: str, agent: str, scope: str, change: Change | None = None,
+                 error: str | None = None) -> None:
+        self.kind = kind
+        self.agent = agent
+        self.scope = scope
+        self.change = change
+        self.error = error
+
+
+def uninstall_everything(root: str | None, home: str | None = None) -> list[Removal]:
+    """Remove our hooks, slash commands and MCP entries for every agent, at every scope where they are
+    found (project and local only inside a work tree, ROOT), each exactly as `uninstall` does, so
+    nothing that is not ours changes. A file that cannot be read is reported and the others still go."""
+    done = []
+    places = [(agent, scope) for agent, scope, _path in installed(root, home)]
+    places += [(a, s) for a in agents.NAMES for s in agents.get(a).scopes
+               if (a, s) not in places and (s == "user" or root is not None) and _has_own_commands(a, s, root, home)]
+    for agent, scope in places:
+        try:
+            done.append(Removal("hooks", agent, scope, uninstall(agent, scope, root, home)))
+        except RewindError as exc:
+            done.append(Removal("hooks", agent, scope, error=str(exc)))
+    for agent, scope, _path in mcp_installed(root, home):
+        try:
+            done.append(Removal("mcp", agent, scope, uninstall_mcp(agent, scope, root, home)))
+        except RewindError as exc:
+            done.append(Removal("mcp", agent, scope, error=str(exc)))
+    return done
+
+
+def _has_own_commands(agent: str, scope: str, root: str | None, home: str | None) -> bool:
+    """A slash command of ours, exactly as shipped, is in AGENT's commands directory at SCOPE."""
+    return any(read_bytes(path) == content for path, content in _commands(agent, scope, root, home)[1])
 
 
 # slash commands ----------------------------------------------------------------------------------
@@ -181,9 +234,10 @@ def mcp_target(agent: str, scope: str, root: str | None, home: str | None = None
     return path
 
 
-def mcp_entry(agent: str, program: list[str] | None = None) -> dict[str, Any]:
-    """The server entry: `git-rewind mcp` by the absolute path of this installation."""
-    return agents.get(agent).mcp_entry(program or executable())
+def mcp_entry(agent: str, program: list[str] | None = None, scope: str = "user") -> dict[str, Any]:
+    """The server entry: `git-rewind mcp` by the absolute path of this installation, or, in a file meant to be
+    committed (.mcp.json), by name (a teammate's agent finds theirs on PATH)."""
+    return agents.get(agent).mcp_entry(program_for(scope, program) or ["git-rewind"])
 
 
 def install_mcp(agent: str, scope: str, root: str | None, home: str | None = None,
@@ -191,7 +245,7 @@ def install_mcp(agent: str, scope: str, root: str | None, home: str | None = Non
     """Add our MCP server entry, keeping every other server and key; a second install changes nothing."""
     path = mcp_target(agent, scope, root, home)
     if path.endswith(".toml"):
-        return _install_mcp_toml(path, mcp_entry(agent, program))
+        return _install_mcp_toml(path, mcp_entry(agent, program, scope))
     original = read_text(path)
     data = load_json(path)
     servers = data.setdefault("mcpServers", {})
@@ -199,7 +253,7 @@ def install_mcp(agent: str, scope: str, root: str | None, home: str | None = Non
         raise RewindError(f"{path}: \"mcpServers\" is not an object; nothing changed")
     if MCP_NAME in servers and not is_own_mcp(servers[MCP_NAME]):
         raise RewindError(f"{path}: an MCP server named {MCP_NAME} that is not this one is there; nothing changed")
-    entry = mcp_entry(agent, program)
+    entry = mcp_entry(agent, program, scope)
     if original is not None and servers.get(MCP_NAME) == entry:
         return Change(path, changed=False)
     servers[MCP_NAME] = entry

@@ -22,6 +22,10 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _dispatch(args: list[str]) -> None:
+    if args[:1] not in (["hook"], ["mcp"]):  # a person's command: make `git rewind --help` find the page
+        from .manpage import link_beside
+
+        link_beside()
     if args[:1] == ["snap"]:
         from . import snapcmd
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 from collections.abc import Callable
 from typing import Any
@@ -55,11 +56,32 @@ class CommandChange:
         self.backup = backup
 
 
-# recognising our own entries ---------------------------------------------------------------------
+# our entries: the command they run, and recognising them ---------------------------------------
+
+# The test the shared form of our hook command makes before running git-rewind.
+FOUND = "command -v git-rewind >/dev/null 2>&1"
+
+
+def hook_command(agent: str, program: list[str] | None, reply: str | None = None) -> str:
+    """The shell command a hook entry of AGENT runs.
+
+    PROGRAM is this git-rewind by absolute path (user and local scope: exact, and found even when
+    the agent's PATH lacks its directory). None is the form for files a team commits (project
+    scope), which must name no path of this machine: the git-rewind on PATH, or, where there is
+    none, exit 0 printing only REPLY (the JSON an agent needs to go on, if any), because some
+    agents deny a tool when its hook fails. POSIX `sh -c`, whatever shell the agent uses.
+    """
+    if program is not None:
+        return " ".join(shlex.quote(part) for part in program) + f" hook --agent {agent}"
+    run = f"exec git-rewind hook --agent {agent}"
+    if reply is None:
+        return f"sh -c '{FOUND} || exit 0; {run}'"
+    return f"sh -c '{FOUND} || {{ printf \"%s\\n\" \"$1\"; exit 0; }}; {run}' git-rewind {shlex.quote(reply)}"
 
 
 def is_own(hook: Any) -> bool:
-    """HOOK is a handler of ours: its command runs `git-rewind hook` (by any path, or `-m git_rewind`)."""
+    """HOOK is a handler of ours: its command runs `git-rewind hook` (by any path, or `-m git_rewind`), the
+    absolute form or the shared `sh -c` one (hook_command): both are found, so older installs are too."""
     return isinstance(hook, dict) and isinstance(hook.get("command"), str) and bool(_OWN.search(hook["command"]))
 
 

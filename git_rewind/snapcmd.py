@@ -28,7 +28,8 @@ class Option:
 
 
 OPTIONS = (
-    Option(("-m", "--message"), "message", "One-line description of the checkpoint."),
+    Option(("-m", "--message"), "message",
+           "One-line description of the checkpoint (recorded even when nothing changed, as does --tag)."),
     Option(("--session",), "session", "Session id (default: $GIT_REWIND_SESSION, else 'manual')."),
     Option(("--agent",), "agent", "The agent taking the checkpoint, e.g. claude-code."),
     Option(("--trigger",), "trigger", "What caused it, e.g. PreToolUse or UserPromptSubmit."),
@@ -37,7 +38,8 @@ OPTIONS = (
            multiple=True),
     Option(("--tag",), "tags", "A tag to record (repeatable).", multiple=True),
     Option(("--summary",), "summary", "A summary to store in the note; '-' reads it from stdin."),
-    Option(("--allow-empty",), "allow_empty", "Checkpoint even if nothing changed.", takes_value=False),
+    Option(("--allow-empty",), "allow_empty", "Checkpoint even if nothing changed (implied by -m and --tag).",
+           takes_value=False),
     Option(("--json",), "as_json", "Print the note as JSON.", takes_value=False),
 )
 
@@ -106,7 +108,9 @@ def run(options: dict[str, Any]) -> int:
         paths=paths,
         tags=list(options.get("tags") or []),
         summary=summary,
-        allow_empty=bool(options.get("allow_empty")),
+        # A message or a tag names this moment: it is recorded even when nothing changed since the
+        # session's last checkpoint (the same tree under a new number), never dropped in silence.
+        allow_empty=bool(options.get("allow_empty") or options.get("message") or options.get("tags")),
         max_file_size=settings["max_file_size"],
         auto_pack=settings["auto_pack"],
     )
@@ -120,7 +124,8 @@ def run(options: dict[str, Any]) -> int:
         else:
             print(json.dumps({"unchanged": True, "seq": result.seq, "commit": result.commit}, indent=2))
     elif note is not None:
-        print(f"#{result.seq} {result.commit[:7]} {note.message}")
+        same = f" (same tree as #{result.same_as})" if result.same_as is not None else ""
+        print(f"#{result.seq} {result.commit[:7]} {note.message}{same}")
     else:
         print(f"unchanged since #{result.seq}")
     return 0

@@ -104,14 +104,19 @@ class Tip:
 
 
 class Result(Tip):
-    """A checkpoint taken (`created`, with its note), or the tip the tree still equals (note None)."""
+    """A checkpoint taken (`created`, with its note), or the tip the tree still equals (note None).
 
-    __slots__ = ("created", "note")
+    `same_as`: a checkpoint taken although nothing changed (allow_empty) holds the same tree as this
+    earlier one, so the caller can say so.
+    """
 
-    def __init__(self, tip: Tip, note: Note | None = None) -> None:
+    __slots__ = ("created", "note", "same_as")
+
+    def __init__(self, tip: Tip, note: Note | None = None, same_as: int | None = None) -> None:
         super().__init__(tip.commit, tip.tree, tip.seq)
         self.created = note is not None
         self.note = note
+        self.same_as = same_as
 
 
 def _tip_file(gitdir_rewind: str, session: str) -> str:
@@ -222,7 +227,9 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
         scan.changes = snapshot.changed_paths(repo, base, scan.tree)
         scan.base = base
         snapshot.leave_out_large(repo, scan, req.max_file_size)
-    if tip is not None and scan.tree == tip.tree and not req.allow_empty:
+    same_as = tip.seq if tip is not None and scan.tree == tip.tree else None
+    if same_as is not None and not req.allow_empty:
+        assert tip is not None
         return Result(tip)
     changes = None
     if req.count_changes:  # counted on exactly the tree the checkpoint records
@@ -232,7 +239,9 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
         changes = {**counts.to_dict(), "since": tip.seq if tip is not None else None}
     paths = req.paths or [p for _status, p in scan.changes]
     with repo.store_lock():
-        return _commit(repo, req, tip, paths, scan.skipped, tree=scan.tree, changes=changes)
+        result = _commit(repo, req, tip, paths, scan.skipped, tree=scan.tree, changes=changes)
+    result.same_as = same_as
+    return result
 
 
 def _fast_path_fits(repo: Repo, paths: list[str]) -> bool:
@@ -272,7 +281,9 @@ def _save_paths(repo: Repo, req: Request, tip: Tip) -> Result:
         if not edits and not req.allow_empty:
             fi.abort()
             return Result(tip)
-        return _commit(repo, req, tip, wanted, skipped, fi=fi, edits=edits)
+        result = _commit(repo, req, tip, wanted, skipped, fi=fi, edits=edits)
+    result.same_as = None if edits else tip.seq
+    return result
 
 
 def _commit(

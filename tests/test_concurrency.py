@@ -52,7 +52,10 @@ def _run_worker(w: Workdir, worker: int, sessions: list[str], worktree: str = "m
         w.write(rel, content)
         session = sessions[(worker + step) % len(sessions)]
         variant = (worker + step) % 4
-        args = ["snap", "-m", f"{worktree} w{worker} s{step}"]
+        # A message makes a checkpoint even of an unchanged tree; the JSON variants leave it out every
+        # other step, so parallel snaps still meet trees another worker's snap already recorded.
+        named = variant not in (0, 1) or step % 2 == 0
+        args = ["snap", "-m", f"{worktree} w{worker} s{step}"] if named else ["snap"]
         env = None
         if variant == 0:  # full scan, session by option, JSON
             args += ["--session", session, "--json"]
@@ -70,7 +73,7 @@ def _run_worker(w: Workdir, worker: int, sessions: list[str], worktree: str = "m
                                   data if created else None, worktree))
         else:
             line = out.strip()
-            match = re.fullmatch(r"#(\d+) ([0-9a-f]{7,}) (.*)", line)
+            match = re.fullmatch(r"#(\d+) ([0-9a-f]{7,}) (.*?)(?: \(same tree as #\d+\))?", line)
             if match:
                 assert match.group(3) == f"{worktree} w{worker} s{step}", line
                 reports.append(Report(worker, step, session, rel, content, True, int(match.group(1)),

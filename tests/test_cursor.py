@@ -164,10 +164,9 @@ def test_install_into_a_fresh_project_then_uninstall_leaves_nothing(project: Wor
     path = w.path / ".cursor" / "hooks.json"
     data = json.loads(path.read_text())
     commands = {e["command"] for entries in data["hooks"].values() for e in entries}
-    assert len(commands) == 1
-    (command,) = commands
-    assert command.endswith(" hook --agent cursor") and command.startswith("/")
-    assert data == json.loads(json.dumps(cursor.AGENT.template()).replace("git-rewind hook --agent cursor", command))
+    # A project's file names git-rewind, found on PATH; the before* hooks answer "go on" where it is missing.
+    assert all(c.startswith("sh -c ") and "exec git-rewind hook --agent cursor" in c for c in commands)
+    assert data == cursor.AGENT.template()
     assert "sessionStart" not in data["hooks"]
     assert "already installed" in w.ok("install", "--agent", "cursor", "--scope", "project")
     assert str(path) in w.ok("status")

@@ -73,8 +73,8 @@ def script(plan: str) -> dict[str, list[Turn]]:
 def opencode_env(work: Workdir, model: MockModel, binary: Path) -> dict[str, str]:
     """Scratch HOME whose global OpenCode config has the mock as its only model; OpenCode kept offline.
 
-    PATH has OpenCode (for the rewind's `opencode serve`) but not git-rewind: the plugin runs the
-    absolute path install wrote into it.
+    PATH has OpenCode (for the rewind's `opencode serve`) and git-rewind: a project's plugin names no
+    path of this machine and runs the git-rewind on PATH, as on a teammate's machine with it installed.
     """
     home = Path(work.env["HOME"])
     config = home / ".config" / "opencode"
@@ -87,7 +87,7 @@ def opencode_env(work: Workdir, model: MockModel, binary: Path) -> dict[str, str
         "permission": {"edit": "allow", "bash": "allow"}}))
     env = dict(work.env)
     env.update(
-        PATH=os.pathsep.join([str(binary.parent), "/usr/bin", "/bin"]),
+        PATH=os.pathsep.join([str(binary.parent), agentcli.rewind_bin_dir(), "/usr/bin", "/bin"]),
         XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local" / "share"),
         XDG_CACHE_HOME=str(home / ".cache"), XDG_STATE_HOME=str(home / ".local" / "state"),
         OPENCODE_DISABLE_MODELS_FETCH="1", OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_LSP_DOWNLOAD="1",
@@ -137,7 +137,7 @@ def test_plugin_checkpoints_a_session_and_undo_full_forks_it_through_opencodes_s
     installed = work.rewind("install", "--agent", "opencode", "--scope", "project")
     assert installed.returncode == 0, installed.stderr
     plugin = work.path / ".opencode" / "plugin" / "git-rewind.ts"
-    assert plugin.is_file() and 'const PROGRAM: string[] = ["/' in plugin.read_text()
+    assert plugin.is_file() and 'const PROGRAM: string[] = ["git-rewind"]' in plugin.read_text()  # from PATH
     user = work.user_state()
     turns = script(str(work.path / PLAN))
     with MockModel(turns) as model:

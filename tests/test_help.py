@@ -36,7 +36,7 @@ COMMANDS: dict[str, list[str]] = {
     "hook": ["--agent"],
     "mcp": ["--repo"],
     "install": ["--agent", "--scope", "--mcp"],
-    "uninstall": ["--agent", "--scope", "--mcp"],
+    "uninstall": ["--agent", "--scope", "--mcp", "--everything"],
     "status": ["-n", "--json"],
     "config": [],
 }
@@ -149,6 +149,28 @@ def test_git_rewind_help_shows_the_man_page(installed: Installed) -> None:
     assert "Reverse the most recent undo: restore the safety checkpoint it took" in text  # COMMANDS redo
     assert "git notes --ref=rewind show <commit>" in text  # STORAGE
     assert "Usage:" not in run.stdout, "click's help was shown instead of the man page"
+
+
+def test_help_finds_the_page_when_only_the_command_is_linked_into_a_bin_directory(installed: Installed,
+                                                                                  tmp_path: Path) -> None:
+    """pipx before 1.5 and `uv tool` link bin/git-rewind into ~/.local/bin and leave the page in their
+    venv, where man never looks: the first `git rewind` command links it into ~/.local/share/man."""
+    local = tmp_path / ".local"
+    (local / "bin").mkdir(parents=True)
+    (local / "bin" / "git-rewind").symlink_to(installed.bin / "git-rewind")
+    others = [p for p in installed.env["PATH"].split(os.pathsep) if p != str(installed.bin)]
+    env = {"PATH": os.pathsep.join([str(local / "bin"), *others])}
+    assert installed.run("git", "rewind", "--help", env=env).returncode != 0  # no page where man looks yet
+    assert installed.run("git", "rewind", "--version", env=env).returncode == 0
+    link = local / "share" / "man" / "man1" / "git-rewind.1"
+    assert link.is_symlink() and link.resolve() == (installed.venv / "share" / "man" / "man1" / "git-rewind.1")
+    run = installed.run("git", "rewind", "--help", env=env)
+    assert run.returncode == 0 and "GIT-REWIND(1)" in _plain(run.stdout), run.stderr
+    # A page that works is never replaced (pipx 1.5 and later link their own; a user's own file stays).
+    link.unlink()
+    link.write_text("mine\n")
+    installed.run("git", "rewind", "--version", env=env)
+    assert not link.is_symlink() and link.read_text() == "mine\n"
 
 
 def test_the_installed_package_ships_the_slash_commands(installed: Installed) -> None:

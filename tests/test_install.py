@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.workdir import Workdir
 
-from git_rewind import install
+from git_rewind import agents, install
 
 ROOT = Path(__file__).resolve().parent.parent
 # SessionEnd (reason "clear") and PreCompact: a checkpoint before the conversation is wiped or summarised.
@@ -90,9 +93,10 @@ def without_ours(data: dict[str, Any], agent: str) -> dict[str, Any]:
     return data
 
 
-def run_hook_command(w: Workdir, command: str, payload: dict[str, Any]) -> subprocess.CompletedProcess[str]:
-    """Run COMMAND the way the agent does: `sh -c`, in the project, with a PATH of just /usr/bin:/bin."""
-    env = {**w.env, "PATH": "/usr/bin:/bin"}
+def run_hook_command(w: Workdir, command: str, payload: dict[str, Any],
+                     path: str = "/usr/bin:/bin") -> subprocess.CompletedProcess[str]:
+    """Run COMMAND the way the agent does: `sh -c`, in the project, with a sparse PATH (just /usr/bin:/bin)."""
+    env = {**w.env, "PATH": path}
     for key in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "CLAUDECODE", "FACTORY_PROJECT_DIR", "DROID_PROJECT_DIR"):
         env.pop(key, None)
     return subprocess.run(["sh", "-c", command], cwd=w.path, env=env, input=json.dumps(payload),
@@ -139,14 +143,19 @@ def test_install_into_a_fresh_scope_then_uninstall_leaves_nothing(project: Workd
     assert not Path(f"{path}{install.BACKUP_SUFFIX}").exists()
 
     data = json.loads(path.read_text())
-    command = install.hook_command(agent)
-    assert f"hook command: {command}" in out
-    assert command.endswith(f" hook --agent {agent}")
-    program = shlex.split(command)[0]
-    assert os.path.isabs(program) and os.access(program, os.X_OK)  # no reliance on the agent's PATH
-    # Exactly the template, with the absolute command in place of the bare one.
-    readable = json.loads(json.dumps(data).replace(json.dumps(command)[1:-1], f"git-rewind hook --agent {agent}"))
-    assert readable == install.template(agent)
+    if scope == "project":  # a file the team commits: exactly the readable copy, the shared command
+        assert f"hook command: {install.hook_command(agent, scope=scope)}" in out
+        assert data == install.template(agent)
+    else:
+        command = install.hook_command(agent)
+        assert f"hook command: {command}" in out
+        assert command.endswith(f" hook --agent {agent}")
+        program = shlex.split(command)[0]
+        assert os.path.isabs(program) and os.access(program, os.X_OK)  # no reliance on the agent's PATH
+        # Exactly the template, with the absolute command in place of the shared one.
+        shared = agents.get(agent).command(AGENT_EVENTS.get(agent, EVENTS)[0], None)
+        readable = json.loads(json.dumps(data).replace(json.dumps(command)[1:-1], json.dumps(shared)[1:-1]))
+        assert readable == install.template(agent)
 
     status = w.ok("status")
     assert f"  {agent:<12} {scope:<8} {path}" in status
@@ -325,12 +334,13 @@ def test_scopes_an_agent_does_not_have_or_a_project_scope_outside_a_repository(p
     assert not (w.path / ".factory").exists() and not (plain / ".claude").exists()
 
 
-@pytest.mark.parametrize("agent", ["claude-code", "droid"])
+@pytest.mark.parametrize(("agent", "scope"), [("claude-code", "user"), ("claude-code", "local"), ("droid", "user")])
 def test_the_installed_command_checkpoints_even_with_the_agents_sparse_path(project: Workdir, home: Path,
-                                                                            agent: str) -> None:
+                                                                            agent: str, scope: str) -> None:
+    """User and local scope name this git-rewind by its absolute path: found whatever the agent's PATH."""
     w = project
-    w.ok("install", "--agent", agent, "--scope", "project")
-    data = json.loads(settings_path(w, home, agent, "project").read_text())
+    w.ok("install", "--agent", agent, "--scope", scope)
+    data = json.loads(settings_path(w, home, agent, scope).read_text())
     command = ours(data, agent)["UserPromptSubmit"][0]["command"]
     payload = {"session_id": f"{agent}-sparse", "transcript_path": str(home / "t.jsonl"), "cwd": str(w.path),
                "hook_event_name": "UserPromptSubmit", "prompt": "hello from the agent", "prompt_id": "p1",
@@ -471,9 +481,11 @@ def test_mcp_install_adds_one_server_keeps_the_rest_and_uninstall_puts_the_bytes
     data = json.loads(path.read_text())
     assert data["note"] == "mine" and data["mcpServers"]["docs"] == {"command": "docs-server", "args": []}
     ours = data["mcpServers"]["git-rewind"]
-    assert ours["type"] == "stdio" and ours["args"][-1] == "mcp" and os.path.isabs(ours["command"])
+    # A file the team commits: git-rewind by name, found on each machine's PATH.
+    assert ours == {"type": "stdio", "command": "git-rewind", "args": ["mcp"]}
     # The command it wrote really serves: `<command> <args...> --help` is the mcp command's help.
-    helped = subprocess.run([ours["command"], *ours["args"], "-h"], capture_output=True, text=True, env=w.env)
+    on_path = {**w.env, "PATH": f"{os.path.dirname(install.executable()[0])}:/usr/bin:/bin"}
+    helped = subprocess.run([ours["command"], *ours["args"], "-h"], capture_output=True, text=True, env=on_path)
     assert helped.returncode == 0 and "Model Context Protocol" in helped.stdout
     assert Path(str(path) + install.BACKUP_SUFFIX).read_text() == theirs
     again = w.rewind("install", "--agent", "claude-code", "--scope", "project", "--mcp")
@@ -524,13 +536,13 @@ def test_mcp_install_for_gemini_codex_and_cursor_writes_what_their_own_mcp_add_w
         assert run.returncode == 0, run.stderr
     settings = json.loads((w.path / ".gemini" / "settings.json").read_text())
     entry = settings["mcpServers"]["git-rewind"]
-    assert set(entry) == {"command", "args"} and entry["args"][-1] == "mcp" and "hooks" in settings
+    assert entry == {"command": "git-rewind", "args": ["mcp"]} and "hooks" in settings  # project: by name
     assert json.loads((w.path / ".cursor" / "mcp.json").read_text())["mcpServers"]["git-rewind"] == entry
     import tomllib
 
     text = config.read_text()
     assert text.startswith("# my Codex settings\n") and tomllib.loads(text)["mcp_servers"] == {
-        "docs": {"command": "docs"}, "git-rewind": entry}
+        "docs": {"command": "docs"}, "git-rewind": {"command": install.executable()[0], "args": ["mcp"]}}
     assert "already installed" in w.rewind("install", "--agent", "codex", "--mcp", env=env).stdout
     status = json.loads(w.rewind("status", "--json", env=env).stdout)["mcp_installed"]
     assert {(s["agent"], s["scope"]) for s in status} == {("gemini", "project"), ("codex", "user"),
@@ -540,3 +552,122 @@ def test_mcp_install_for_gemini_codex_and_cursor_writes_what_their_own_mcp_add_w
     assert config.read_text() == theirs  # its bytes back
     assert "mcpServers" not in json.loads((w.path / ".gemini" / "settings.json").read_text())
     assert not (w.path / ".cursor" / "mcp.json").exists()
+
+
+# project scope: files a team commits ------------------------------------------------------------------
+#
+# A project's settings files go into the repository, so what they run must work on a teammate's
+# machine: no path of this one, the git-rewind on PATH, and nothing at all (exit 0, and only the JSON
+# the agent needs to go on) where git-rewind is not installed, since some agents deny a tool when
+# its hook fails.
+
+HOOK_AGENTS = ["claude-code", "codex", "cursor", "droid", "gemini"]
+PROMPT_EVENTS = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "droid": "UserPromptSubmit",
+                 "gemini": "BeforeAgent", "cursor": "beforeSubmitPrompt"}
+SPARSE_PATH = "/usr/bin:/bin"
+
+
+def entry_commands(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """(event, command) of every hook entry in a hooks file of any agent's shape."""
+    hooks = data["hooks"] if isinstance(data.get("hooks"), dict) else data
+    found = []
+    for event, groups in hooks.items():
+        for group in groups if isinstance(groups, list) else []:
+            for handler in group["hooks"] if "hooks" in group else [group]:
+                found.append((event, handler["command"]))
+    return found
+
+
+def machine_paths(w: Workdir, home: Path) -> list[str]:
+    """Paths of this machine a committed file must not name: the virtualenv and git-rewind's own directory,
+    the home folder, the project itself."""
+    return [sys.prefix, os.path.dirname(install.executable()[0]), str(home), str(w.path)]
+
+
+@pytest.mark.parametrize("agent", sorted(agents.NAMES))
+def test_a_project_install_names_no_path_of_this_machine(project: Workdir, home: Path, agent: str) -> None:
+    w = project
+    before = set(w.git("ls-files", "--others", "--exclude-standard").split())
+    w.ok("install", "--agent", agent, "--scope", "project")
+    if agents.get(agent).mcp_file("project", str(w.path), str(home)) is not None:
+        w.ok("install", "--agent", agent, "--scope", "project", "--mcp")
+    written = set(w.git("ls-files", "--others", "--exclude-standard").split()) - before
+    assert written, "install wrote nothing into the project"
+    for name in sorted(written):
+        text = (w.path / name).read_text()
+        assert "git-rewind" in text, name
+        for path in machine_paths(w, home):
+            assert path not in text, f"{name} names {path}:\n{text}"
+
+
+@pytest.mark.parametrize("agent", HOOK_AGENTS)
+def test_the_project_hook_command_without_git_rewind_exits_0_and_prints_only_what_the_agent_needs(
+        project: Workdir, home: Path, agent: str) -> None:
+    w = project
+    assert shutil.which("git-rewind", path=SPARSE_PATH) is None
+    w.ok("install", "--agent", agent, "--scope", "project")
+    path = agents.get(agent).target("project", str(w.path), str(home))
+    commands = entry_commands(json.loads(Path(path).read_text()))
+    assert sorted(event for event, _ in commands) == sorted(agents.get(agent).hooks)
+    for event, command in commands:
+        proc = run_hook_command(w, command, {"session_id": "s", "hook_event_name": event, "cwd": str(w.path)})
+        reply = agents.get(agent).hook_reply(event)
+        expected = "" if reply is None else json.dumps(reply, separators=(",", ":")) + "\n"
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, expected, ""), (event, command)
+        if reply is not None:
+            assert json.loads(proc.stdout) == reply  # what the agent reads: valid JSON, its "go on"
+    assert w.git("for-each-ref", "refs/rewind/") == ""
+
+
+@pytest.mark.parametrize("agent", HOOK_AGENTS)
+def test_the_project_hook_command_with_git_rewind_on_path_checkpoints(project: Workdir, home: Path,
+                                                                      agent: str) -> None:
+    w = project
+    w.ok("install", "--agent", agent, "--scope", "project")
+    path = agents.get(agent).target("project", str(w.path), str(home))
+    event = PROMPT_EVENTS[agent]
+    command = dict(entry_commands(json.loads(Path(path).read_text())))[event]
+    session = f"{agent}-shared"
+    payload = {"session_id": session, "conversation_id": session, "generation_id": "g1", "turn_id": "t1",
+               "hook_event_name": event, "prompt": "hello from a teammate", "cwd": str(w.path),
+               "workspace_roots": [str(w.path)], "transcript_path": None}
+    proc = run_hook_command(w, command, payload, path=f"{os.path.dirname(install.executable()[0])}:{SPARSE_PATH}")
+    assert (proc.returncode, proc.stderr) == (0, ""), proc
+    note = json.loads(w.git("notes", "--ref=rewind", "show", f"refs/rewind/{session}"))
+    assert (note["agent"], note["prompt"]) == (agent, "hello from a teammate")
+
+
+def test_the_opencode_plugin_in_a_project_runs_git_rewind_from_path(project: Workdir) -> None:
+    """OpenCode's plugin spawns PROGRAM and swallows a spawn error: in a project it is the shipped bare name."""
+    from git_rewind.agents import opencode
+
+    w = project
+    w.ok("install", "--agent", "opencode", "--scope", "project")
+    text = (w.path / ".opencode" / "plugin" / "git-rewind.ts").read_text()
+    assert text == opencode.shipped_plugin() and 'const PROGRAM: string[] = ["git-rewind"]' in text
+
+
+@pytest.mark.parametrize("agent", HOOK_AGENTS)
+def test_entries_of_an_older_absolute_install_are_found_replaced_and_removed(project: Workdir, home: Path,
+                                                                             agent: str) -> None:
+    """A project file written by an earlier git-rewind names its absolute path: status still lists it, a
+    new install replaces those entries (none twice), and uninstall removes old and new alike."""
+    w = project
+    w.ok("install", "--agent", agent, "--scope", "project")
+    path = Path(agents.get(agent).target("project", str(w.path), str(home)))
+    shared = path.read_text()
+    old_command = install.hook_command(agent)  # the absolute form, as earlier versions wrote it
+    assert os.path.isabs(shlex.split(old_command)[0])
+    data = json.loads(shared)
+    for _event, command in entry_commands(data):
+        assert install.is_own({"command": command}) and install.is_own({"command": old_command})
+    path.write_text(re.sub(r'"command": "sh -c [^\n]*?(?<!\\)"(,?)$',
+                           lambda m: f'"command": {json.dumps(old_command)}{m.group(1)}', shared, flags=re.MULTILINE))
+    assert sys.prefix in path.read_text() and "sh -c" not in path.read_text()
+    assert f"  {agent:<12} project  {path}" in w.ok("status")
+    w.ok("install", "--agent", agent, "--scope", "project")
+    assert path.read_text() == shared
+    path.write_text(path.read_text().replace(json.dumps(entry_commands(data)[0][1]), json.dumps(old_command), 1))
+    w.ok("uninstall", "--agent", agent, "--scope", "project")
+    assert not agents.get(agent).hooks_installed(str(path))
+    assert f"  {agent:<12} project" not in w.ok("status")

@@ -45,6 +45,23 @@ def test_unchanged_tree_makes_no_checkpoint_unless_allowed(project: Workdir) -> 
     assert project.git("rev-list", "--count", "refs/rewind/manual").strip() == "2"
 
 
+def test_a_message_or_tag_on_an_unchanged_tree_is_a_checkpoint_of_its_own(project: Workdir) -> None:
+    """`snap -m MSG --tag T` names this moment: with nothing changed it is still recorded (the same
+    tree as the newest checkpoint, under its own number), and says so; a bare `snap` stays a no-op."""
+    project.ok("snap", "-m", "first")
+    out = project.ok("snap", "-m", "before the refactor", "--tag", "milestone").strip()
+    assert out.startswith("#2 ") and out.endswith("before the refactor (same tree as #1)")
+    note = json.loads(project.git("notes", "--ref=rewind", "show", "refs/rewind/manual"))
+    assert note["message"] == "before the refactor" and note["tags"] == ["milestone"]
+    assert project.tree_of("refs/rewind/manual") == project.tree_of("refs/rewind/manual~1")
+    assert project.ok("snap", "--tag", "reviewed", "--path", "src/app.py").startswith("#3 ")  # the named-path way
+    tags = json.loads(project.git("notes", "--ref=rewind", "show", "refs/rewind/manual"))["tags"]
+    assert tags == ["reviewed"]
+    assert project.ok("snap").strip() == "unchanged since #3"
+    assert project.ok("snap", "--path", "src/app.py").strip() == "unchanged since #3"
+    assert project.git("rev-list", "--count", "refs/rewind/manual").strip() == "3"
+
+
 def test_sessions_chain_and_share_one_sequence(project: Workdir) -> None:
     project.ok("snap", "--session", "a")
     project.write("notes.txt", "more\n")

@@ -114,14 +114,25 @@ class Agent:
         """One hook handler running COMMAND."""
         return {"type": "command", "command": command, "timeout": TIMEOUT}
 
-    def entries(self, command: str) -> dict[str, list[dict[str, Any]]]:
-        """Our hook groups, event by event, in the Claude-style format."""
+    def command(self, event_name: str, program: list[str] | None) -> str:
+        """What our entry for EVENT_NAME runs: PROGRAM (absolute) + `hook --agent …`, or, with None, the
+        form for a project's shared files, which answers as the hook would (hook_reply) where git-rewind
+        is not installed."""
+        import json
+
+        from ..settingsfile import hook_command
+
+        reply = self.hook_reply(event_name)
+        return hook_command(self.name, program, None if reply is None else json.dumps(reply, separators=(",", ":")))
+
+    def entries(self, program: list[str] | None) -> dict[str, list[dict[str, Any]]]:
+        """Our hook groups, event by event, in the Claude-style format (PROGRAM as for `command`)."""
         result: dict[str, list[dict[str, Any]]] = {}
         for event_name, matcher in self.hooks.items():
             group: dict[str, Any] = {}
             if matcher is not None:
                 group["matcher"] = matcher
-            group["hooks"] = [self.handler(command)]
+            group["hooks"] = [self.handler(self.command(event_name, program))]
             result[event_name] = [group]
         return result
 
@@ -129,10 +140,11 @@ class Agent:
         """What a hooks file we create at PATH starts from (Droid carries over settings.json's hooks)."""
         return {}
 
-    def install_hooks(self, scope: str, root: str | None, home: str | None, command: str) -> Change:
-        """Our hooks, running COMMAND, into the settings file; a second install changes nothing."""
+    def install_hooks(self, scope: str, root: str | None, home: str | None, program: list[str] | None) -> Change:
+        """Our hooks, running PROGRAM (None: the shared form, see `command`), into the settings file; a
+        second install changes nothing."""
         path = self.target(scope, root, home)
-        return self.write_hooks(path, command)
+        return self.write_hooks(path, program)
 
     def uninstall_hooks(self, scope: str, root: str | None, home: str | None) -> Change:
         """Remove exactly our hooks; a file we created and left empty goes too."""
@@ -144,11 +156,11 @@ class Agent:
 
         return has_own_hooks(path, self.wrapped)
 
-    def write_hooks(self, path: str, command: str) -> Change:
+    def write_hooks(self, path: str, program: list[str] | None) -> Change:
         """Our groups into the Claude-style hooks file PATH (after the others of each event)."""
         from ..settingsfile import write_hooks
 
-        return write_hooks(path, self.entries(command), self.wrapped, lambda: self.seed(path))
+        return write_hooks(path, self.entries(program), self.wrapped, lambda: self.seed(path))
 
     def remove_hooks(self, path: str) -> Change:
         """Our groups out of the Claude-style hooks file PATH."""
@@ -157,8 +169,8 @@ class Agent:
         return remove_hooks(path, self.wrapped)
 
     def template(self) -> dict[str, Any]:
-        """The readable hooks/<agent>/ file that documents what install writes (with the bare command)."""
-        hooks = self.entries(f"git-rewind hook --agent {self.name}")
+        """The readable hooks/<agent>/ file: what `install --scope project` writes (the shared command)."""
+        hooks = self.entries(None)
         return {"hooks": hooks} if self.wrapped else dict(hooks)
 
     def readable_files(self) -> dict[str, bytes]:

@@ -244,12 +244,12 @@ def _retrust(config: _Config, before: list[_Handler], after: list[_Handler]) -> 
     return ours
 
 
-def install_hooks(scope: str, root: str | None, home: str | None, command: str) -> Change:
+def install_hooks(scope: str, root: str | None, home: str | None, program: list[str] | None) -> Change:
     """Our groups into hooks.json, and their trust into the user's config.toml."""
     path = AGENT.target(scope, root, home)
     config = _Config(config_file(home))  # an unreadable config: nothing is written
     before = _handlers(path)
-    change = AGENT.write_hooks(path, command)
+    change = AGENT.write_hooks(path, program)
     count = _retrust(config, before, _handlers(path))
     changed, backup = config.save()
     if changed:

@@ -185,7 +185,7 @@ class Cursor(Agent):
     parse = staticmethod(parse)
     hook_reply = staticmethod(hook_reply)
 
-    def install_hooks(self, scope: str, root: str | None, home: str | None, command: str) -> Change:
+    def install_hooks(self, scope: str, root: str | None, home: str | None, program: list[str] | None) -> Change:
         """Add one command per event to hooks.json ("version": 1 kept or set); a second install changes nothing."""
         import json
 
@@ -198,7 +198,7 @@ class Cursor(Agent):
         hooks = data.setdefault("hooks", {})
         _strip(hooks)
         for name in HOOKS:
-            hooks.setdefault(name, []).append({"command": command})
+            hooks.setdefault(name, []).append({"command": self.command(name, program)})
         if original is not None and json.dumps(data, sort_keys=True) == before:
             return Change(path, changed=False)
         return Change(path, changed=True, backup=write_json(path, data, original))
@@ -235,8 +235,8 @@ class Cursor(Agent):
         return any(is_own(e) for entries in data.get("hooks", {}).values() for e in entries)
 
     def template(self) -> dict[str, Any]:
-        """The readable hooks/cursor/hooks.json: what install writes, with the bare command."""
-        return {"version": VERSION, "hooks": {name: [{"command": f"git-rewind hook --agent {NAME}"}] for name in HOOKS}}
+        """The readable hooks/cursor/hooks.json: what `install --scope project` writes (the shared command)."""
+        return {"version": VERSION, "hooks": {name: [{"command": self.command(name, None)}] for name in HOOKS}}
 
     def conversation(self) -> str:
         return NO_CONVERSATION_REWIND

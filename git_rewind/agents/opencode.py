@@ -167,21 +167,15 @@ def _read(path: str) -> str | None:
         return ""  # there, and not ours
 
 
-def _program(command: str) -> list[str]:
-    """The program part of install's hook command (`… hook --agent opencode`)."""
-    import shlex
-
-    parts = shlex.split(command)
-    return parts[:-3] if parts[-3:] == ["hook", "--agent", NAME] else parts
-
-
-def install_hooks(scope: str, root: str | None, home: str | None, command: str) -> Change:
-    """Copy the plugin into OpenCode's plugin directory; a second install changes nothing."""
+def install_hooks(scope: str, root: str | None, home: str | None, program: list[str] | None) -> Change:
+    """Copy the plugin into OpenCode's plugin directory, running PROGRAM (None: as shipped, the
+    `git-rewind` on PATH, for a project's shared files; a missing one is an error the plugin
+    swallows); a second install changes nothing."""
     from ..fsutil import write_atomic
     from ..settingsfile import Change, free_backup
 
     path = AGENT.target(scope, root, home)
-    content = render_plugin(_program(command))
+    content = shipped_plugin() if program is None else render_plugin(program)
     current = _read(path)
     if current == content:
         return Change(path, changed=False)
