@@ -329,3 +329,14 @@ def test_dry_run_shows_the_cut_and_forks_nothing(agent_project: Workdir, fake: F
     out = w.ok("undo", "2", "--full", "--dry-run")
     assert "conversation: cut just before the edit call, as a new session" in out, out
     assert fake.forks == [] and w.state() == state
+
+
+@pytest.mark.parametrize(("url", "allowed"), [
+    ("http://127.0.0.1:4096", True), ("http://localhost:4096/", True), ("http://[::1]:4096", True),
+    ("http://127.3.0.1:80", True), ("https://127.0.0.1", True),
+    ("http://10.0.0.5:4096", False), ("http://example.com", False), ("http://169.254.169.254/latest", False),
+    ("file:///etc/passwd", False), ("http://127.0.0.1.evil.example/", False), ("http://[::1", False),
+])
+def test_a_note_sends_the_rewind_only_to_a_server_on_loopback(url: str, allowed: bool) -> None:
+    """The note records the server the plugin saw; a note is data, so any other address is never asked."""
+    assert opencode.on_loopback(url) is allowed

@@ -311,12 +311,28 @@ def _start_server(directory: str | None) -> Server:
                       "the conversation was not rewound")
 
 
+def on_loopback(url: str) -> bool:
+    """URL is an http(s) address on this machine's loopback: the only servers a note may send us to
+    (a note is data anyone with write access to the repository could have written)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if parts.scheme not in ("http", "https"):
+            return False
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def connect(conv: Position, session: str) -> Server:
-    """The server the plugin saw when it answers for SESSION, else one started for the rewind."""
+    """The server the plugin saw when it answers for SESSION (on loopback only), else one started for
+    the rewind."""
     directory = conv.extra.get("directory")
     recorded = conv.extra.get("server")
-    if isinstance(recorded, str) and recorded.startswith(("http://", "https://")) and \
-            _answers(recorded, directory, session):
+    if isinstance(recorded, str) and on_loopback(recorded) and _answers(recorded, directory, session):
         return Server(recorded, directory)
     return _start_server(directory)
 
