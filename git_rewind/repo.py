@@ -31,6 +31,15 @@ def check_session(name: str) -> str:
     return name
 
 
+def _pin_environment(gitdir: str, root: str) -> None:
+    """Make GIT_DIR and GIT_WORK_TREE absolute: git runs at the work tree's root from here on, where a
+    path relative to the directory the user started in would name something else."""
+    if "GIT_DIR" in os.environ:
+        os.environ["GIT_DIR"] = gitdir
+    if "GIT_WORK_TREE" in os.environ:
+        os.environ["GIT_WORK_TREE"] = root
+
+
 class Repo:
     """One work tree of a repository, as git-rewind sees it."""
 
@@ -66,8 +75,11 @@ class Repo:
                 raise NotARepository(_NO_WORK_TREE) from None
             raise NotARepository(str(exc)) from None
         lines = os.fsdecode(out).splitlines()
-        if lines[0] == "true" or lines[1] != "true" or len(lines) < 5:
+        # Not "inside the work tree" is fine when git still names one: GIT_DIR and GIT_WORK_TREE
+        # (or core.worktree) with the current directory outside it, where git's own CLI works too.
+        if len(lines) < 5 or lines[0] == "true":
             raise NotARepository(_NO_WORK_TREE)
+        _pin_environment(gitdir=lines[2], root=lines[4])
         return cls(root=lines[4], gitdir=lines[2], commondir=lines[3])
 
     @classmethod
