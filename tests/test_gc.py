@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from pathlib import Path
 
-import pytest
 from helpers.workdir import Workdir
 
 
@@ -78,68 +76,3 @@ def test_dropping_everything_removes_the_notes_ref(project: Workdir) -> None:
     assert project.ok("list").strip() == "no checkpoints"
     project.write("notes.txt", "fresh\n")
     assert project.ok("snap").startswith("#3 ")  # sequence ids are never reused
-
-
-def test_gc_keeps_what_redo_needs(project: Workdir) -> None:
-    """`gc --older-than 0` (or --keep 0) must not drop the safety checkpoint of the newest undo: redo
-    restores it (issue 12, item 13)."""
-    _snaps(project, 3)
-    project.write("notes.txt", "work the undo replaces\n")
-    project.ok("undo", "1", "--yes")  # safety checkpoint #4 holds that work
-    out = project.ok("gc", "--older-than", "0")
-    assert "dropped 3 checkpoints (#1..#3), kept 1" in out
-    assert [(d["seq"], d["trigger"]) for d in _listing(project)] == [(4, "pre-rewind")]
-    assert "nothing to drop (1 checkpoints kept)" in project.ok("gc", "--keep", "0")
-    project.ok("redo", "--yes")
-    assert (project.path / "notes.txt").read_text() == "work the undo replaces\n"
-    project.fsck()
-
-
-def test_a_sha256_repository_works_end_to_end(tmp_path: Path, env: dict[str, str]) -> None:
-    """libgit2 cannot open SHA-256 repositories: nothing may depend on it. Named-path checkpoints hash in
-    the repository's format (an unchanged file says so), undo, redo and a gc rewrite all work (issue 12,
-    item 7)."""
-    path = tmp_path / "sha256"
-    subprocess.run(["git", "init", "-q", "--object-format=sha256", "-b", "main", str(path)], env=env, check=True)
-    w = Workdir(path, env)
-    w.write("a.txt", "one\n")
-    w.commit_all("init")
-    _snaps(w, 3)
-    assert w.ok("snap", "--session", "s", "--path", "notes.txt").startswith("unchanged since #3")
-    assert len(w.git("rev-parse", "refs/rewind/s").strip()) == 64
-    assert w.tree_of("refs/rewind/s") == w.add_all_tree()
-    assert "restored #1" in w.ok("undo", "1", "--yes")
-    assert (path / "notes.txt").read_text() == "version 0\n"
-    w.ok("redo", "--yes")
-    assert (path / "notes.txt").read_text() == "version 2\n"
-    assert "dropped 3 checkpoints (#1..#3), kept 2" in w.ok("gc", "--keep", "2")  # a chain rewrite
-    assert [(d["seq"], d["trigger"]) for d in _listing(w)] == [(5, "pre-redo"), (4, "pre-rewind")]
-    assert "notes.txt" in w.ok("show", "4")  # its first checkpoint now: against the empty tree of sha256
-    w.fsck()
-
-
-@pytest.mark.parametrize("setup", ["split-index", "sparse-index"])
-def test_split_and_sparse_index_repositories_work_end_to_end(tmp_path: Path, env: dict[str, str], setup: str) -> None:
-    """Indexes libgit2 cannot read: list, undo, redo and gc go through git's own CLI (issue 12, item 7)."""
-    path = tmp_path / setup
-    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], env=env, check=True)
-    w = Workdir(path, env)
-    if setup == "split-index":
-        w.git("config", "core.splitIndex", "true")
-    w.write("d/a.txt", "a\n")
-    w.write("e/b.txt", "b\n")
-    w.commit_all("init")
-    if setup == "split-index":
-        assert [p for p in (path / ".git").iterdir() if p.name.startswith("sharedindex.")]
-    else:
-        w.git("sparse-checkout", "set", "--sparse-index", "d")
-        assert not (path / "e").exists() and w.git("config", "index.sparse").strip() == "true"
-    w.ok("snap", "-m", "one")
-    w.write("d/a.txt", "changed\n")
-    assert "restored #1" in w.ok("undo", "1", "--yes")
-    assert (path / "d" / "a.txt").read_text() == "a\n"
-    w.ok("redo", "--yes")
-    assert (path / "d" / "a.txt").read_text() == "changed\n"
-    assert "#1" in w.ok("list") and "dropped" in w.ok("gc", "--keep", "1")
-    assert w.git("ls-tree", "-r", "--name-only", "refs/rewind/manual").split() == ["d/a.txt", "e/b.txt"]
-    w.fsck()
