@@ -31,6 +31,32 @@ def check_session(name: str) -> str:
     return name
 
 
+STALE_LOCK = 10.0  # seconds
+
+
+def clear_stale_lock(path: str) -> None:
+    """Remove a git lock file (`*.lock`) a killed git left; wait while one may still be held.
+
+    Callers hold our own lock, so no live git-rewind owns PATH. But `kill -9` of git-rewind
+    leaves its git child running to completion: deleting its lock then would let it rename
+    over what we write. A lock that has not gone after STALE_LOCK seconds is stale.
+    """
+    import time
+
+    while True:
+        try:
+            age = time.time() - os.stat(path).st_mtime
+        except FileNotFoundError:
+            return
+        if age > STALE_LOCK:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+            return
+        time.sleep(0.05)
+
+
 def _pin_environment(gitdir: str, root: str) -> None:
     """Make GIT_DIR and GIT_WORK_TREE absolute: git runs at the work tree's root from here on, where a
     path relative to the directory the user started in would name something else."""
@@ -178,6 +204,11 @@ class Repo:
         return gitcmd.run(args, cwd=self.root, **kwargs)
 
     # refs -------------------------------------------------------------------
+
+    def clear_ref_locks(self, refs: list[str]) -> None:
+        """Clear the lock files a killed git left on REFS (only git-rewind writes them, under the store lock)."""
+        for ref in refs:
+            clear_stale_lock(os.path.join(self.commondir, ref + ".lock"))
 
     def read_ref(self, name: str) -> str | None:
         """The object id REF points to, or None."""

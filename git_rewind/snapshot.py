@@ -13,12 +13,11 @@ import json
 import os
 import re
 import stat
-import time
 
 from . import gitcmd, journal
 from .config import xdg_config_home
 from .fsutil import NotRegular, read_regular, write_atomic
-from .repo import Repo
+from .repo import Repo, clear_stale_lock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -242,29 +241,14 @@ def _clear_hiding_flags(repo: Repo) -> None:
     write_atomic(repo.private_index + _FLAGS_CLEARED, "")
 
 
-STALE_INDEX_LOCK = 10.0  # seconds
-
-
 def _clear_index_lock(repo: Repo) -> None:
     """Remove an index.lock left by a killed scan; wait for one an orphaned git still holds.
 
     We hold the work-tree lock, so no live git-rewind owns it. But `kill -9` of git-rewind
     leaves its `git add` running to completion: deleting its lock then would let it rename
-    its index over ours. A lock that has not gone after STALE_INDEX_LOCK seconds is stale.
+    its index over ours.
     """
-    path = repo.private_index + ".lock"
-    while True:
-        try:
-            age = time.time() - os.stat(path).st_mtime
-        except FileNotFoundError:
-            return
-        if age > STALE_INDEX_LOCK:
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
-            return
-        time.sleep(0.05)
+    clear_stale_lock(repo.private_index + ".lock")
 
 
 def _index_env(repo: Repo) -> dict[str, str]:
