@@ -31,18 +31,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers.checkpoints import listing, snaps
 from helpers.session import Agent
 from helpers.workdir import REWIND, Workdir
-
-
-def _snaps(w: Workdir, n: int, session: str = "s") -> None:
-    for i in range(n):
-        w.write("notes.txt", f"version {i}\n")
-        w.ok("snap", "--session", session, "-m", f"v{i}")
-
-
-def _listing(w: Workdir) -> list[dict]:
-    return json.loads(w.ok("list", "--json", "-n", "0"))
 
 
 def _stored(w: Workdir, content: bytes) -> bool:
@@ -95,7 +86,7 @@ def test_a_sha256_repository_works_end_to_end(tmp_path: Path, env: dict[str, str
     w = Workdir(path, env)
     w.write("a.txt", "one\n")
     w.commit_all("init")
-    _snaps(w, 3)
+    snaps(w, 3)
     assert w.ok("snap", "--session", "s", "--path", "notes.txt").startswith("unchanged since #3")
     assert len(w.git("rev-parse", "refs/rewind/s").strip()) == 64
     assert w.tree_of("refs/rewind/s") == w.add_all_tree()
@@ -104,7 +95,7 @@ def test_a_sha256_repository_works_end_to_end(tmp_path: Path, env: dict[str, str
     w.ok("redo", "--yes")
     assert (path / "notes.txt").read_text() == "version 2\n"
     assert "dropped 3 checkpoints (#1..#3), kept 2" in w.ok("gc", "--keep", "2")  # a chain rewrite
-    assert [(d["seq"], d["trigger"]) for d in _listing(w)] == [(5, "pre-redo"), (4, "pre-rewind")]
+    assert [(d["seq"], d["trigger"]) for d in listing(w)] == [(5, "pre-redo"), (4, "pre-rewind")]
     assert "notes.txt" in w.ok("show", "4")  # its first checkpoint now: against the empty tree of sha256
     w.fsck()
 
@@ -181,12 +172,12 @@ def test_an_unchanged_named_path_leaves_no_garbage_in_the_object_store(project: 
 def test_gc_keeps_what_redo_needs(project: Workdir) -> None:
     """`gc --older-than 0` (or --keep 0) must not drop the safety checkpoint of the newest undo: redo
     restores it (issue 12, item 13)."""
-    _snaps(project, 3)
+    snaps(project, 3)
     project.write("notes.txt", "work the undo replaces\n")
     project.ok("undo", "1", "--yes")  # safety checkpoint #4 holds that work
     out = project.ok("gc", "--older-than", "0")
     assert "dropped 3 checkpoints (#1..#3), kept 1" in out
-    assert [(d["seq"], d["trigger"]) for d in _listing(project)] == [(4, "pre-rewind")]
+    assert [(d["seq"], d["trigger"]) for d in listing(project)] == [(4, "pre-rewind")]
     assert "nothing to drop (1 checkpoints kept)" in project.ok("gc", "--keep", "0")
     project.ok("redo", "--yes")
     assert (project.path / "notes.txt").read_text() == "work the undo replaces\n"

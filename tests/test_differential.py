@@ -24,6 +24,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from helpers.agentcli import disk_files
 from helpers.workdir import Workdir, git_env
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -163,23 +164,6 @@ def _checked_out(w: Workdir, commit: str, tmp: Path) -> Path:
     return out
 
 
-def _disk(root: Path) -> dict[str, tuple[str, bytes]]:
-    """Every file and symlink outside .git: (kind, content or link target)."""
-    found = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        if Path(dirpath) == root and ".git" in dirnames:
-            dirnames.remove(".git")
-        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
-            full = os.path.join(dirpath, name)
-            rel = os.path.relpath(full, root)
-            if os.path.islink(full):
-                found[rel] = ("link", os.fsencode(os.readlink(full)))
-            else:
-                kind = "exec" if os.stat(full).st_mode & 0o100 else "file"
-                found[rel] = (kind, Path(full).read_bytes())
-    return found
-
-
 def _blobs(w: Workdir, commit: str) -> dict[str, str]:
     out = w.git("ls-tree", "-r", "-z", "--full-tree", commit)
     return {entry.split("\t", 1)[1]: entry.split()[2] for entry in out.split("\0") if entry}
@@ -223,12 +207,12 @@ def test_every_checkpoint_equals_gits_own_add_all_and_an_undo_writes_what_git_ch
             checkpoints.append(w.git("rev-parse", "refs/rewind/manual").strip())
         target = checkpoints[pick % len(checkpoints)]
         seq = json.loads(w.git("notes", "--ref=rewind", "show", target))["seq"]
-        index_before, disk_before = w.user_state()[0], _disk(w.path)
+        index_before, disk_before = w.user_state()[0], disk_files(w.path)
         run = w.rewind("undo", str(seq), "--yes")
         assert run.returncode == 0, run.stderr
         assert w.user_state()[0] == index_before
-        expected = _disk(_checked_out(w, target, tmp))
-        disk = _disk(w.path)
+        expected = disk_files(_checked_out(w, target, tmp))
+        disk = disk_files(w.path)
         blobs = _blobs(w, target)
         for path, value in expected.items():
             if path in disk and disk[path] != value:

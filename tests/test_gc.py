@@ -5,28 +5,19 @@ from __future__ import annotations
 import json
 import subprocess
 
+from helpers.checkpoints import listing, snaps
 from helpers.workdir import Workdir
 
 
-def _snaps(w: Workdir, n: int, session: str = "s") -> None:
-    for i in range(n):
-        w.write("notes.txt", f"version {i}\n")
-        w.ok("snap", "--session", session, "-m", f"v{i}")
-
-
-def _listing(w: Workdir) -> list[dict]:
-    return json.loads(w.ok("list", "--json", "-n", "0"))
-
-
 def test_keep_newest_drops_the_rest_and_git_gc_prunes_them(project: Workdir) -> None:
-    _snaps(project, 5)
-    before = {d["seq"]: (project.tree_of(d["commit"]), d) for d in _listing(project)}
-    dropped_commits = [d["commit"] for d in _listing(project) if d["seq"] <= 3]
+    snaps(project, 5)
+    before = {d["seq"]: (project.tree_of(d["commit"]), d) for d in listing(project)}
+    dropped_commits = [d["commit"] for d in listing(project) if d["seq"] <= 3]
     assert "would drop 3 checkpoints (#1..#3)" in project.ok("gc", "--keep", "2", "--dry-run")
-    assert len(_listing(project)) == 5
+    assert len(listing(project)) == 5
     out = project.ok("gc", "--keep", "2")
     assert "dropped 3 checkpoints (#1..#3), kept 2" in out
-    after = _listing(project)
+    after = listing(project)
     assert [d["seq"] for d in after] == [5, 4]
     for d in after:
         tree, note = before[d["seq"]]
@@ -48,9 +39,9 @@ def test_keep_newest_drops_the_rest_and_git_gc_prunes_them(project: Workdir) -> 
 
 
 def test_older_than_days_and_whole_sessions(project: Workdir) -> None:
-    _snaps(project, 2, session="old")
-    _snaps(project, 2, session="new")
-    for d in _listing(project):
+    snaps(project, 2, session="old")
+    snaps(project, 2, session="new")
+    for d in listing(project):
         if d["session"] == "old":
             note = {k: v for k, v in d.items() if k != "commit"}
             note["created"] = "2020-01-01T00:00:00Z"
@@ -58,19 +49,19 @@ def test_older_than_days_and_whole_sessions(project: Workdir) -> None:
     out = project.ok("gc", "--older-than", "30")
     assert "dropped 2 checkpoints (#1..#2)" in out and "dropped session old" in out
     assert project.git("for-each-ref", "refs/rewind/old") == ""
-    assert [d["session"] for d in _listing(project)] == ["new", "new"]
+    assert [d["session"] for d in listing(project)] == ["new", "new"]
     project.fsck()
 
 
 def test_defaults_come_from_config(project: Workdir) -> None:
-    _snaps(project, 4)
+    snaps(project, 4)
     project.write(".git-rewind.toml", "gc_keep = 1\n")
     assert "dropped 3 checkpoints" in project.ok("gc")
     assert "nothing to drop (1 checkpoints kept)" in project.ok("gc")
 
 
 def test_dropping_everything_removes_the_notes_ref(project: Workdir) -> None:
-    _snaps(project, 2)
+    snaps(project, 2)
     project.ok("gc", "--keep", "0")
     assert project.git("for-each-ref", "refs/rewind/", "refs/notes/rewind") == ""
     assert project.ok("list").strip() == "no checkpoints"
