@@ -26,7 +26,7 @@ from pathlib import Path
 
 from helpers.agentcli import disk_files
 from helpers.workdir import Workdir, git_env
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 LIMIT = 20_000  # max_file_size of these repositories
@@ -80,6 +80,9 @@ def _new_repo(tmp: Path, autocrlf: str | None) -> Workdir:
     w.git("config", "filter.pfx.smudge", f"{script} smudge")
     if autocrlf:
         w.git("config", "core.autocrlf", autocrlf)
+    for name in ("a.txt", "d.f", "sub/e.txt", "run.sh"):  # tracked files for the index bits to land on
+        w.write(name, f"{name}\nfirst\n")
+    w.commit_all("base")
     return w
 
 
@@ -164,6 +167,11 @@ def _checked_out(w: Workdir, commit: str, tmp: Path) -> Path:
     return out
 
 
+def _user_index(w: Workdir) -> bytes:
+    """The user's index file as it is (read directly: a `git status` would refresh and rewrite it)."""
+    return (w.path / ".git" / "index").read_bytes()
+
+
 def _blobs(w: Workdir, commit: str) -> dict[str, str]:
     out = w.git("ls-tree", "-r", "-z", "--full-tree", commit)
     return {entry.split("\t", 1)[1]: entry.split()[2] for entry in out.split("\0") if entry}
@@ -187,6 +195,11 @@ def _not_capturable(w: Workdir, paths: list[str]) -> set[str]:
 
 
 @SETTINGS
+@example(autocrlf=None, ops=[("flag", "--skip-worktree", 0), ("flag", "--assume-unchanged", 1),
+                             ("write", "a.txt", b"edited\n"), ("write", "d.f", b"edited\n")], pick=0)
+@example(autocrlf="true", ops=[("attributes", "", "*.f filter=pfx"), ("write", "sub/f.crlf", b"x\r\ny\n"),
+                               ("snap",), ("ignore", "", "*.tmp"), ("ignore", "", "!h.tmp"), ("write", "h.tmp", b"t"),
+                               ("write", "d.f", b"changed\n"), ("big", b"z")], pick=0)
 @given(autocrlf=st.sampled_from([None, "true", "input"]), ops=st.lists(OPS, min_size=3, max_size=12),
        pick=st.integers(0, 100))
 def test_every_checkpoint_equals_gits_own_add_all_and_an_undo_writes_what_git_checks_out(
@@ -199,18 +212,18 @@ def test_every_checkpoint_equals_gits_own_add_all_and_an_undo_writes_what_git_ch
             _apply(w, op)
             if op[0] != "snap":
                 continue
-            index_before = w.user_state()[0]
+            index_before = _user_index(w)
             run = w.rewind("snap", "-m", f"step {len(checkpoints)}", "--allow-empty")
             assert run.returncode == 0, run.stderr
-            assert w.user_state()[0] == index_before
+            assert _user_index(w) == index_before
             assert w.tree_of("refs/rewind/manual") == _oracle_tree(w), (op, run.stderr)
             checkpoints.append(w.git("rev-parse", "refs/rewind/manual").strip())
         target = checkpoints[pick % len(checkpoints)]
         seq = json.loads(w.git("notes", "--ref=rewind", "show", target))["seq"]
-        index_before, disk_before = w.user_state()[0], disk_files(w.path)
+        index_before, disk_before = _user_index(w), disk_files(w.path)
         run = w.rewind("undo", str(seq), "--yes")
         assert run.returncode == 0, run.stderr
-        assert w.user_state()[0] == index_before
+        assert _user_index(w) == index_before
         expected = disk_files(_checked_out(w, target, tmp))
         disk = disk_files(w.path)
         blobs = _blobs(w, target)
