@@ -60,6 +60,7 @@ OPS = st.one_of(
     st.tuples(st.just("chmod"), st.sampled_from(NAMES)),
     st.tuples(st.just("big"), st.binary(min_size=1, max_size=8)),
     st.tuples(st.just("snap")),
+    st.tuples(st.just("undo"), st.integers(0, 20)),
 )
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), print_blob=True,
                     phases=[Phase.explicit, Phase.reuse, Phase.generate])
@@ -200,6 +201,7 @@ def _not_capturable(w: Workdir, paths: list[str]) -> set[str]:
 @example(autocrlf="true", ops=[("attributes", "", "*.f filter=pfx"), ("write", "sub/f.crlf", b"x\r\ny\n"),
                                ("snap",), ("ignore", "", "*.tmp"), ("ignore", "", "!h.tmp"), ("write", "h.tmp", b"t"),
                                ("write", "d.f", b"changed\n"), ("big", b"z")], pick=0)
+@example(autocrlf="true", ops=[("write", "h.tmp", b"one\ntwo\n"), ("snap",), ("chmod", "h.tmp")], pick=0)
 @given(autocrlf=st.sampled_from([None, "true", "input"]), ops=st.lists(OPS, min_size=3, max_size=12),
        pick=st.integers(0, 100))
 def test_every_checkpoint_equals_gits_own_add_all_and_an_undo_writes_what_git_checks_out(
@@ -208,15 +210,27 @@ def test_every_checkpoint_equals_gits_own_add_all_and_an_undo_writes_what_git_ch
         tmp = Path(name)
         w = _new_repo(tmp, autocrlf)
         checkpoints: list[str] = []
+        safety_oracle = ""
         for op in [*ops, ("snap",)]:
+            if op[0] == "undo" and checkpoints:  # a restore in the middle; its safety checkpoint is checked too
+                index_before = _user_index(w)
+                commit = checkpoints[op[1] % len(checkpoints)]
+                number = json.loads(w.git("notes", "--ref=rewind", "show", commit))["seq"]
+                run = w.rewind("undo", str(number), "--yes")
+                assert run.returncode == 0, run.stderr
+                assert _user_index(w) == index_before
+                if "safety checkpoint" in run.stdout:
+                    assert w.tree_of("refs/rewind/manual") == safety_oracle, (op, run.stdout)
+                continue
             _apply(w, op)
+            safety_oracle = _oracle_tree(w)  # what a checkpoint of this state must hold
             if op[0] != "snap":
                 continue
             index_before = _user_index(w)
             run = w.rewind("snap", "-m", f"step {len(checkpoints)}", "--allow-empty")
             assert run.returncode == 0, run.stderr
             assert _user_index(w) == index_before
-            assert w.tree_of("refs/rewind/manual") == _oracle_tree(w), (op, run.stderr)
+            assert w.tree_of("refs/rewind/manual") == safety_oracle, (op, run.stderr)
             checkpoints.append(w.git("rev-parse", "refs/rewind/manual").strip())
         target = checkpoints[pick % len(checkpoints)]
         seq = json.loads(w.git("notes", "--ref=rewind", "show", target))["seq"]
@@ -230,7 +244,9 @@ def test_every_checkpoint_equals_gits_own_add_all_and_an_undo_writes_what_git_ch
         for path, value in expected.items():
             if path in disk and disk[path] != value:
                 # Left as it was, as git's checkout leaves a file it sees as unchanged: the same blob.
-                assert disk[path] == disk_before.get(path) and _hash(w, path) == blobs[path], path
+                safety = w.git("ls-tree", "refs/rewind/manual", "--", path)
+                assert disk[path] == disk_before.get(path) and _hash(w, path) == blobs[path], (
+                    path, run.stdout, safety, disk_before.get(path), disk[path], value)
             elif path not in disk:
                 # only a path a checkpoint never captures may be missing
                 assert path in _not_capturable(w, [path]), path
