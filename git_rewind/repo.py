@@ -57,12 +57,16 @@ def clear_stale_lock(path: str) -> None:
         time.sleep(0.05)
 
 
-def _pin_environment(gitdir: str, root: str) -> None:
-    """Make GIT_DIR and GIT_WORK_TREE absolute: git runs at the work tree's root from here on, where a
-    path relative to the directory the user started in would name something else."""
-    if "GIT_DIR" in os.environ:
+def _pin_environment(gitdir: str, root: str, outside: bool) -> None:
+    """Name the repository to the git processes we run at the work tree's root as git found it from here.
+
+    GIT_DIR and GIT_WORK_TREE become absolute (a relative one would name something else from
+    the root); when we started OUTSIDE the work tree (GIT_WORK_TREE, or core.worktree pointing
+    away from the git directory), the root may not lead back to the git directory: both are set.
+    """
+    if outside or "GIT_DIR" in os.environ:
         os.environ["GIT_DIR"] = gitdir
-    if "GIT_WORK_TREE" in os.environ:
+    if outside or "GIT_WORK_TREE" in os.environ:
         os.environ["GIT_WORK_TREE"] = root
 
 
@@ -105,7 +109,7 @@ class Repo:
         # (or core.worktree) with the current directory outside it, where git's own CLI works too.
         if len(lines) < 5 or lines[0] == "true":
             raise NotARepository(_NO_WORK_TREE)
-        _pin_environment(gitdir=lines[2], root=lines[4])
+        _pin_environment(gitdir=lines[2], root=lines[4], outside=lines[1] != "true")
         return cls(root=lines[4], gitdir=lines[2], commondir=lines[3])
 
     @classmethod

@@ -256,6 +256,27 @@ def test_git_dir_and_git_work_tree_set_with_the_cwd_outside_the_work_tree(projec
     assert project.user_state() == before
 
 
+def test_core_worktree_pointing_away_from_the_git_directory(tmp_path: Path, env: dict[str, str]) -> None:
+    """A git directory whose core.worktree names another directory: from beside the git directory git's CLI
+    works on that work tree, and so must git rewind (its git processes run at the root, where no .git
+    leads back)."""
+    holder, tree = tmp_path / "holder", tmp_path / "tree"
+    tree.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(holder)], env=env, check=True)
+    w = Workdir(tree, {**env, "GIT_DIR": str(holder / ".git")})
+    w.git("config", "core.worktree", str(tree))
+    w.write("a.txt", "one\n")
+    w.commit_all("init")
+    w.write("a.txt", "two\n")
+    env_here = {k: v for k, v in w.env.items() if k != "GIT_DIR"}
+    bare = Workdir(holder, env_here)
+    assert bare.ok("snap", "-m", "from beside the git directory").startswith("#1 ")
+    w.write("a.txt", "three\n")
+    assert "restored #1" in bare.ok("undo", "1", "--yes")
+    assert (tree / "a.txt").read_text() == "two\n"
+    assert "#2" in bare.ok("list")
+
+
 # hostile hook payloads ---------------------------------------------------------------------------
 
 
