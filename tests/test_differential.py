@@ -208,11 +208,13 @@ def _hash(w: Workdir, path: str) -> str:
 
 
 def _not_capturable(w: Workdir, paths: list[str]) -> set[str]:
-    """Of PATHS, those a checkpoint never holds: ignored by the current rules, or too large and untracked."""
+    """Of PATHS, those a restore leaves as they are: ignored by the current rules, too large and untracked,
+    or marked skip-worktree in the user's index (a sparse checkout's: git's checkout does not write them)."""
     out = subprocess.run(["git", "check-ignore", "--no-index", "-z", "--stdin"], cwd=w.path, env=w.env,
                          input=b"".join(os.fsencode(p) + b"\0" for p in paths), capture_output=True).stdout
     found = {os.fsdecode(p) for p in out.split(b"\0") if p}
-    return found | {p for p in paths if p == BIG}
+    sparse = {r[2:] for r in w.git("ls-files", "-v", "-z").split("\0") if r[:1] == "S"}
+    return found | {p for p in paths if p == BIG or p in sparse}
 
 
 @SETTINGS
