@@ -74,6 +74,20 @@ def test_skip_worktree_and_assume_unchanged_never_hide_a_change(project: Workdir
     assert project.git("ls-files", "-v") == flags_before
 
 
+def test_a_sparse_checkout_narrowed_after_the_first_checkpoint_is_not_recorded_as_deleted(project: Workdir) -> None:
+    """`git sparse-checkout set` after git-rewind's first checkpoint removes the files outside the cone and
+    marks them skip-worktree in the user's index only (the private index was seeded before); `git add -A`
+    honours the sparse-checkout patterns, so a checkpoint does not record them as deleted."""
+    project.write("docs/guide.md", "guide\n")
+    project.commit_all("docs")
+    project.ok("snap", "-m", "before the sparse checkout")
+    project.git("sparse-checkout", "set", "--no-cone", "/*", "!/docs/")
+    assert not (project.path / "docs").exists()
+    project.write("notes.txt", "later\n")
+    project.ok("snap", "-m", "after")
+    assert "docs/guide.md" in project.git("ls-tree", "-r", "--name-only", "refs/rewind/manual").split()
+
+
 # 3/7. repositories libgit2 cannot open -------------------------------------------------------------
 
 

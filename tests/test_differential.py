@@ -95,8 +95,11 @@ def _apply(w: Workdir, op: tuple) -> None:
         if path.is_symlink() or path.exists():
             path.unlink()
         w.write(args[0], args[1])
+    # A skip-worktree bit set by hand on a file that is (or becomes) absent after the private index was
+    # seeded is not followed (the private index records the deletion; a real sparse checkout is, since
+    # `git add` honours its patterns): the operations avoid that case.
     elif kind == "delete":
-        if (w.path / args[0]).is_symlink() or (w.path / args[0]).is_file():
+        if ((w.path / args[0]).is_symlink() or (w.path / args[0]).is_file()) and args[0] not in _skipped(w):
             (w.path / args[0]).unlink()
     elif kind in ("attributes", "ignore"):
         name = (args[0] + (".gitattributes" if kind == "attributes" else ".gitignore"))
@@ -104,7 +107,7 @@ def _apply(w: Workdir, op: tuple) -> None:
         old = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
         w.write(name, old + args[1].encode() + b"\n")
     elif kind == "flag":
-        tracked = w.git("ls-files").split("\n")[:-1]
+        tracked = [p for p in w.git("ls-files").split("\n")[:-1] if os.path.lexists(w.path / p)]
         if tracked:
             w.git("update-index", args[0], "--", tracked[args[1] % len(tracked)], check=False)
     elif kind == "commit":
@@ -124,6 +127,11 @@ def _apply(w: Workdir, op: tuple) -> None:
             path.chmod(path.stat().st_mode ^ 0o111)
     elif kind == "big":
         w.write(BIG, args[0] * (LIMIT // len(args[0]) + 1))
+
+
+def _skipped(w: Workdir) -> set[str]:
+    """Paths marked skip-worktree in the user's index."""
+    return {r[2:] for r in w.git("ls-files", "-v", "-z").split("\0") if r[:1] == "S"}
 
 
 def _oracle_tree(w: Workdir) -> str:
@@ -213,7 +221,7 @@ def _not_capturable(w: Workdir, paths: list[str]) -> set[str]:
     out = subprocess.run(["git", "check-ignore", "--no-index", "-z", "--stdin"], cwd=w.path, env=w.env,
                          input=b"".join(os.fsencode(p) + b"\0" for p in paths), capture_output=True).stdout
     found = {os.fsdecode(p) for p in out.split(b"\0") if p}
-    sparse = {r[2:] for r in w.git("ls-files", "-v", "-z").split("\0") if r[:1] == "S"}
+    sparse = _skipped(w)
     return found | {p for p in paths if p == BIG or p in sparse}
 
 
