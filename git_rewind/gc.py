@@ -77,17 +77,31 @@ def _drop(repo: Repo, choose: Callable[[list[Checkpoint]], Collection], dry_run:
         result.sessions_removed = sorted(s for s in touched if s in sessions and s not in kept_by_session)
         if dry_run or not result.dropped:
             return result
+        # New values of the refs: written by fast-import, moved below in one transaction.
+        moves: dict[str, str | None] = {REF_PREFIX + s: None for s in result.sessions_removed}
+        moves[NOTES_REF] = None
         if result.kept:
-            _rewrite(repo, result, kept_by_session, touched)
-        else:
-            repo.git(["update-ref", "--stdin"], input=f"delete {NOTES_REF}\n".encode())
+            moves.update(_rewrite(repo, result, kept_by_session, touched))
+        _move_refs(repo, moves, {**{REF_PREFIX + s: oid for s, oid in sessions.items()},
+                                 NOTES_REF: repo.read_ref(NOTES_REF)})
         for session in touched:
             store.forget_tip(repo, session)
         shutil.rmtree(os.path.join(repo.rewind_dir, "gitignores"), ignore_errors=True)  # a cache
-        if result.sessions_removed:
-            script = "".join(f"delete {REF_PREFIX}{s}\n" for s in result.sessions_removed)
-            repo.git(["update-ref", "--stdin"], input=script.encode())
         return result
+
+
+def _move_refs(repo: Repo, moves: dict[str, str | None], old: dict[str, str | None]) -> None:
+    """Update or delete (None) every ref of MOVES in one `update-ref` transaction, each checked against its
+    OLD value: a kill leaves either the old notes and chains or the new ones, never a chain without notes."""
+    script = []
+    for ref, new in moves.items():
+        was = old.get(ref)
+        if new is not None:
+            script.append(f"update {ref} {new} {was or ''}\n")
+        elif was is not None:
+            script.append(f"delete {ref} {was}\n")
+    repo.clear_ref_locks(list(moves))  # a gc killed while moving them leaves their locks
+    repo.git(["update-ref", "--stdin"], input="".join(script).encode())
 
 
 def _rewrite(
@@ -95,9 +109,16 @@ def _rewrite(
     result: Collection,
     kept_by_session: dict[str, list[Checkpoint]],
     touched: set[str],
-) -> None:
+) -> dict[str, str | None]:
+    """Write the shortened chains and the new notes commit; returns their refs' new values.
+
+    fast-import updates the refs it wrote one by one at its end, so a kill between two would
+    leave a rewritten chain beside the old notes: every ref is reset before the stream ends
+    (fast-import then moves none) and the caller moves them together.
+    """
     # Only the sessions that lose a checkpoint are rewritten: only their commits are read.
     commits = _read_commits(repo, [item.commit for session in touched for item in kept_by_session.get(session, [])])
+    tips: dict[str, int] = {}
     with FastImport(repo.root, force=True) as fi:
         mark = 0
         note_targets: list[tuple[str, str]] = []  # (commit dataref, note blob id)
@@ -119,13 +140,20 @@ def _rewrite(
                     fi.write(f"merge {extra}\n".encode())
                 fi.write(f'M 040000 {commit.tree} ""\n\n'.encode())
                 note_targets.append((f":{mark}", item.note_blob))
+                tips[REF_PREFIX + session] = mark
+        mark += 1
         fi.write(f"reset {NOTES_REF}\n".encode())
-        fi.write(f"commit {NOTES_REF}\n".encode())
+        fi.write(f"commit {NOTES_REF}\nmark :{mark}\n".encode())
         fi.write(b"committer " + store.COMMITTER + b" %d +0000\n" % int(time.time()))
         fi.data(f"gc: kept {len(result.kept)}, dropped {len(result.dropped)}\n".encode())
         for dataref, blob in note_targets:
             fi.write(f"N {blob} {dataref}\n".encode())
         fi.write(b"\n")
+        tips[NOTES_REF] = mark
+        moves: dict[str, str | None] = {ref: fi.get_mark(m) for ref, m in tips.items()}
+        for ref in moves:
+            fi.write(f"reset {ref}\n\n".encode())
+    return moves
 
 
 

@@ -1,9 +1,11 @@
-"""Ignore rules of a checkpoint, as one excludes file git can read beside the current ones.
+"""Ignore rules of a checkpoint, as one excludes file git can evaluate on its own.
 
 Restoring across a .gitignore change must respect both rule sets: a path ignored by the
 target's rules or by the current ones is neither captured by the safety checkpoint nor
-deleted. git reads the current rules from the work tree; this module turns the target's
-.gitignore files into root-anchored patterns for `core.excludesFile`.
+deleted. git reads the current rules from the work tree (with info/exclude and the user's
+core.excludesFile); this module turns the target's .gitignore files into root-anchored
+patterns in one file, which the scan gives git alone (`ls-files --exclude-from`), so that a
+`!negation` in one set never cancels an ignore of the other.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import os
 from . import gitcmd
 from .fsutil import read_regular, write_atomic
 from .repo import Repo
-from .snapshot import blob_oid, user_excludes_file
+from .snapshot import blob_oid
 
 
 def _translate(directory: str, line: str) -> str | None:
@@ -39,14 +41,6 @@ def _translate(directory: str, line: str) -> str | None:
         body = f"{directory}/{body}" if anchored else f"{directory}/**/{body}"
         anchored = True
     return ("!" if negate else "") + ("/" if anchored else "") + body + ("/" if dir_only else "")
-
-
-def _global_excludes(repo: Repo) -> bytes:
-    """The user's own core.excludesFile, which ours replaces and so must include."""
-    try:
-        return read_regular(user_excludes_file(repo)) + b"\n"
-    except OSError:
-        return b""
 
 
 def gitignore_files(repo: Repo, tree: str) -> list[tuple[str, str]]:
@@ -96,7 +90,7 @@ def target_excludes(repo: Repo, tree: str, path: str) -> str | None:
         size = int(raw[pos:header_end].split()[2])
         contents.append(raw[header_end + 1 : header_end + 1 + size])
         pos = header_end + 1 + size + 1
-    lines = [_global_excludes(repo)]
+    lines = []
     ordered = sorted(zip(files, contents, strict=True), key=lambda fc: fc[0][0].count("/"))
     for (name, _oid), content in ordered:
         directory = name[: -len(".gitignore")].rstrip("/")

@@ -31,6 +31,45 @@ def check_session(name: str) -> str:
     return name
 
 
+STALE_LOCK = 10.0  # seconds
+
+
+def clear_stale_lock(path: str) -> None:
+    """Remove a git lock file (`*.lock`) a killed git left; wait while one may still be held.
+
+    Callers hold our own lock, so no live git-rewind owns PATH. But `kill -9` of git-rewind
+    leaves its git child running to completion: deleting its lock then would let it rename
+    over what we write. A lock that has not gone after STALE_LOCK seconds is stale.
+    """
+    import time
+
+    while True:
+        try:
+            age = time.time() - os.stat(path).st_mtime
+        except FileNotFoundError:
+            return
+        if age > STALE_LOCK:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+            return
+        time.sleep(0.05)
+
+
+def _pin_environment(gitdir: str, root: str, outside: bool) -> None:
+    """Name the repository to the git processes we run at the work tree's root as git found it from here.
+
+    GIT_DIR and GIT_WORK_TREE become absolute (a relative one would name something else from
+    the root); when we started OUTSIDE the work tree (GIT_WORK_TREE, or core.worktree pointing
+    away from the git directory), the root may not lead back to the git directory: both are set.
+    """
+    if outside or "GIT_DIR" in os.environ:
+        os.environ["GIT_DIR"] = gitdir
+    if outside or "GIT_WORK_TREE" in os.environ:
+        os.environ["GIT_WORK_TREE"] = root
+
+
 class Repo:
     """One work tree of a repository, as git-rewind sees it."""
 
@@ -66,8 +105,11 @@ class Repo:
                 raise NotARepository(_NO_WORK_TREE) from None
             raise NotARepository(str(exc)) from None
         lines = os.fsdecode(out).splitlines()
-        if lines[0] == "true" or lines[1] != "true" or len(lines) < 5:
+        # Not "inside the work tree" is fine when git still names one: GIT_DIR and GIT_WORK_TREE
+        # (or core.worktree) with the current directory outside it, where git's own CLI works too.
+        if len(lines) < 5 or lines[0] == "true":
             raise NotARepository(_NO_WORK_TREE)
+        _pin_environment(gitdir=lines[2], root=lines[4], outside=lines[1] != "true")
         return cls(root=lines[4], gitdir=lines[2], commondir=lines[3])
 
     @classmethod
@@ -166,6 +208,11 @@ class Repo:
         return gitcmd.run(args, cwd=self.root, **kwargs)
 
     # refs -------------------------------------------------------------------
+
+    def clear_ref_locks(self, refs: list[str]) -> None:
+        """Clear the lock files a killed git left on REFS (only git-rewind writes them, under the store lock)."""
+        for ref in refs:
+            clear_stale_lock(os.path.join(self.commondir, ref + ".lock"))
 
     def read_ref(self, name: str) -> str | None:
         """The object id REF points to, or None."""

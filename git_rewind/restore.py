@@ -424,10 +424,11 @@ def _hash_on_disk(repo: Repo, paths: list[str]) -> list[str]:
 
 
 def _same_content_new_mode(repo: Repo, change: Change) -> bool:
-    """Only the exec bit differs: a chmod is the whole restore."""
+    """Only the exec bit differs: a chmod is the whole restore (where git converts content, git's checkout
+    rewrites the file, so the restore writes what it writes)."""
     if change.old_mode is None or change.old_mode == change.mode or change.mode == snapshot.MODE_LINK:
         return False
-    if change.old_mode == snapshot.MODE_LINK:
+    if change.old_mode == snapshot.MODE_LINK or snapshot.converts(repo, [change.path]):
         return False
     try:
         return snapshot.blob_oid(read_regular(os.path.join(repo.root, change.path)), repo.object_format) == change.oid

@@ -13,12 +13,11 @@ import json
 import os
 import re
 import stat
-import time
 
 from . import gitcmd, journal
 from .config import xdg_config_home
 from .fsutil import NotRegular, read_regular, write_atomic
-from .repo import Repo
+from .repo import Repo, clear_stale_lock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -242,33 +241,94 @@ def _clear_hiding_flags(repo: Repo) -> None:
     write_atomic(repo.private_index + _FLAGS_CLEARED, "")
 
 
-STALE_INDEX_LOCK = 10.0  # seconds
-
-
 def _clear_index_lock(repo: Repo) -> None:
     """Remove an index.lock left by a killed scan; wait for one an orphaned git still holds.
 
     We hold the work-tree lock, so no live git-rewind owns it. But `kill -9` of git-rewind
     leaves its `git add` running to completion: deleting its lock then would let it rename
-    its index over ours. A lock that has not gone after STALE_INDEX_LOCK seconds is stale.
+    its index over ours.
     """
-    path = repo.private_index + ".lock"
-    while True:
-        try:
-            age = time.time() - os.stat(path).st_mtime
-        except FileNotFoundError:
-            return
-        if age > STALE_INDEX_LOCK:
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
-            return
-        time.sleep(0.05)
+    clear_stale_lock(repo.private_index + ".lock")
 
 
 def _index_env(repo: Repo) -> dict[str, str]:
-    return {"GIT_INDEX_FILE": repo.private_index}
+    """The private index, and new objects written to the scan's quarantine (see `_admit_objects`)."""
+    alternates = [_objects_dir(repo)]
+    if os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES"):
+        alternates.append(os.environ["GIT_ALTERNATE_OBJECT_DIRECTORIES"])
+    return {"GIT_INDEX_FILE": repo.private_index, "GIT_OBJECT_DIRECTORY": _quarantine(repo),
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(alternates)}
+
+
+# quarantine ------------------------------------------------------------------------
+# `git add -A` hashes a file over max_file_size before we can know to leave it out, and
+# `git add` has no option to hash without storing. So a scan writes its new objects into a
+# directory of its own (the repository's objects as an alternate, as git's own receive-pack
+# does) and moves them in at its end, less the blobs of the files it left out.
+
+
+def _objects_dir(repo: Repo) -> str:
+    return os.environ.get("GIT_OBJECT_DIRECTORY") or os.path.join(repo.commondir, "objects")
+
+
+def _quarantine(repo: Repo) -> str:
+    return os.path.join(repo.rewind_dir, "objects")
+
+
+def _admit_objects(repo: Repo, leave_out: frozenset[str] = frozenset()) -> None:
+    """Move the quarantine's objects into the repository, except the loose blobs LEAVE_OUT, which go.
+
+    Also run before a scan: a killed scan's objects are admitted whole, since its private
+    index may name them.
+    """
+    source = _quarantine(repo)
+    try:
+        names = os.listdir(source)
+    except FileNotFoundError:
+        return
+    target = _objects_dir(repo)
+    for name in names:
+        if len(name) == 2:
+            _admit_loose(os.path.join(source, name), os.path.join(target, name), name, leave_out)
+    pack_dir = os.path.join(source, "pack")
+    if os.path.isdir(pack_dir):  # blobs over core.bigFileThreshold are streamed into a pack of their own
+        _admit_packs(repo, pack_dir, os.path.join(target, "pack"), leave_out)
+
+
+def _admit_packs(repo: Repo, source: str, target: str, leave_out: frozenset[str]) -> None:
+    names = os.listdir(source)
+    dropped = set()
+    for name in names:
+        if leave_out and name.endswith(".idx"):
+            with open(os.path.join(source, name), "rb") as fh:
+                listed = repo.git(["show-index"], input=fh.read(), check=False).split(b"\n")
+            if listed and all(line.split()[1].decode() in leave_out for line in listed if line.strip()):
+                dropped.add(name[: -len(".idx")])
+    os.makedirs(target, exist_ok=True)
+    # The index last: git uses a pack only once its .idx is there.
+    for name in sorted(names, key=lambda n: n.endswith(".idx")):
+        if name.rsplit(".", 1)[0] in dropped:
+            os.unlink(os.path.join(source, name))
+        else:
+            _move(os.path.join(source, name), os.path.join(target, name))
+
+
+def _admit_loose(source: str, target: str, prefix: str, leave_out: frozenset[str]) -> None:
+    for name in os.listdir(source):
+        if prefix + name in leave_out:
+            os.unlink(os.path.join(source, name))
+            continue
+        os.makedirs(target, exist_ok=True)
+        _move(os.path.join(source, name), os.path.join(target, name))
+    os.rmdir(source)
+
+
+def _move(source: str, target: str) -> None:
+    """Rename SOURCE to TARGET, or drop it when TARGET exists (objects are named by their content)."""
+    if os.path.exists(target):
+        os.unlink(source)
+    else:
+        os.rename(source, target)
 
 
 def _write_tree(repo: Repo) -> str:
@@ -283,23 +343,43 @@ def _remove_from_index(repo: Repo, paths: list[str]) -> None:
 
 
 def _add_all(repo: Repo, skipped: list[dict[str, Any]], excludes_file: str | None) -> None:
-    args = ["-c", "core.untrackedCache=true"]
+    """`git add -A` into the private index, leaving out SKIPPED paths and whatever EXCLUDES_FILE's rules
+    ignore on their own (a path ignored under either rule set is never captured)."""
+    args = ["-c", "core.untrackedCache=true", "add", "-A"]
+    left_out = [os.fsencode(e["path"]) for e in skipped]
     if excludes_file:
-        args += ["-c", f"core.excludesFile={excludes_file}"]
-    args += ["add", "-A"]
+        left_out += _untracked_ignored_by(repo, excludes_file)
     spec: bytes | None = None
-    if skipped:
-        specs = [b"."] + [b":(exclude,literal,top)" + os.fsencode(e["path"]) for e in skipped]
-        spec = b"\0".join(specs)
+    if left_out:
+        spec = b"\0".join([b"."] + [b":(exclude,literal,top)" + p for p in left_out])
         args += ["--pathspec-from-file=-", "--pathspec-file-nul"]
     repo.git(args, env=_index_env(repo), input=spec)
 
 
-def changed_paths(repo: Repo, old_tree: str, new_tree: str) -> list[tuple[str, str]]:
-    """(status, path) for every file that differs between two trees."""
+def _untracked_ignored_by(repo: Repo, excludes_file: str) -> list[bytes]:
+    """Paths not in the private index that EXCLUDES_FILE's rules alone ignore (a wholly ignored directory
+    once, as `dir/`).
+
+    Given as `core.excludesFile`, the file would be the weakest source: a current `.gitignore`
+    line `!x` would re-include an `x` it ignores. git evaluates it alone here, so a negation in
+    one rule set never cancels an ignore of the other.
+    """
+    out = repo.git(["ls-files", "-z", "-o", "-i", "--directory", f"--exclude-from={excludes_file}"],
+                   env=_index_env(repo))
+    found = [p.rstrip(b"/") for p in out.split(b"\0") if p]
+    if not found:
+        return []
+    # Those the current rules ignore too stay out anyway, and naming them makes `git add` refuse.
+    out = repo.git(["check-ignore", "--no-index", "-z", "--stdin"], input=b"\0".join(found) + b"\0", check=False)
+    now = set(out.split(b"\0"))
+    return [p for p in found if p not in now]
+
+
+def changed_paths(repo: Repo, old_tree: str, new_tree: str, env: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    """(status, path) for every file that differs between two trees (ENV: a scan's, to see its quarantine)."""
     if old_tree == new_tree:
         return []
-    out = repo.git(["diff-tree", "-r", "-z", "--no-renames", "--name-status", old_tree, new_tree])
+    out = repo.git(["diff-tree", "-r", "-z", "--no-renames", "--name-status", old_tree, new_tree], env=env)
     parts = out.split(b"\0")
     return [(parts[i].decode(), os.fsdecode(parts[i + 1])) for i in range(0, len(parts) - 1, 2)]
 
@@ -352,6 +432,8 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: st
     """
     repo.ensure_dirs()
     journal.sweep(repo)
+    _admit_objects(repo)
+    os.makedirs(_quarantine(repo), exist_ok=True)
     fresh = _seed_private_index(repo)
     _clear_index_lock(repo)
     previous = load_skipped(repo)
@@ -376,23 +458,25 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: st
     tree = _write_tree(repo)
     last_tree, last_rules = _read_scan_state(repo)
     rules = _rules_signature(repo)
-    changes = changed_paths(repo, base_tree, tree) if base_tree else []
+    env = _index_env(repo)
+    changes = changed_paths(repo, base_tree, tree, env) if base_tree else []
     if last_tree == base_tree:
         since_last = changes
     else:
-        since_last = changed_paths(repo, last_tree, tree) if last_tree else []
+        since_last = changed_paths(repo, last_tree, tree, env) if last_tree else []
     rules_changed = any(p == ".gitignore" or p.endswith("/.gitignore") for _s, p in since_last)
     # A fresh index holds only the user's tracked files, which ignore rules never drop.
     if excludes_file or (not fresh and (rules != last_rules or last_tree is None or rules_changed)):
         if _drop_newly_ignored(repo, excludes_file):
             tree = _write_tree(repo)
-            changes = changed_paths(repo, base_tree, tree) if base_tree else []
+            changes = changed_paths(repo, base_tree, tree, env) if base_tree else []
     result = Scan(tree=tree, skipped=skipped)
     result.changes = changes
     result.base = base_tree
     # Files that grew past LIMIT since BASE_TREE are left out here, once for every caller: a restore
     # plans against exactly the tree its safety checkpoint records, so it never removes one.
-    leave_out_large(repo, result, limit)
+    left_out = leave_out_large(repo, result, limit)
+    _admit_objects(repo, left_out)
     _write_scan_state(repo, result.tree, rules)
     return result
 
@@ -444,9 +528,13 @@ def _rules_signature(repo: Repo) -> str:
 
 
 def _ignored_in_index(repo: Repo, env: dict[str, str] | None, excludes_file: str | None) -> set[bytes]:
-    args = ["-c", f"core.excludesFile={excludes_file}"] if excludes_file else []
-    out = repo.git(args + ["ls-files", "-z", "-c", "-i", "--exclude-standard"], env=env)
-    return {p for p in out.split(b"\0") if p}
+    """Index entries the current rules ignore, or EXCLUDES_FILE's rules on their own (each set asked of git)."""
+    found: set[bytes] = set()
+    sources = [["--exclude-standard"]] + ([[f"--exclude-from={excludes_file}"]] if excludes_file else [])
+    for source in sources:
+        out = repo.git(["ls-files", "-z", "-c", "-i", *source], env=env)
+        found.update(p for p in out.split(b"\0") if p)
+    return found
 
 
 def _drop_newly_ignored(repo: Repo, excludes_file: str | None) -> bool:
@@ -462,9 +550,9 @@ def _drop_newly_ignored(repo: Repo, excludes_file: str | None) -> bool:
     return True
 
 
-def leave_out_large(repo: Repo, scan_result: Scan, limit: int) -> bool:
+def leave_out_large(repo: Repo, scan_result: Scan, limit: int) -> frozenset[str]:
     """Drop the files the scan found added or changed since its base that are larger than LIMIT from the
-    private index (and its tree); True when something was left out."""
+    private index (and its tree); returns the blob ids they had there (empty when none was left out)."""
     large: list[dict[str, Any]] = []
     for path in [p for status, p in scan_result.changes if status in ("A", "M", "T")]:
         try:
@@ -474,14 +562,17 @@ def leave_out_large(repo: Repo, scan_result: Scan, limit: int) -> bool:
         if stat.S_ISREG(st.st_mode) and st.st_size > limit:
             large.append({"path": path, "reason": "larger than max_file_size", "size": st.st_size})
     if not large:
-        return False
+        return frozenset()
+    staged = repo.git(["ls-files", "-s", "-z", "--", *[":(literal,top)" + e["path"] for e in large]],
+                      env=_index_env(repo))
+    blobs = frozenset(entry.split(b" ")[1].decode() for entry in staged.split(b"\0") if entry)
     _remove_from_index(repo, [e["path"] for e in large])
     scan_result.skipped += large
     _save_skipped(repo, scan_result.skipped)
     scan_result.tree = _write_tree(repo)
     left_out = {e["path"] for e in large}
     scan_result.changes = [(s, p) for s, p in scan_result.changes if p not in left_out]
-    return True
+    return blobs
 
 
 # known paths -------------------------------------------------------------------

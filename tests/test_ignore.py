@@ -130,8 +130,9 @@ def test_gitignore_files_lists_every_gitignore_of_a_tree_and_reads_its_cache(tmp
     assert ignore.gitignore_files(repo, tree) == files  # the second read is the cache's
 
 
-def test_the_users_own_excludes_file_stays_in_force(tmp_path: Path) -> None:
-    """Our excludes file replaces core.excludesFile for the command, so it carries the user's rules first."""
+def test_the_target_file_holds_only_the_targets_rules(tmp_path: Path) -> None:
+    """The scan evaluates it alone, beside the current rules (the user's core.excludesFile among them,
+    in force as ever): it carries nothing of the user's own file."""
     root = tmp_path / "repo"
     root.mkdir()
     _git(root, "init", "-q")
@@ -146,7 +147,7 @@ def test_the_users_own_excludes_file_stays_in_force(tmp_path: Path) -> None:
     os.makedirs(repo.rewind_dir, exist_ok=True)
     written = ignore.target_excludes(repo, tree, str(tmp_path / "excludes"))
     assert written is not None
-    assert Path(written).read_text().splitlines() == ["secret.txt", "", "x"]
+    assert Path(written).read_text().splitlines() == ["x"]
 
 
 

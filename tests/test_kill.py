@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import time
@@ -542,3 +543,48 @@ def test_kill_conversation_undo_while_it_writes_the_transcript(agent_project: Wo
         assert transcript.read_bytes() == whole and _folder(transcript) == [transcript.name]
     assert mid_write >= 2, f"only {mid_write} kills landed while the transcript was being written"
     _check_store(w)
+
+
+def _gc_setup(w: Workdir) -> int:
+    """Three sessions of checkpoints, one of them wholly dropped by `gc --keep 6`, and an undo whose safety
+    checkpoint (the redo target) is kept whatever gc is told; returns the redo target's seq."""
+    _setup(w, {f"d{d:02}/f{f:02}.txt": (f"A {d}/{f}\n".encode() * 50, False) for d in range(10) for f in range(10)})
+    for session, count in (("old", 6), ("main", 12), ("side", 6)):
+        for i in range(count):
+            w.write(f"d{i % 10:02}/f{i % 7:02}.txt", f"{session} {i}\n" * 30)
+            w.ok("snap", "--session", session, "-m", f"{session} {i}")
+    w.write("notes.txt", "work the undo replaces\n")
+    w.ok("undo", "3", "--yes")
+    return max(_check_store(w))
+
+
+def test_kill_gc_at_a_sweep_of_moments(tmp_path: Path, repo: Workdir) -> None:
+    """`git rewind gc` killed at moments spread over its whole run, on a copy of the same repository each
+    time: refs and notes stay consistent (fsck, list, every checkpoint's commit there with its note and
+    restorable), the redo target survives, and gc run again completes with what an uncut gc keeps."""
+    redo_seq = _gc_setup(repo)
+    pristine = tmp_path / "pristine"
+    shutil.copytree(repo.path, pristine, symlinks=True)
+    repo.ok("gc", "--keep", "6")  # what gc keeps when nothing cuts it short
+    expected = sorted(_check_store(repo))
+    assert redo_seq in expected and len(expected) == 6 + (redo_seq not in expected[-6:])
+    shutil.rmtree(repo.path)
+    shutil.copytree(pristine, repo.path, symlinks=True)
+    duration = _timed(repo, "gc", "--keep", "6")
+    rounds, hits = 16, 0
+    for round_ in range(rounds):
+        shutil.rmtree(repo.path)
+        shutil.copytree(pristine, repo.path, symlinks=True)
+        proc = _start(repo, "gc", "--keep", "6")
+        hits += _kill_at(proc, duration * round_ / rounds, whole_group=round_ % 2 == 0)
+        items = _check_store(repo)
+        assert redo_seq in items, "gc dropped the redo target"
+        for seq in (min(items), max(items)):
+            repo.git("cat-file", "-e", items[seq]["commit"])
+            run = repo.rewind("undo", str(seq), "--dry-run")
+            assert run.returncode == 0 and len(run.stderr.strip().splitlines()) <= 1, run.stderr
+        run = repo.rewind("redo", "--dry-run")
+        assert run.returncode == 0, run.stderr
+        repo.ok("gc", "--keep", "6")
+        assert sorted(_check_store(repo)) == expected
+    assert hits >= 4, f"only {hits} of {rounds} kills landed inside gc ({duration:.2f}s)"

@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from pathlib import Path
 
-import pytest
 from helpers.workdir import Workdir
 
 
@@ -144,30 +142,6 @@ def test_killed_git_index_lock_is_cleared(project: Workdir) -> None:
     assert project.ok("snap").startswith("#2 ")
 
 
-def test_skip_worktree_and_assume_unchanged_never_hide_a_change(project: Workdir) -> None:
-    """The private index is a copy of the user's, but the bits that make `git add -A` look away are not
-    copied: a whole-tree checkpoint sees the edits, agrees with a named-path one, and an undo keeps
-    them in its safety checkpoint (issue 12, item 2). The user's index keeps its bits."""
-    project.write("config.ini", "secret=1\n")
-    project.commit_all("config")
-    project.git("update-index", "--skip-worktree", "config.ini")
-    project.git("update-index", "--assume-unchanged", "README.md")
-    flags_before = project.git("ls-files", "-v")
-    project.write("config.ini", "secret=2, a local edit\n")
-    project.write("README.md", "# edited while assumed unchanged\n")
-    project.ok("snap", "-m", "whole tree")
-    whole = project.git("rev-parse", "refs/rewind/manual^{tree}").strip()
-    assert project.git("show", "refs/rewind/manual:config.ini") == "secret=2, a local edit\n"
-    assert project.git("show", "refs/rewind/manual:README.md") == "# edited while assumed unchanged\n"
-    project.ok("snap", "--session", "named", "--path", "config.ini", "--path", "README.md", "--allow-empty")
-    assert project.git("rev-parse", "refs/rewind/named^{tree}").strip() == whole
-    project.write("config.ini", "secret=3\n")
-    project.ok("undo", "1", "--yes")
-    assert (project.path / "config.ini").read_text() == "secret=2, a local edit\n"
-    assert project.git("show", "refs/rewind/manual:config.ini") == "secret=3\n"  # the safety checkpoint has it
-    assert project.git("ls-files", "-v") == flags_before
-
-
 def test_a_sparse_checkouts_absent_files_are_not_recorded_as_deleted(project: Workdir) -> None:
     project.write("docs/guide.md", "guide\n")
     project.write("src/lib/util.py", "util\n")
@@ -178,25 +152,3 @@ def test_a_sparse_checkouts_absent_files_are_not_recorded_as_deleted(project: Wo
     files = project.git("ls-tree", "-r", "--name-only", "refs/rewind/manual").split()
     assert "docs/guide.md" in files and "src/lib/util.py" in files
     assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
-
-
-@pytest.mark.parametrize("where", ["repository", "global"])
-def test_a_custom_excludes_file_that_starts_ignoring_a_secret_stops_its_capture(project: Workdir, where: str,
-                                                                                 home: Path) -> None:
-    """core.excludesFile (commonly ~/.gitignore_global) is a source of ignore rules like any other: once it
-    ignores a file, checkpoints stop capturing it (issue 12, item 9)."""
-    project.write("deploy.key", "PRIVATE\n")
-    project.ok("snap", "-m", "before")
-    assert "deploy.key" in project.git("ls-tree", "-r", "--name-only", "refs/rewind/manual").split()
-    rules = home / ".gitignore_global"
-    rules.write_text("*.key\n")
-    if where == "repository":
-        project.git("config", "core.excludesFile", str(rules))
-    else:
-        project.git("config", "--global", "core.excludesFile", "~/.gitignore_global")
-    project.write("notes.txt", "later\n")
-    project.ok("snap", "-m", "after")
-    files = project.git("ls-tree", "-r", "--name-only", "refs/rewind/manual").split()
-    assert "deploy.key" not in files and "notes.txt" in files
-    assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
-    assert (project.path / "deploy.key").read_text() == "PRIVATE\n"

@@ -240,17 +240,3 @@ def test_path_naming_the_root_is_a_whole_tree_snapshot(project: Workdir) -> None
     note = json.loads(project.git("notes", "--ref=rewind", "show", "refs/rewind/manual"))
     assert note["paths"] == ["notes.txt"]
     assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
-
-
-def test_an_unchanged_named_path_leaves_no_garbage_in_the_object_store(project: Workdir) -> None:
-    """Every pre-edit hook of an unchanged file asks fast-import and then has nothing to write: it
-    must end cleanly, not be killed with an empty tmp_pack_* left behind (issue 12, item 11)."""
-    project.ok("snap", "-m", "base")
-    for _ in range(3):
-        assert project.ok("snap", "--path", "src/app.py").startswith("unchanged since #1")
-    counts = dict(line.split(": ", 1) for line in project.git("count-objects", "-v").splitlines())
-    assert counts["garbage"] == "0", project.git("count-objects", "-v")
-    assert not [p for p in os.listdir(project.path / ".git" / "objects" / "pack") if p.startswith("tmp_")]
-    project.write("src/app.py", "print('changed')\n")
-    assert project.ok("snap", "--path", "src/app.py").startswith("#2 ")
-    project.fsck()

@@ -1,0 +1,285 @@
+"""Differential test: every whole-tree checkpoint against git's own `add -A` + `write-tree`.
+
+Random operation sequences on a real repository (files with text, CRLF and binary content,
+directories, `.gitattributes` lines: eol, text, binary, -text, a real size-changing clean/smudge
+filter; `.gitignore` lines with negations; skip-worktree and assume-unchanged bits set and
+cleared on tracked files; commits of some files; symlinks; exec bits; a file over
+max_file_size), interleaved with `git rewind snap`. The oracle for each checkpoint is git
+itself: a copy of the user's index (what the private index is seeded from) with the bits that
+make git look away cleared (a skip-worktree file that is absent keeps its bit: a sparse
+checkout's), then `git add -A` (untracked files over max_file_size left out) and `write-tree`.
+
+At the end, an undo to a random earlier checkpoint must leave every file of that checkpoint
+exactly as `git checkout-index` of its tree writes it under the same attributes and config,
+and every other file on disk must be one a checkpoint never captures (ignored or too large).
+The user's index bytes never change under `snap` or `undo`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from helpers.agentcli import disk_files
+from helpers.workdir import Workdir, git_env
+from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import strategies as st
+
+LIMIT = 20_000  # max_file_size of these repositories
+# A size-changing clean/smudge pair: the store holds every line prefixed with '>'.
+PREFIX_FILTER = """#!/bin/sh
+if [ "$1" = clean ]; then sed 's/^/>/'; else sed 's/^>//'; fi
+"""
+NAMES = ["a.txt", "b.bat", "c.bin", "d.f", "sub/e.txt", "sub/f.crlf", "sub/deep/g.f", "keep.log", "x.log",
+         "build/out.o", "build/keep", "h.tmp", "sub/i.tmp", "run.sh"]
+BIG = "big.dat"
+ATTRIBUTES = ["*.txt text", "*.bat text eol=crlf", "*.bin binary", "*.txt -text", "*.f filter=pfx",
+              "* text=auto", "*.crlf eol=crlf", "*.f text eol=crlf", "*.sh -text"]
+IGNORES = ["*.log", "!keep.log", "build/", "!build/keep", "*.tmp", "!sub/i.tmp", "sub/deep/", "*.bin"]
+CONTENT = st.one_of(
+    st.just(b"one\ntwo\n"),
+    st.just(b"line1\r\nline2\r\n"),
+    st.just(b"mixed\r\nends\nhere"),
+    st.just(b""),
+    st.text(alphabet="ab \r\n", max_size=40).map(str.encode),
+    st.binary(max_size=64),
+)
+OPS = st.one_of(
+    st.tuples(st.just("write"), st.sampled_from(NAMES), CONTENT),
+    st.tuples(st.just("delete"), st.sampled_from(NAMES)),
+    st.tuples(st.just("attributes"), st.sampled_from(["", "sub/"]), st.sampled_from(ATTRIBUTES)),
+    st.tuples(st.just("ignore"), st.sampled_from(["", "sub/"]), st.sampled_from(IGNORES)),
+    st.tuples(st.just("flag"), st.sampled_from(["--skip-worktree", "--no-skip-worktree", "--assume-unchanged",
+                                                "--no-assume-unchanged"]), st.integers(0, 20)),
+    st.tuples(st.just("commit"), st.lists(st.sampled_from(NAMES + [".gitattributes", ".gitignore"]), max_size=4)),
+    st.tuples(st.just("symlink"), st.sampled_from(["link", "sub/link"]), st.sampled_from(NAMES)),
+    st.tuples(st.just("chmod"), st.sampled_from(NAMES)),
+    st.tuples(st.just("big"), st.binary(min_size=1, max_size=8)),
+    st.tuples(st.just("snap")),
+    st.tuples(st.just("undo"), st.integers(0, 20)),
+)
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), print_blob=True,
+                    phases=[Phase.explicit, Phase.reuse, Phase.generate])
+
+
+def _new_repo(tmp: Path, autocrlf: str | None) -> Workdir:
+    home = tmp / "home"
+    home.mkdir()
+    env = git_env(home)
+    env["GIT_REWIND_MAX_FILE_SIZE"] = str(LIMIT)
+    path = tmp / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], env=env, check=True)
+    w = Workdir(path, env)
+    script = tmp / "pfx.sh"  # outside the work tree
+    script.write_text(PREFIX_FILTER)
+    script.chmod(0o755)
+    w.git("config", "filter.pfx.clean", f"{script} clean")
+    w.git("config", "filter.pfx.smudge", f"{script} smudge")
+    if autocrlf:
+        w.git("config", "core.autocrlf", autocrlf)
+    for name in ("a.txt", "d.f", "sub/e.txt", "run.sh"):  # tracked files for the index bits to land on
+        w.write(name, f"{name}\nfirst\n")
+    w.commit_all("base")
+    return w
+
+
+def _apply(w: Workdir, op: tuple) -> None:
+    """One user action; git refusing it (an ignored path to add, say) is part of the game."""
+    kind, *args = op
+    if kind == "write":
+        path = w.path / args[0]
+        if path.is_symlink() or path.exists():
+            path.unlink()
+        w.write(args[0], args[1])
+    # A skip-worktree bit set by hand on a file that is (or becomes) absent after the private index was
+    # seeded is not followed (the private index records the deletion; a real sparse checkout is, since
+    # `git add` honours its patterns): the operations avoid that case.
+    elif kind == "delete":
+        if ((w.path / args[0]).is_symlink() or (w.path / args[0]).is_file()) and args[0] not in _skipped(w):
+            (w.path / args[0]).unlink()
+    elif kind in ("attributes", "ignore"):
+        name = (args[0] + (".gitattributes" if kind == "attributes" else ".gitignore"))
+        path = w.path / name
+        old = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
+        w.write(name, old + args[1].encode() + b"\n")
+    elif kind == "flag":
+        tracked = [p for p in w.git("ls-files").split("\n")[:-1] if os.path.lexists(w.path / p)]
+        if tracked:
+            w.git("update-index", args[0], "--", tracked[args[1] % len(tracked)], check=False)
+    elif kind == "commit":
+        present = [p for p in args[0] if (w.path / p).is_file() or (w.path / p).is_symlink()]
+        if present:
+            w.git("add", "--", *present, check=False)
+        w.git("commit", "-q", "--allow-empty", "-m", "user commit", check=False)
+    elif kind == "symlink":
+        path = w.path / args[0]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink() or path.exists():
+            path.unlink()
+        os.symlink(os.path.relpath(w.path / args[1], path.parent), path)
+    elif kind == "chmod":
+        path = w.path / args[0]
+        if path.is_file() and not path.is_symlink():
+            path.chmod(path.stat().st_mode ^ 0o111)
+    elif kind == "big":
+        w.write(BIG, args[0] * (LIMIT // len(args[0]) + 1))
+
+
+def _skipped(w: Workdir) -> set[str]:
+    """Paths marked skip-worktree in the user's index."""
+    return {r[2:] for r in w.git("ls-files", "-v", "-z").split("\0") if r[:1] == "S"}
+
+
+def _oracle_tree(w: Workdir) -> str:
+    """`git add -A` + `write-tree` in a copy of the user's index, as a checkpoint's private index means it."""
+    index = w.path / ".git" / "index"
+    scratch = w.path / ".git" / "oracle-index"
+    if index.exists():
+        shutil.copy2(index, scratch)  # its mtime too: git re-hashes entries as new as the index file
+    env = {**w.env, "GIT_INDEX_FILE": str(scratch)}
+
+    def git(*args: str, input: bytes | None = None) -> bytes:
+        return subprocess.run(["git", *args], cwd=w.path, env=env, input=input, capture_output=True,
+                              check=True).stdout
+
+    if index.exists():
+        listed = git("ls-files", "-v", "-z").split(b"\0")
+        assumed = [r[2:] for r in listed if r[:1].islower()]
+        skipped = [r[2:] for r in listed if r[:1].upper() == b"S" and os.path.lexists(w.path / os.fsdecode(r[2:]))]
+        for flag, paths in (("--no-assume-unchanged", assumed), ("--no-skip-worktree", skipped)):
+            if paths:
+                git("update-index", flag, "-z", "--stdin", input=b"".join(p + b"\0" for p in paths))
+    tracked = set(git("ls-files", "-z").split(b"\0"))
+    spec = [b"."]
+    big = w.path / BIG
+    if big.is_file() and big.stat().st_size > LIMIT and BIG.encode() not in tracked:
+        spec.append(b":(exclude,literal,top)" + BIG.encode())
+    git("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", input=b"\0".join(spec))
+    tree = git("write-tree").decode().strip()
+    scratch.unlink()
+    return tree
+
+
+def _agree(w: Workdir, ours: str, oracle: str) -> bool:
+    """The trees are equal, or differ only where git's own answer depends on timing.
+
+    After an attribute change, a tracked file that did not change keeps its old blob while its
+    index entry is stat-clean, and is cleaned afresh when the entry is "racily clean" (as new as
+    the index file): the private index and the oracle's copy of the user's index have different
+    mtimes, so either may hold either blob. Such a path is accepted when one tree has the user's
+    index blob and the other the blob git makes of the file now.
+    """
+    if ours == oracle:
+        return True
+    out = w.git("diff-tree", "-r", "-z", "--no-renames", ours, oracle).split("\0")
+    for meta, path in zip(out[0:-1:2], out[1::2], strict=True):
+        _old_mode, _new_mode, mine, theirs, status = meta.lstrip(":").split()
+        staged = w.git("ls-files", "-s", "--", path).split()
+        if status != "M" or not staged or {mine, theirs} != {staged[1], _hash(w, path)}:
+            return False
+    return True
+
+
+def _checked_out(w: Workdir, commit: str, tmp: Path) -> Path:
+    """What `git checkout-index` writes of COMMIT's tree, under its attributes and the repository's config."""
+    out = tmp / "checkout"
+    if out.exists():
+        shutil.rmtree(out)
+    env = {**w.env, "GIT_INDEX_FILE": str(tmp / "checkout-index")}
+    subprocess.run(["git", "read-tree", commit], cwd=w.path, env=env, check=True)
+    subprocess.run(["git", "checkout-index", "-a", f"--prefix={out}/"], cwd=w.path, env=env, check=True,
+                   capture_output=True)
+    return out
+
+
+def _user_index(w: Workdir) -> bytes:
+    """The user's index file as it is (read directly: a `git status` would refresh and rewrite it)."""
+    return (w.path / ".git" / "index").read_bytes()
+
+
+def _blobs(w: Workdir, commit: str) -> dict[str, str]:
+    out = w.git("ls-tree", "-r", "-z", "--full-tree", commit)
+    return {entry.split("\t", 1)[1]: entry.split()[2] for entry in out.split("\0") if entry}
+
+
+def _hash(w: Workdir, path: str) -> str:
+    """The blob git makes of PATH as it is on disk (its filters and eol conversion applied)."""
+    full = w.path / path
+    if full.is_symlink():
+        return subprocess.run(["git", "hash-object", "--stdin"], input=os.fsencode(os.readlink(full)), cwd=w.path,
+                              env=w.env, capture_output=True, check=True).stdout.decode().strip()
+    return w.git("hash-object", "--path", path, "--", path).strip()
+
+
+def _not_capturable(w: Workdir, paths: list[str]) -> set[str]:
+    """Of PATHS, those a restore leaves as they are: ignored by the current rules, too large and untracked,
+    or marked skip-worktree in the user's index (a sparse checkout's: git's checkout does not write them)."""
+    out = subprocess.run(["git", "check-ignore", "--no-index", "-z", "--stdin"], cwd=w.path, env=w.env,
+                         input=b"".join(os.fsencode(p) + b"\0" for p in paths), capture_output=True).stdout
+    found = {os.fsdecode(p) for p in out.split(b"\0") if p}
+    sparse = _skipped(w)
+    return found | {p for p in paths if p == BIG or p in sparse}
+
+
+@SETTINGS
+@example(autocrlf=None, ops=[("flag", "--skip-worktree", 0), ("flag", "--assume-unchanged", 1),
+                             ("write", "a.txt", b"edited\n"), ("write", "d.f", b"edited\n")], pick=0)
+@example(autocrlf="true", ops=[("attributes", "", "*.f filter=pfx"), ("write", "sub/f.crlf", b"x\r\ny\n"),
+                               ("snap",), ("ignore", "", "*.tmp"), ("ignore", "", "!h.tmp"), ("write", "h.tmp", b"t"),
+                               ("write", "d.f", b"changed\n"), ("big", b"z")], pick=0)
+@example(autocrlf="true", ops=[("write", "h.tmp", b"one\ntwo\n"), ("snap",), ("chmod", "h.tmp")], pick=0)
+@given(autocrlf=st.sampled_from([None, "true", "input"]), ops=st.lists(OPS, min_size=3, max_size=12),
+       pick=st.integers(0, 100))
+def test_every_checkpoint_equals_gits_own_add_all_and_an_undo_writes_what_git_checks_out(
+        autocrlf: str | None, ops: list[tuple], pick: int) -> None:
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        w = _new_repo(tmp, autocrlf)
+        checkpoints: list[str] = []
+        safety_oracle = ""
+        for op in [*ops, ("snap",)]:
+            if op[0] == "undo" and checkpoints:  # a restore in the middle; its safety checkpoint is checked too
+                index_before = _user_index(w)
+                commit = checkpoints[op[1] % len(checkpoints)]
+                number = json.loads(w.git("notes", "--ref=rewind", "show", commit))["seq"]
+                run = w.rewind("undo", str(number), "--yes")
+                assert run.returncode == 0, run.stderr
+                assert _user_index(w) == index_before
+                if "safety checkpoint" in run.stdout:
+                    assert _agree(w, w.tree_of("refs/rewind/manual"), safety_oracle), (op, run.stdout)
+                continue
+            _apply(w, op)
+            safety_oracle = _oracle_tree(w)  # what a checkpoint of this state must hold
+            if op[0] != "snap":
+                continue
+            index_before = _user_index(w)
+            run = w.rewind("snap", "-m", f"step {len(checkpoints)}", "--allow-empty")
+            assert run.returncode == 0, run.stderr
+            assert _user_index(w) == index_before
+            assert _agree(w, w.tree_of("refs/rewind/manual"), safety_oracle), (op, run.stderr)
+            checkpoints.append(w.git("rev-parse", "refs/rewind/manual").strip())
+        target = checkpoints[pick % len(checkpoints)]
+        seq = json.loads(w.git("notes", "--ref=rewind", "show", target))["seq"]
+        index_before, disk_before = _user_index(w), disk_files(w.path)
+        run = w.rewind("undo", str(seq), "--yes")
+        assert run.returncode == 0, run.stderr
+        assert _user_index(w) == index_before
+        expected = disk_files(_checked_out(w, target, tmp))
+        disk = disk_files(w.path)
+        blobs = _blobs(w, target)
+        for path, value in expected.items():
+            if path in disk and disk[path] != value:
+                # Left as it was, as git's checkout leaves a file it sees as unchanged: the same blob.
+                safety = w.git("ls-tree", "refs/rewind/manual", "--", path)
+                assert disk[path] == disk_before.get(path) and _hash(w, path) == blobs[path], (
+                    path, run.stdout, safety, disk_before.get(path), disk[path], value)
+            elif path not in disk:
+                # only a path a checkpoint never captures may be missing
+                assert path in _not_capturable(w, [path]), path
+        extra = sorted(set(disk) - set(expected))
+        assert set(extra) <= _not_capturable(w, extra), extra
+        w.fsck()
