@@ -216,7 +216,9 @@ def _print_result(result: undo.Result, target_seq: int, verb: str, warned: bool 
                    f"(git rewind redo goes back)")
         if outcome.written or outcome.removed or outcome.plan.writes or outcome.plan.removals:
             checked = " (verified)" if outcome.verified else ""
-            click.echo(f"{verb} #{target_seq}: {len(outcome.written)} written, {len(outcome.removed)} removed{checked}")
+            kept = f", {len(outcome.conflicts)} not restored" if outcome.conflicts else ""
+            click.echo(f"{verb} #{target_seq}: {len(outcome.written)} written, {len(outcome.removed)} removed"
+                       f"{kept}{checked}")
         for path in outcome.plan.left_alone:
             click.echo(f"left alone: {path}", err=True)
         for path in outcome.conflicts:

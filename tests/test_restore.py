@@ -143,6 +143,22 @@ def test_ignored_file_where_the_checkpoint_has_a_tracked_one_is_left_alone(proje
     assert "left alone" in project.rewind("undo", "1", "--dry-run").stdout or "restored" in out
 
 
+def test_a_file_kept_out_by_a_directory_of_ignored_files_is_counted_as_not_restored(project: Workdir) -> None:
+    """The target has a file `build` where a directory of ignored files now stands: the ignored files are
+    never touched, so `build` cannot come back, and the result line must not count the restore as whole."""
+    project.write("build", "a file\n")
+    project.ok("snap", "-m", "with build")
+    os.unlink(project.path / "build")
+    project.write("build/x.log", "ignored\n")
+    project.write("notes.txt", "changed\n")
+    run = project.rewind("undo", "1", "--yes")
+    assert run.returncode == 0
+    assert "restored #1: 1 written, 0 removed, 1 not restored (verified)" in run.stdout
+    assert "not restored (a directory with uncaptured files is in the way): build" in run.stderr
+    assert (project.path / "build" / "x.log").read_text() == "ignored\n"
+    assert (project.path / "notes.txt").read_text() == "untracked work\n"
+
+
 def test_file_replaced_by_directory_and_back(project: Workdir) -> None:
     project.ok("snap")
     os.unlink(project.path / "notes.txt")
