@@ -82,26 +82,12 @@ def _drop(repo: Repo, choose: Callable[[list[Checkpoint]], Collection], dry_run:
         moves[NOTES_REF] = None
         if result.kept:
             moves.update(_rewrite(repo, result, kept_by_session, touched))
-        _move_refs(repo, moves, {**{REF_PREFIX + s: oid for s, oid in sessions.items()},
+        repo.move_refs(moves, {**{REF_PREFIX + s: oid for s, oid in sessions.items()},
                                  NOTES_REF: repo.read_ref(NOTES_REF)})
         for session in touched:
             store.forget_tip(repo, session)
         shutil.rmtree(os.path.join(repo.rewind_dir, "gitignores"), ignore_errors=True)  # a cache
         return result
-
-
-def _move_refs(repo: Repo, moves: dict[str, str | None], old: dict[str, str | None]) -> None:
-    """Update or delete (None) every ref of MOVES in one `update-ref` transaction, each checked against its
-    OLD value: a kill leaves either the old notes and chains or the new ones, never a chain without notes."""
-    script = []
-    for ref, new in moves.items():
-        was = old.get(ref)
-        if new is not None:
-            script.append(f"update {ref} {new} {was or ''}\n")
-        elif was is not None:
-            script.append(f"delete {ref} {was}\n")
-    repo.clear_ref_locks(list(moves))  # a gc killed while moving them leaves their locks
-    repo.git(["update-ref", "--stdin"], input="".join(script).encode())
 
 
 def _rewrite(

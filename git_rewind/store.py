@@ -344,12 +344,19 @@ def _commit(
                 stream.write(b"M %o inline " % edit.mode + path + b"\n")
                 stream.data(edit.content)
         stream.write(b"\n")
-        _write_note(stream, repo, ":1", note, f"checkpoint #{seq}", stamp)
+        notes_before = _write_note(stream, repo, ":1", note, f"checkpoint #{seq}", stamp, mark=3)
         commit = Oid(stream.get_mark(1))
+        notes_after = stream.get_mark(3)
         root = (0, tree) if tree is not None else stream.ls(commit, b"")
         if root is None:
             raise RewindError("fast-import did not report the checkpoint tree")
         new_tree = Oid(root[1])
+        # fast-import would move the two refs one at a time at its end, and a kill between them
+        # would leave a checkpoint without its note (or a note beside no chain): it moves neither,
+        # and both move below in one transaction, once every object is written.
+        stream.write(b"reset " + (REF_PREFIX + req.session).encode() + b"\n\nreset " + NOTES_REF.encode() + b"\n\n")
+    repo.move_refs({REF_PREFIX + req.session: commit, NOTES_REF: notes_after},
+                   {REF_PREFIX + req.session: parent, NOTES_REF: notes_before})
     tip = Tip(commit, new_tree, seq)
     _write_tip(repo, req.session, tip, commit)
     if req.auto_pack:
@@ -361,16 +368,19 @@ def _committer_line() -> bytes:
     return b"committer " + COMMITTER + b" %d +0000\n" % int(time.time())
 
 
-def _write_note(stream: FastImport, repo: Repo, commit: str, note: Note, message: str, stamp: bytes) -> None:
-    """A commit on the notes ref that sets COMMIT's note (a mark or an object id)."""
+def _write_note(stream: FastImport, repo: Repo, commit: str, note: Note, message: str, stamp: bytes,
+                mark: int | None = None) -> str | None:
+    """A commit on the notes ref (as MARK) that sets COMMIT's note (a mark or an object id); returns the
+    notes ref's value it builds on."""
     notes_tip = repo.read_ref(NOTES_REF)
-    stream.write(b"commit " + NOTES_REF.encode() + b"\n" + stamp)
+    stream.write(b"commit " + NOTES_REF.encode() + b"\n" + (b"mark :%d\n" % mark if mark else b"") + stamp)
     stream.data(message.encode() + b"\n")
     if notes_tip:
         stream.write(b"from " + notes_tip.encode() + b"\n")
     stream.write(b"N inline " + commit.encode() + b"\n")
     stream.data(note.to_bytes())
     stream.write(b"\n")
+    return notes_tip
 
 
 def _write_attachments(fi: FastImport, attachments: Attachments, stamp: bytes) -> None:

@@ -240,3 +240,19 @@ def test_path_naming_the_root_is_a_whole_tree_snapshot(project: Workdir) -> None
     note = json.loads(project.git("notes", "--ref=rewind", "show", "refs/rewind/manual"))
     assert note["paths"] == ["notes.txt"]
     assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
+
+
+def test_the_session_ref_and_the_notes_ref_move_together_or_not_at_all(project: Workdir) -> None:
+    """fast-import moves refs one at a time; a failure (or a kill) between the two left a checkpoint commit
+    on the session's chain with no note. A ref git cannot write (here refs/notes/rewind, blocked by a ref
+    below it) must leave the session's ref where it was too, and say so in one line."""
+    blocker = project.git("rev-parse", "HEAD").strip()
+    project.git("update-ref", "refs/notes/rewind/blocker", blocker)
+    run = project.rewind("snap", "-m", "blocked")
+    assert run.returncode != 0 and "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert project.git("for-each-ref", "refs/rewind/") == ""  # no chain without its note
+    project.git("update-ref", "-d", "refs/notes/rewind/blocker")
+    assert project.ok("snap", "-m", "then").startswith("#")
+    chain = project.git("rev-list", "refs/rewind/manual").split()
+    noted = {line.split()[1] for line in project.git("notes", "--ref=rewind", "list").splitlines()}
+    assert chain and set(chain) <= noted
