@@ -57,6 +57,7 @@ class Plan:
     head_now: tuple[str | None, str | None] = (None, None)  # (HEAD commit, branch) when planned
     ignored_changed: list[str] = field(default_factory=list)  # ignored, changed since the target: left as they are
     ignored_unseen: int = 0  # more of them than IGNORED_SHOWN
+    files: bool = True  # False: a conversation-only rewind, which leaves every file as it is
 
     @property
     def empty(self) -> bool:
@@ -162,7 +163,7 @@ def _diff(repo: Repo, old_tree: str, new_tree: str, only: list[str] | None = Non
 
 
 def _plan_locked(
-    repo: Repo, target: Checkpoint, only: list[str], max_size: int, cwd: str | None = None
+    repo: Repo, target: Checkpoint, only: list[str], max_size: int, cwd: str | None = None, code: bool = True
 ) -> tuple[Plan, snapshot.Scan, str | None]:
     excludes = os.path.join(repo.rewind_dir, "target-excludes")
     target_tree = repo.tree_of(target.commit)
@@ -171,11 +172,12 @@ def _plan_locked(
     tip = store.session_tip(repo, target.session or "manual")
     scan = snapshot.scan(repo, max_size, used, base_tree=tip.tree if tip else store.head_tree(repo))
     plan = Plan(target=target, target_tree=target_tree, current_tree=scan.tree, skipped_scan=scan.skipped,
-                head_now=repo.head())
+                head_now=repo.head(), files=code)
     where = _pathspec_cwd(repo, cwd)
     if only:
         _check_matches(repo, target, target_tree, only, where)
-    plan.ignored_changed, plan.ignored_unseen = _ignored_changed_since(repo, target, used)
+    if code:  # what a restore of the files leaves: nothing to say when the files are left as they are
+        plan.ignored_changed, plan.ignored_unseen = _ignored_changed_since(repo, target, used)
     for change in _diff(repo, scan.tree, target_tree, only, where):
         if change.path == PROJECT_FILE:  # git-rewind's own settings survive every restore
             plan.left_alone.append(change.path)
@@ -231,8 +233,11 @@ def _ignored_changed_since(repo: Repo, target: Checkpoint, excludes: str | None)
 
 
 def warnings(plan: Plan) -> list[str]:
-    """What the restore will not do, one line each, for the preview, the prompt and the result."""
-    lines = []
+    """What the restore will not do, one line each, for the preview, the prompt and the result (nothing
+    for a conversation-only rewind: no file comes back, so no file is left behind)."""
+    lines: list[str] = []
+    if not plan.files:
+        return lines
     note = plan.target.note
     head, branch = plan.head_now
     known = note.branch is not None or note.head is not None  # a note without them says nothing
@@ -289,7 +294,7 @@ def rewind(
     false skips that, for the benchmark only).
     """
     with repo.worktree_lock():
-        plan, scan, excludes = _plan_locked(repo, target, only, max_size, cwd)
+        plan, scan, excludes = _plan_locked(repo, target, only, max_size, cwd, code)
         if not code:
             plan.writes, plan.removals, plan.left_alone = [], [], []
         if plan.empty and conversation is None:

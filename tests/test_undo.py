@@ -54,9 +54,12 @@ def claude(agent_project: Workdir) -> Agent:
 
 def test_a_prompt_checkpoint_cuts_just_before_the_prompt_by_appending_one_line(claude: Agent) -> None:
     w, transcript = claude.w, Path(claude.transcript)
+    w.git("checkout", "-q", "-b", "elsewhere")  # another branch, and an ignored file changed since:
+    w.write(".env", "SECRET=2\n")  # warnings about files coming back, which a conversation rewind has none of
     before, tree = transcript.read_bytes(), disk_files(w.path)
     run = w.rewind("undo", "1", "--conversation", "--yes")
     assert run.returncode == 0, run.stderr
+    assert "warning" not in run.stderr
     assert f"resume with: claude --resume {MAIN}" in run.stdout
     assert "the prompt it cut, to send again or edit:\n  make hello" in run.stdout
     after = transcript.read_bytes()
