@@ -37,6 +37,19 @@ def _below(scope: str, root: str | None, home: str, parts: tuple[str, ...]) -> s
     return os.path.join(base, *parts)
 
 
+def home_folders(home: str, environ: Mapping[str, str], variable: str, default: tuple[str, ...],
+                 configured: tuple[str, ...]) -> tuple[str, ...]:
+    """An agent's folder: DEFAULT below HOME, and first CONFIGURED below $VARIABLE when the agent's own
+    variable for its home or config directory is set (both: a session may predate the variable)."""
+    import os
+
+    fallback = os.path.join(home, *default)
+    value = environ.get(variable)
+    if not value:
+        return (fallback,)
+    return (os.path.join(os.path.abspath(os.path.expanduser(value)), *configured), fallback)
+
+
 class Rewinder:
     """An agent's conversation rewind: plan (checked before anything changes), apply, redo.
 

@@ -11,7 +11,7 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
-from .base import Agent, Rewinder
+from .base import Agent, Rewinder, home_folders
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -325,9 +325,7 @@ class ClaudeCode(Agent):
 
     def transcript_folders(self, home: str, environ: Mapping[str, str]) -> tuple[str, ...]:
         """<config dir>/projects: ~/.claude, and $CLAUDE_CONFIG_DIR when set (Claude Code's own variable)."""
-        configured = environ.get("CLAUDE_CONFIG_DIR")
-        default = os.path.join(home, ".claude", "projects")
-        return (os.path.join(os.path.expanduser(configured), "projects"), default) if configured else (default,)
+        return home_folders(home, environ, "CLAUDE_CONFIG_DIR", (".claude", "projects"), ("projects",))
 
     def transcript_problem(self, transcript: Transcript) -> str | None:
         """Every line a JSON object with a "type" (user, assistant, attachment, system, last-prompt…)."""

@@ -18,7 +18,7 @@ import os
 
 from .. import event as ev
 from ..event import Event
-from .base import Agent, Rewinder
+from .base import Agent, Rewinder, home_folders
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -471,11 +471,7 @@ class Codex(Agent):
 
     def transcript_folders(self, home: str, environ: Mapping[str, str]) -> tuple[str, ...]:
         """<Codex home>/sessions: ~/.codex, and $CODEX_HOME when set."""
-        configured = environ.get("CODEX_HOME")
-        default = os.path.join(home, ".codex", "sessions")
-        if not configured:
-            return (default,)
-        return (os.path.join(os.path.abspath(os.path.expanduser(configured)), "sessions"), default)
+        return home_folders(home, environ, "CODEX_HOME", (".codex", "sessions"), ("sessions",))
 
     def transcript_problem(self, transcript: Transcript) -> str | None:
         """JSONL of {"timestamp", "type", "payload"} lines, the first Codex's session_meta with its id."""

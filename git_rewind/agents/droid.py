@@ -11,7 +11,7 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
-from .base import Agent, Rewinder
+from .base import Agent, Rewinder, home_folders
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -264,11 +264,7 @@ class Droid(Agent):
     def transcript_folders(self, home: str, environ: Mapping[str, str]) -> tuple[str, ...]:
         """<home>/.factory/sessions: the home is $FACTORY_HOME_OVERRIDE when set (read in Droid 0.225's
         binary), else ~."""
-        configured = environ.get("FACTORY_HOME_OVERRIDE")
-        default = os.path.join(home, ".factory", "sessions")
-        if not configured:
-            return (default,)
-        return (os.path.join(os.path.expanduser(configured), ".factory", "sessions"), default)
+        return home_folders(home, environ, "FACTORY_HOME_OVERRIDE", (".factory", "sessions"), (".factory", "sessions"))
 
     def transcript_problem(self, transcript: Transcript) -> str | None:
         """JSONL with a "type" on every line, the first Droid's session_start."""

@@ -16,7 +16,7 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
-from .base import Agent, Rewinder
+from .base import Agent, Rewinder, home_folders
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -379,11 +379,7 @@ class Gemini(Agent):
     def transcript_folders(self, home: str, environ: Mapping[str, str]) -> tuple[str, ...]:
         """<Gemini home>/.gemini/tmp (its per-project chats): the home is $GEMINI_CLI_HOME when set
         (read in Gemini CLI 0.61's bundle: `homedir()`), else ~."""
-        configured = environ.get("GEMINI_CLI_HOME")
-        default = os.path.join(home, ".gemini", "tmp")
-        if not configured:
-            return (default,)
-        return (os.path.join(os.path.expanduser(configured), ".gemini", "tmp"), default)
+        return home_folders(home, environ, "GEMINI_CLI_HOME", (".gemini", "tmp"), (".gemini", "tmp"))
 
     def transcript_problem(self, transcript: Transcript) -> str | None:
         """Every line a metadata record (sessionId), a message (id), or a `$set` / `$rewindTo` record."""
