@@ -223,11 +223,7 @@ def worktree_named(repo: Repo, items: list[Checkpoint], name: str) -> str | None
     """What `--worktree NAME` names: `main-worktree` (or `main`, unless a linked work tree has that name)
     is the main work tree; else a linked work tree's name (under .git/worktrees/, or in a note: its
     checkpoints outlive `git worktree remove`), or the path of one of this repository's work trees."""
-    linked = set()
-    try:
-        linked = set(os.listdir(os.path.join(repo.commondir, "worktrees")))
-    except (FileNotFoundError, NotADirectoryError):
-        pass
+    linked = set(repo.linked_worktrees())
     recorded = {c.note.worktree for c in items if c.note.worktree is not None}
     if name in linked or name in recorded:
         return name

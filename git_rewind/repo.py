@@ -167,6 +167,13 @@ class Repo:
             return None
         return os.path.basename(os.path.normpath(self.gitdir))
 
+    def linked_worktrees(self) -> list[str]:
+        """The names of the repository's linked work trees (under .git/worktrees/), whichever one this is."""
+        try:
+            return sorted(os.listdir(os.path.join(self.commondir, "worktrees")))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
     def ensure_dirs(self) -> None:
         """Create .git/rewind/ (per work tree) and the shared store directory."""
         os.makedirs(self.rewind_dir, exist_ok=True)

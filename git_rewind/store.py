@@ -138,8 +138,12 @@ def session_tip(repo: Repo, session: str) -> Tip | None:
     try:
         with open(_tip_file(repo.rewind_dir, session)) as fh:
             seen, own, tree, seq = fh.read().split()
-        if seen == commit or (own != commit and _on_chain(repo, own, commit)):
+        if seen == commit:
             return Tip(Oid(own), Oid(tree), int(seq))
+        if own != commit and _on_chain(repo, own, commit):  # another work tree moved the ref on
+            tip = Tip(Oid(own), Oid(tree), int(seq))
+            _write_tip(repo, session, tip, commit)  # seen there now: the next call asks git nothing
+            return tip
     except (FileNotFoundError, ValueError):
         pass
     found = checkpoints.load_one(repo, commit)
@@ -183,11 +187,7 @@ def _write_tip(repo: Repo, session: str, tip: Tip, ref: str) -> None:
 def forget_tip(repo: Repo, session: str) -> None:
     """Drop every work tree's cached tip of SESSION (after gc rewrites or deletes it)."""
     dirs = [os.path.join(repo.commondir, "rewind")]
-    try:
-        dirs += [os.path.join(repo.commondir, "worktrees", name, "rewind")
-                 for name in os.listdir(os.path.join(repo.commondir, "worktrees"))]
-    except (FileNotFoundError, NotADirectoryError):
-        pass
+    dirs += [os.path.join(repo.commondir, "worktrees", name, "rewind") for name in repo.linked_worktrees()]
     for base in dirs:
         try:
             os.unlink(_tip_file(base, session))
