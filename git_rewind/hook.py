@@ -161,6 +161,7 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
         data["policy"] = state.to_dict()
         if minijson.dumps(data) != before:  # most skips change nothing: no file to write
             minijson.dump_file(state_file, data)
+        _follow_turn(repo, event, paths, result, now)
     context = None
     if event.kind == "session_start":
         context = _session_context(repo, settings, result, entry)
@@ -176,6 +177,22 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
         context = pending
         entry["context"] = "delivered with the prompt"
     return entry, context
+
+
+def _follow_turn(repo: Repo, event: Event, paths: list[str], taken: Result | None, now: float) -> None:
+    """Keep turns.py's record of the session's turn: opened by a prompt (after its checkpoint, which holds
+    what changed before it), closed by a turn end or session end (after theirs), touched by everything
+    between, with the tool that is about to change each path."""
+    from . import turns
+
+    if event.kind == "prompt":
+        turns.start(repo, turns.Turn(event.session, event.agent, (event.prompt or "")[:4000] or None,
+                                     taken.seq if taken is not None else None, now))
+    elif event.kind in ("stop", "session_end"):
+        turns.end(repo, event.session)
+    else:
+        editing = event.kind in ("pre_tool", "post_tool") and event.tool_kind in ("write", "edit")
+        turns.touch(repo, event.session, event.tool if editing else None, paths if editing else None)
 
 
 def _session_context(repo: Repo, settings: dict[str, Any], taken: Result | None,
@@ -245,6 +262,8 @@ def _checkpoint(repo: Repo, event: Event, decision: Decision, settings: dict[str
         allow_empty=decision.allow_empty,
         max_file_size=settings["max_file_size"],
         auto_pack=settings["auto_pack"],
+        attribute=settings["tier"] != "minimal",
+        kind=event.kind,
     )
     return store.save(repo, request)
 

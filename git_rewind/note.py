@@ -51,6 +51,17 @@ def _strings(value: object) -> list[str]:
     return [str(item) for item in value] if isinstance(value, list) else []
 
 
+AGENT = "agent"
+OUTSIDE = "outside"
+ORIGINS = (AGENT, OUTSIDE)
+
+
+def _origins(value: object) -> dict[str, str] | None:
+    if not isinstance(value, dict):
+        return None
+    return {str(path): origin for path, origin in value.items() if origin in ORIGINS}
+
+
 def _rest(data: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
     if data.keys() <= known:  # the common case, checked in C: a reader of 10k notes pays per note
         return {}
@@ -178,12 +189,12 @@ class Note:
     """A checkpoint's metadata, as its JSON note holds it."""
 
     __slots__ = ("v", "seq", "session", "agent", "trigger", "tool", "paths", "message", "prompt", "summary",
-                 "tags", "head", "branch", "worktree", "created", "conversation", "skipped", "paths_omitted",
-                 "changes", "rewind", "extra")
+                 "tags", "head", "branch", "worktree", "created", "conversation", "skipped", "origins",
+                 "paths_omitted", "origins_omitted", "turn", "changes", "rewind", "extra")
     # Written always, in this order (what `git notes show` prints), then the optional ones when set.
     KEYS = ("v", "seq", "session", "agent", "trigger", "tool", "paths", "message", "prompt", "summary", "tags",
             "head", "branch", "worktree", "created", "conversation", "skipped")
-    OPTIONAL = ("paths_omitted", "changes", "rewind")
+    OPTIONAL = ("origins", "paths_omitted", "origins_omitted", "turn", "changes", "rewind")
     KNOWN = frozenset(KEYS + OPTIONAL)
 
     def __init__(self, seq: int, session: str, created: str, *, agent: str | None = None,
@@ -191,8 +202,9 @@ class Note:
                  message: str = "", prompt: str | None = None, summary: Json = None,
                  tags: list[str] | None = None, head: Oid | None = None, branch: str | None = None,
                  worktree: str | None = None, conversation: Position | None = None,
-                 skipped: list[dict[str, Json]] | None = None,
-                 paths_omitted: int | None = None, changes: dict[str, Json] | None = None,
+                 skipped: list[dict[str, Json]] | None = None, origins: dict[str, str] | None = None,
+                 paths_omitted: int | None = None, origins_omitted: int | None = None,
+                 turn: dict[str, Json] | None = None, changes: dict[str, Json] | None = None,
                  rewind: RewindRecord | None = None, v: int = NOTE_VERSION,
                  extra: dict[str, Json] | None = None) -> None:
         self.v = v
@@ -212,7 +224,12 @@ class Note:
         self.created = created  # UTC, clock.STAMP
         self.conversation = conversation
         self.skipped = skipped if skipped is not None else []  # files left out ({path, reason, …})
+        # Where each path changed since the work tree's previous checkpoint (any session) came from:
+        # "agent" (an agent turn was running) or "outside"; None: unknown (minimal tier, older notes).
+        self.origins = origins
         self.paths_omitted = paths_omitted
+        self.origins_omitted = origins_omitted  # origins left out past store.MAX_NOTE_PATHS
+        self.turn = turn  # the agent turn its "agent" changes belong to: session, agent, prompt, seq, tools
         self.changes = changes  # files and lines changed, for checkpoints before /clear
         self.rewind = rewind  # set on safety checkpoints
         self.extra = extra or {}
@@ -227,6 +244,7 @@ class Note:
             return None
         skipped = data.get("skipped")
         changes = data.get("changes")
+        turn = data.get("turn")
         return cls(
             seq, _str(data.get("session")) or "", str(data.get("created") or ""),
             agent=_str(data.get("agent")), trigger=_str(data.get("trigger")), tool=_str(data.get("tool")),
@@ -235,7 +253,9 @@ class Note:
             head=_oid(data.get("head")), branch=_str(data.get("branch")), worktree=_str(data.get("worktree")),
             conversation=Position.from_json(data.get("conversation")),
             skipped=[s for s in skipped if isinstance(s, dict)] if isinstance(skipped, list) else [],
-            paths_omitted=_int(data.get("paths_omitted")),
+            origins=_origins(data.get("origins")),
+            paths_omitted=_int(data.get("paths_omitted")), origins_omitted=_int(data.get("origins_omitted")),
+            turn=turn if isinstance(turn, dict) else None,
             changes=changes if isinstance(changes, dict) else None,
             rewind=RewindRecord.from_json(data.get("rewind")),
             v=_int(data.get("v")) or NOTE_VERSION,
@@ -266,8 +286,14 @@ class Note:
             "conversation": self.conversation.to_json() if self.conversation is not None else None,
             "skipped": list(self.skipped),
         }
+        if self.origins is not None:
+            out["origins"] = dict(self.origins)
         if self.paths_omitted is not None:
             out["paths_omitted"] = self.paths_omitted
+        if self.origins_omitted is not None:
+            out["origins_omitted"] = self.origins_omitted
+        if self.turn is not None:
+            out["turn"] = self.turn
         if self.changes is not None:
             out["changes"] = self.changes
         if self.rewind is not None:

@@ -6,8 +6,10 @@
   checkpoint, unless the path is excluded, the change is small and the file not critical,
   another edit checkpoint is younger than the anti-spam interval, or a batch (3+ edits in
   60 s) already has its checkpoint.
+  A full checkpoint at every turn end when files changed: with the prompt checkpoint it brackets
+  the turn, so what changed between turns is told apart from what the agent did (attribution).
 - aggressive: balanced with tighter limits, risky prompts tagged, a full checkpoint after
-  every shell command and at turn end when files changed.
+  every shell command.
 - balanced and aggressive also take a full checkpoint before /clear (SessionEnd, reason
   "clear") and before compaction (PreCompact), even unchanged: it anchors the conversation
   that is about to be wiped or summarised (setting auto_checkpoint_on_clear).
@@ -160,10 +162,8 @@ def decide(event: Event, settings: dict[str, Any], state: SessionState, now: flo
         if tier == "aggressive" and event.tool_kind == ev.SHELL:
             return Decision(FULL, f"after {event.tool}, if files changed")
         return _skip(f"{tier}: nothing after {event.tool or 'a tool'}")
-    if kind == ev.STOP:
-        if tier == "aggressive":
-            return Decision(FULL, "turn end, if files changed")
-        return _skip(f"{tier}: nothing at turn end")
+    if kind == ev.STOP:  # what the turn changed is the agent's: attribution needs it closed off
+        return Decision(FULL, "turn end, if files changed")
     if kind in (ev.SESSION_END, ev.PRE_COMPACT):
         return _before_clear(event, settings)
     return _skip(f"no checkpoint for {event.name or 'this event'}")

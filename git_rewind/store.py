@@ -36,7 +36,7 @@ class Request:
 
     __slots__ = ("session", "message", "agent", "trigger", "tool", "paths", "tags", "prompt",
                  "summary", "conversation", "rewind", "count_changes", "allow_empty", "max_file_size",
-                 "excludes_file", "auto_pack", "attachments")
+                 "excludes_file", "auto_pack", "attachments", "attribute", "kind")
 
     def __init__(
         self,
@@ -57,6 +57,8 @@ class Request:
         excludes_file: str | None = None,
         auto_pack: int = 2000,
         attachments: Attachments | None = None,
+        attribute: bool | None = None,
+        kind: str | None = None,
     ) -> None:
         self.session = session
         self.message = message
@@ -75,6 +77,10 @@ class Request:
         self.excludes_file = excludes_file
         self.auto_pack = auto_pack
         self.attachments = attachments
+        # Record origins: False under the minimal tier (no prompt or turn end is checkpointed, so agent and
+        # outside changes share checkpoints); None: as the repository's config says.
+        self.attribute = attribute
+        self.kind = kind  # the hook event's kind (event.PROMPT…); None when no hook takes it
 
 
 class Attachments:
@@ -185,14 +191,37 @@ def _write_tip(repo: Repo, session: str, tip: Tip, ref: str) -> None:
 
 
 def forget_tip(repo: Repo, session: str) -> None:
-    """Drop every work tree's cached tip of SESSION (after gc rewrites or deletes it)."""
+    """Drop every work tree's cached tip of SESSION (after gc rewrites or deletes it), and a work tree's
+    newest checkpoint when it was one of SESSION's."""
     dirs = [os.path.join(repo.commondir, "rewind")]
     dirs += [os.path.join(repo.commondir, "worktrees", name, "rewind") for name in repo.linked_worktrees()]
     for base in dirs:
-        try:
-            os.unlink(_tip_file(base, session))
-        except (FileNotFoundError, NotADirectoryError):
-            pass
+        for path in (_tip_file(base, session), os.path.join(base, LAST)):
+            if path.endswith(LAST) and _read_last(path, None)[0] != session:
+                continue
+            try:
+                os.unlink(path)
+            except (FileNotFoundError, NotADirectoryError):
+                pass
+
+
+LAST = "last"  # the work tree's newest checkpoint, any session: what origins are computed against
+
+
+def _read_last(path: str, repo: Repo | None) -> tuple[str | None, Tip | None]:
+    try:
+        with open(path) as fh:
+            session, commit, tree, seq = fh.read().split()
+    except (FileNotFoundError, NotADirectoryError, ValueError):
+        return None, None
+    if repo is not None and repo.read_ref(REF_PREFIX + session) is None:  # its session was dropped
+        return session, None
+    return session, Tip(Oid(commit), Oid(tree), int(seq))
+
+
+def worktree_last(repo: Repo) -> Tip | None:
+    """The newest checkpoint taken in this work tree, of any session (None: none known)."""
+    return _read_last(os.path.join(repo.rewind_dir, LAST), repo)[1]
 
 
 def _default_message(req: Request, paths: list[str]) -> str:
@@ -216,6 +245,10 @@ def save(repo: Repo, req: Request) -> Result:
 
 def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> Result:
     """`save` for a caller that already holds the work-tree lock and may have scanned already."""
+    if req.attribute is None:
+        from . import config
+
+        req.attribute = config.load_or_defaults(repo.root)[0]["tier"].value != "minimal"
     tip = session_tip(repo, req.session)
     if scan is None and req.paths and not req.count_changes and tip is not None \
             and _fast_path_fits(repo, req.paths):
@@ -238,8 +271,13 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
         req.message = f"{req.message}: {counts.text()} (since {since})"
         changes = {**counts.to_dict(), "since": tip.seq if tip is not None else None}
     paths = req.paths or [p for _status, p in scan.changes]
+    changed = None
+    if req.attribute:  # what changed since this work tree's newest checkpoint, whichever session took it
+        last = worktree_last(repo)
+        changed = [p for _status, p in (scan.changes if last is None or last.tree == scan.base
+                                        else snapshot.changed_paths(repo, last.tree, scan.tree))]
     with repo.store_lock():
-        result = _commit(repo, req, tip, paths, scan.skipped, tree=scan.tree, changes=changes)
+        result = _commit(repo, req, tip, paths, scan.skipped, tree=scan.tree, changes=changes, changed=changed)
     result.same_as = same_as
     return result
 
@@ -261,12 +299,15 @@ def head_tree(repo: Repo) -> Oid:
 
 
 def _save_paths(repo: Repo, req: Request, tip: Tip) -> Result:
-    """The fast path: read only the named files; carry the rest of the tree from the tip."""
+    """The fast path: read only the named files; carry the rest of the tree from this work tree's newest
+    checkpoint (the session's tip, or another session's checkpoint taken since)."""
     wanted = [p for p in dict.fromkeys(req.paths) if not snapshot.inside_nested_repo(repo, p)]
     states = snapshot.read_paths(repo, wanted, req.max_file_size)
     skipped = [s.skipped for s in states if s.skipped]
+    last = worktree_last(repo)
+    base = last if last is not None and last.seq > tip.seq else tip
     with repo.store_lock(), FastImport(repo.root) as fi:
-        current = {s.path: fi.ls(tip.commit, os.fsencode(s.path)) for s in states}
+        current = {s.path: fi.ls(base.commit, os.fsencode(s.path)) for s in states}
         # An ignored path is never captured, even one an earlier checkpoint holds (the rule
         # may be new); files the user tracks are never ignored, as with `git add -A`.
         ignored = snapshot.ignored(repo, [s.path for s in states if s.content is not None])
@@ -281,8 +322,9 @@ def _save_paths(repo: Repo, req: Request, tip: Tip) -> Result:
         if not edits and not req.allow_empty:
             fi.abort()
             return Result(tip)
-        result = _commit(repo, req, tip, wanted, skipped, fi=fi, edits=edits)
-    result.same_as = None if edits else tip.seq
+        result = _commit(repo, req, tip, wanted, skipped, fi=fi, edits=edits, start=base.tree,
+                         changed=[e.path for e in edits] if req.attribute else None)
+    result.same_as = None if edits else base.seq
     return result
 
 
@@ -296,11 +338,14 @@ def _commit(
     fi: FastImport | None = None,
     edits: list[snapshot.PathState] | None = None,
     changes: dict[str, Json] | None = None,
+    start: str | None = None,
+    changed: list[str] | None = None,
 ) -> Result:
     """Write commit + note and move both refs. Hold the store lock.
 
-    The commit's tree is TREE, or the tip's tree with EDITS applied (a PathState without
-    content deletes its path).
+    The commit's tree is TREE, or START (default: the tip's tree) with EDITS applied (a PathState
+    without content deletes its path). CHANGED: the paths changed since the work tree's newest
+    checkpoint, whose origins the note records (None: unknown).
     """
     # The chain goes on from the ref's tip, which may be another work tree's checkpoint; the tree
     # is this work tree's own (TREE, or its own tip's tree with EDITS applied).
@@ -310,13 +355,21 @@ def _commit(
     seq = checkpoints.next_seq(repo)
     head, branch = repo.head()
     message = req.message or _default_message(req, paths)
+    origins = turn = None
+    if changed is not None:
+        from . import attribution
+
+        origins, turn = attribution.origins(repo, req.session, req.kind, changed, time.time())
     note = Note(
         seq, req.session, utc_now(), agent=req.agent, trigger=req.trigger, tool=req.tool,
         paths=paths[:MAX_NOTE_PATHS], message=message, prompt=req.prompt, summary=req.summary,
         tags=list(req.tags), head=Oid(head) if head else None, branch=branch, worktree=repo.worktree,
         conversation=req.conversation,
         skipped=skipped, paths_omitted=len(paths) - MAX_NOTE_PATHS if len(paths) > MAX_NOTE_PATHS else None,
-        changes=changes, rewind=req.rewind,
+        changes=changes, rewind=req.rewind, turn=turn,
+        origins=dict(list(origins.items())[:MAX_NOTE_PATHS]) if origins is not None else None,
+        origins_omitted=len(origins) - MAX_NOTE_PATHS if origins is not None and len(origins) > MAX_NOTE_PATHS
+        else None,
     )
     stamp = _committer_line()
     with fi or FastImport(repo.root) as stream:
@@ -331,8 +384,9 @@ def _commit(
                 stream.write(b"from :2\n")
             else:
                 stream.write(b"merge :2\n")
-        start = tree
-        if start is None and tip is not None and tip.commit != parent:
+        if tree is not None:
+            start = tree
+        elif start is None and tip is not None and tip.commit != parent:
             start = tip.tree  # edits apply to this work tree's own tree, not the parent's
         if start is not None:
             stream.write(b'M 040000 ' + start.encode() + b' ""\n')
@@ -359,6 +413,7 @@ def _commit(
                    {REF_PREFIX + req.session: parent, NOTES_REF: notes_before})
     tip = Tip(commit, new_tree, seq)
     _write_tip(repo, req.session, tip, commit)
+    write_atomic(os.path.join(repo.rewind_dir, LAST), f"{req.session} {commit} {new_tree} {seq}\n", makedirs=True)
     if req.auto_pack:
         maybe_pack(repo, req.auto_pack)
     return Result(tip, note)

@@ -99,11 +99,15 @@ def test_a_session_checkpoints_at_the_prompt_and_before_a_big_edit_and_always_al
                 edits=[{"old_string": "draft\n", "new_string": BIG}])["action"] == "skip"
     assert send("beforeShellExecution", command="echo hi > out.txt", cwd=str(w.path))["action"] == "skip"
     assert send("afterShellExecution", command="echo hi > out.txt", output="", duration=3)["action"] == "skip"
-    assert send("stop", status="completed", loop_count=0)["action"] == "skip"
+    w.write("out.txt", "hi\n")
+    end = send("stop", status="completed", loop_count=0)
+    assert (end["action"], end["reason"]) == ("checkpoint", "turn end, if files changed")
     assert answers == ['{"continue": true}\n', '{"permission": "allow"}\n', "", '{"permission": "allow"}\n',
                        "", "{}\n"]
     notes = json.loads(w.ok("list", "--json", "-n", "0"))
-    prompt, edit = sorted(notes, key=lambda n: n["seq"])
+    prompt, edit, turn_end = sorted(notes, key=lambda n: n["seq"])
+    assert turn_end["origins"] == {"notes/plan.md": "agent", "out.txt": "agent"}
+    assert turn_end["turn"]["prompt"] == "write the plan" and turn_end["turn"]["tools"] == {"notes/plan.md": "Edit"}
     assert (prompt["agent"], prompt["trigger"], prompt["prompt"], prompt["session"]) == (
         "cursor", "beforeSubmitPrompt", "write the plan", CONVERSATION)
     assert (edit["trigger"], edit["tool"], edit["paths"]) == ("preToolUse", "Edit", ["notes/plan.md"])

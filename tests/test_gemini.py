@@ -170,11 +170,11 @@ def test_every_hook_call_prints_one_json_object_and_the_resume_context_goes_with
     out = json.loads(session.outputs[resumed])
     assert session.outputs[resumed].count("\n") == 1 and list(out) == ["hookSpecificOutput"]
     assert out["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
-    edit = session.by_trigger("BeforeTool")
-    assert out["hookSpecificOutput"]["additionalContext"].startswith(f"Resumed from checkpoint #{edit['seq']}: ")
+    turn_end = session.by_trigger("AfterAgent")  # the newest checkpoint before the resume: the turn's end
+    assert out["hookSpecificOutput"]["additionalContext"].startswith(f"Resumed from checkpoint #{turn_end['seq']}: ")
     log = [json.loads(line) for line in (w.path / ".git" / "rewind" / "hook.log").read_text().splitlines()]
     starts = [e for e in log if e["event"] == "SessionStart"]
-    assert starts[0]["context"] == "none: no earlier checkpoint" and starts[1]["context"]["from"] == edit["seq"]
+    assert starts[0]["context"] == "none: no earlier checkpoint" and starts[1]["context"]["from"] == turn_end["seq"]
     assert [e.get("context") for e in log if e["event"] == "BeforeAgent"] == [None, "delivered with the prompt"]
     assert session.hook(session.payloads[resumed]) == {}  # once: it went with the session's first prompt
 
@@ -199,8 +199,13 @@ def test_a_failing_or_stray_hook_still_prints_json_and_exits_0(session: Session,
 def test_the_session_took_checkpoints_at_start_prompts_and_edits(session: Session) -> None:
     found = session.checkpoints()
     assert [(n["trigger"], n["tool"]) for n in found] == [
-        ("SessionStart", None), ("BeforeAgent", None), ("BeforeTool", "replace"),
-        ("SessionStart", None), ("BeforeAgent", None)]
+        ("SessionStart", None), ("BeforeAgent", None), ("BeforeTool", "replace"), ("AfterAgent", None),
+        ("BeforeAgent", None), ("AfterAgent", None)]  # the resumed session's start: unchanged since the turn end
+    # What write_file made is the agent's at the next checkpoint; each turn end holds the rest of its turn.
+    assert found[2]["origins"] == {"plan.md": "agent"}
+    assert found[3]["origins"] == {"plan.md": "agent", "shell.txt": "agent"}
+    assert found[3]["turn"]["prompt"] == "P1-X do it" and found[5]["turn"]["prompt"] == "P2-Y more"
+    assert found[4]["origins"] == {}
     log = [json.loads(line) for line in (session.w.path / ".git" / "rewind" / "hook.log").read_text().splitlines()]
     assert [(e["tool"], e["action"]) for e in log if e["event"] == "BeforeTool"] == [
         ("write_file", "unchanged"), ("replace", "checkpoint"), ("replace", "skip")]

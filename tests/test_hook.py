@@ -46,13 +46,22 @@ def test_replaying_a_recorded_claude_code_session_checkpoints_start_and_prompts(
     w.write("hello.py", "print('hello, world')\n")
     w.write("made_by_bash.txt", "x\n")  # `echo x > made_by_bash.txt`: no hook names this file
     assert replay("PostToolUse_Bash")["reason"] == "balanced: nothing after Bash"
-    assert replay("Stop")["reason"] == "balanced: nothing at turn end"
+    assert replay("Stop")["reason"] == "turn end, if files changed"
+    w.write("mine.txt", "mine\n")  # the person, between two turns
     payload, hook_env = claude_sample("UserPromptSubmit", w.path, home)
     payload.update(prompt="now add a test", prompt_id="prompt-2")
     assert w.rewind("hook", input=json.dumps(payload), env=hook_env).returncode == 0
 
-    start, first, second = chain(w, MAIN)
-    assert [c["seq"] for c in (start, first, second)] == [1, 2, 3]
+    start, first, end, second = chain(w, MAIN)
+    assert [c["seq"] for c in (start, first, end, second)] == [1, 2, 3, 4]
+    # The turn end holds what the turn made, every path the agent's, with the turn's prompt and the tool
+    # its hook named; the next prompt holds what the person did meanwhile.
+    assert (end["trigger"], end["message"]) == ("Stop", "turn end")
+    assert end["origins"] == {"hello.py": "agent", "made_by_bash.txt": "agent"}
+    assert end["turn"] == {"session": MAIN, "agent": "claude-code", "prompt": "make hello", "seq": 2,
+                           "tools": {"hello.py": "Edit"}}
+    assert second["origins"] == {"mine.txt": "outside"} and "turn" not in second
+    assert first["origins"] == {} and set(start["origins"].values()) <= {"outside"}
     assert (start["agent"], start["trigger"], start["message"]) == ("claude-code", "SessionStart",
                                                                     "session start (startup)")
     assert (first["trigger"], first["prompt"], first["tags"], first["tool"]) == (
@@ -63,14 +72,14 @@ def test_replaying_a_recorded_claude_code_session_checkpoints_start_and_prompts(
     assert w.tree_of(first["commit"]) == w.tree_of(start["commit"])  # a prompt is recorded even unchanged
     # The next prompt's full checkpoint holds what the Write, the Edit and the Bash command made.
     assert (second["prompt"], second["conversation"]["prompt_id"]) == ("now add a test", "prompt-2")
-    assert set(second["paths"]) == {"hello.py", "made_by_bash.txt"}
-    assert show(w, second["commit"], "made_by_bash.txt") == "x\n"
-    assert show(w, second["commit"], "hello.py") == "print('hello, world')\n"
+    assert set(end["paths"]) == {"hello.py", "made_by_bash.txt"}
+    assert show(w, end["commit"], "made_by_bash.txt") == "x\n"
+    assert show(w, end["commit"], "hello.py") == "print('hello, world')\n"
     assert w.tree_of(second["commit"]) == w.add_all_tree()  # exactly what `git add -A` would record
     assert show(w, second["commit"], ".env") is None  # ignored files are never captured
     assert w.git("log", "--format=%s", f"refs/rewind/{MAIN}").splitlines() == [
-        "#3 prompt: now add a test", "#2 prompt: make hello", "#1 session start (startup)"]
-    assert [d["action"] for d in decisions(w)] == ["checkpoint", "checkpoint", "skip", "skip", "skip", "skip",
+        "#4 prompt: now add a test", "#3 turn end", "#2 prompt: make hello", "#1 session start (startup)"]
+    assert [d["action"] for d in decisions(w)] == ["checkpoint", "checkpoint", "skip", "skip", "skip", "checkpoint",
                                                    "checkpoint"]
     assert protected(w) == user
     w.fsck()

@@ -52,11 +52,11 @@ def test_a_safety_checkpoints_rewind_record_round_trips_with_its_conversation() 
 
 
 def test_unknown_keys_of_later_versions_are_kept_where_they_were_found() -> None:
-    data = {**FULL, "v": 3, "stack": ["feature"], "origins": {"src/app.py": "agent"},
+    data = {**FULL, "v": 3, "stack": ["feature"], "reviewers": {"src/app.py": "ana"},
             "conversation": {**FULL["conversation"], "server": "http://127.0.0.1:4096/", "time_ms": 5}}
     note = Note.from_json(data)
     assert note is not None
-    assert note.v == 3 and note.extra == {"stack": ["feature"], "origins": {"src/app.py": "agent"}}
+    assert note.v == 3 and note.extra == {"stack": ["feature"], "reviewers": {"src/app.py": "ana"}}
     assert note.conversation is not None and note.conversation.extra == {"server": "http://127.0.0.1:4096/",
                                                                          "time_ms": 5}
     assert note.to_json() == data

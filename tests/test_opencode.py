@@ -103,7 +103,7 @@ def test_a_session_through_the_hook_checkpoints_start_prompt_and_edit(agent_proj
         "filePath": str(w.path / "src/app.py"), "oldString": "print('hello')", "newString": "x" * 80}))
     assert (entry["action"], entry["paths"], entry["tool"]) == ("checkpoint", ["src/app.py"], "edit")
     assert hook(w, payload(w, "tool.execute.after", tool="bash", args={"command": "ls"}))["action"] == "skip"
-    assert hook(w, payload(w, "session.idle"))["action"] == "skip"
+    assert hook(w, payload(w, "session.idle"))["action"] == "unchanged"  # the turn end: nothing new since the edit
     prompt, edit = note(w, 2), note(w, 3)
     assert (prompt["trigger"], prompt["prompt"], prompt["conversation"]["prompt_id"]) == (
         "chat.message", "rewrite app", "msg_p1")

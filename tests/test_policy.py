@@ -212,12 +212,14 @@ def test_only_the_files_not_excluded_are_checkpointed() -> None:
     assert (decision.action, decision.paths) == (PATHS, ["src/app.py"])
 
 
-def test_balanced_does_nothing_after_tools_or_at_turn_end() -> None:
+def test_balanced_does_nothing_after_tools_and_closes_each_turn_when_files_changed() -> None:
     session = Session()
     for event in (simple("PreToolUse", ev.PRE_TOOL, "Bash", ev.SHELL), simple("PreToolUse", ev.PRE_TOOL, "Read"),
-                  simple("PostToolUse", ev.POST_TOOL, "Bash", ev.SHELL), simple("Stop", ev.STOP),
+                  simple("PostToolUse", ev.POST_TOOL, "Bash", ev.SHELL),
                   simple("SessionEnd", ev.OTHER), simple("Notification", ev.OTHER)):
         assert session.at(T0, event).action == SKIP, event.name
+    stop = session.at(T0, simple("Stop", ev.STOP))  # attribution needs the turn closed off
+    assert (stop.action, stop.allow_empty) == (FULL, False)
     assert session.at(T0, simple("PreToolUse", ev.PRE_TOOL, "Bash", ev.SHELL)).reason == (
         "Bash: shell commands are checkpointed after they run (aggressive tier)")  # not "does not edit files"
     assert session.at(T0, edit(chars=1)).reason == "small change: 1 character < 50"
