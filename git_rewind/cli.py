@@ -18,7 +18,7 @@ from .repo import Repo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from . import restore, undo
+    from . import restore, takeback, undo
     from .settingsfile import Change, CommandChange
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -175,18 +175,28 @@ def _print_plan(plan: restore.Plan) -> None:
 
 def _confirm_plan(repo: Repo, target: checkpoints.Checkpoint, only: list[str], code: bool,
                   conversation: str | None, dry_run: bool, yes: bool, max_size: int,
-                  cwd: str | None = None) -> tuple[bool, bool]:
-    """Show what would change (always for --dry-run, on a terminal unless --yes); (go ahead, warnings shown)."""
+                  cwd: str | None = None, planner: takeback.Planner | None = None) -> tuple[bool, bool]:
+    """Show what would change (always for --dry-run, on a terminal unless --yes); (go ahead, warnings shown).
+    With PLANNER (an agent-only undo, a revert) the plan is worked out even without asking: it may find
+    nothing to take back, or conflicts, before anything is written."""
     from . import restore
 
+    if not (dry_run or (sys.stdin.isatty() and not yes)) and planner is None:
+        return True, False
+    plan = restore.preview(repo, target, only, max_size, cwd, retarget=planner) if code else None
+    if planner is not None and planner.outcome is not None and not planner.outcome.runs:
+        click.echo(f"nothing to take back: no agent changed a file {_range_words(planner)}; nothing changed")
+        return False, True
     if not (dry_run or (sys.stdin.isatty() and not yes)):
         return True, False
-    plan = restore.preview(repo, target, only, max_size, cwd) if code else None
     if plan is not None:
         if plan.empty:
-            click.echo(f"the working tree already matches #{target.seq}")
+            click.echo(f"the working tree already matches #{target.seq}" if planner is None
+                       else "taking back the agents' changes leaves every file as it is")
         else:
             _print_plan(plan)
+            if planner is not None and planner.outcome is not None:
+                _print_takeback(planner.outcome)
             click.echo(f"{len(plan.writes)} to write, {len(plan.removals)} to remove")
         for line in restore.warnings(plan):
             click.echo(f"warning: {line}", err=True)
@@ -196,13 +206,32 @@ def _confirm_plan(repo: Repo, target: checkpoints.Checkpoint, only: list[str], c
         return False, True
     what = {(True, False): "the working tree", (False, True): "the conversation",
             (True, True): "the working tree and the conversation"}.get((code, conversation is not None), "")
-    if not click.confirm(f"Rewind {what} to #{target.seq}?", default=False):
+    question = f"Rewind {what} to #{target.seq}?" if planner is None else f"Go ahead with {planner.what}?"
+    if not click.confirm(question, default=False):
         click.echo("nothing changed")
         sys.exit(1)
     return True, True
 
 
-def _print_result(result: undo.Result, target_seq: int, verb: str, warned: bool = False) -> None:
+def _range_words(planner: takeback.Planner) -> str:
+    if planner.end is None:
+        return f"since #{planner.start.seq}"
+    return f"between #{planner.start.seq} and #{planner.end.seq}"
+
+
+def _print_takeback(outcome: takeback.Outcome) -> None:
+    """What an agent-only undo or a revert merges, leaves in conflict and keeps unknown."""
+    for path in outcome.merged:
+        click.echo(f"merge   {path} (changed since as well: those changes are kept)")
+    for conflict in outcome.conflicts:
+        click.echo(f"conflict {conflict.describe()}")
+    if outcome.unknown:
+        shown = ", ".join(outcome.unknown[:5]) + ("…" if len(outcome.unknown) > 5 else "")
+        click.echo(f"warning: attribution is unknown for {shown}: those changes are kept", err=True)
+
+
+def _print_result(result: undo.Result, target_seq: int, verb: str, warned: bool = False,
+                  headline: str | None = None) -> None:
     from . import restore
 
     outcome = result.outcome
@@ -210,15 +239,16 @@ def _print_result(result: undo.Result, target_seq: int, verb: str, warned: bool 
         for line in restore.warnings(outcome.plan):
             click.echo(f"warning: {line}", err=True)
     if outcome is None or outcome.safety is None:
-        click.echo(f"the working tree already matches #{target_seq}")
+        click.echo(f"the working tree already matches #{target_seq}" if headline is None
+                   else "every file is already as it would be")
     else:
         click.echo(f"safety checkpoint #{outcome.safety.seq} {outcome.safety.commit[:7]} "
                    f"(git rewind redo goes back)")
         if outcome.written or outcome.removed or outcome.plan.writes or outcome.plan.removals:
             checked = " (verified)" if outcome.verified else ""
             kept = f", {len(outcome.conflicts)} not restored" if outcome.conflicts else ""
-            click.echo(f"{verb} #{target_seq}: {len(outcome.written)} written, {len(outcome.removed)} removed"
-                       f"{kept}{checked}")
+            click.echo(f"{headline or f'{verb} #{target_seq}'}: {len(outcome.written)} written, "
+                       f"{len(outcome.removed)} removed{kept}{checked}")
         for path in outcome.plan.left_alone:
             click.echo(f"left alone: {path}", err=True)
         for path in outcome.conflicts:
@@ -249,9 +279,15 @@ def _print_result(result: undo.Result, target_seq: int, verb: str, warned: bool 
 @click.option("--only", "only", multiple=True, metavar="PATHSPEC",
               help="Restore only what these git pathspecs match (relative to the current directory; globs, "
                    ":(top) and other magic as in git). One that matches nothing is an error.")
+@click.option("--agent-only", "agent_only", is_flag=True,
+              help="Take back only what agents changed since ID; keep every change made from outside "
+                   "(merged three-way by git).")
+@click.option("--merge", "merge", is_flag=True,
+              help="With --agent-only: on a conflict write the clean parts and conflict markers "
+                   "instead of nothing.")
 @_worktree_option
 def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: bool, only: tuple[str, ...],
-                 worktree: str | None) -> None:
+                 agent_only: bool, merge: bool, worktree: str | None) -> None:
     """Rewind the code, the conversation or both to a checkpoint, after a safety checkpoint.
 
     Without ID: the newest checkpoint of this work tree that is not a safety checkpoint (a second
@@ -259,14 +295,18 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
     among this work tree's checkpoints; --worktree NAME picks from another's (restored here).
 
     Every file written or removed is read back afterwards: the result line says "(verified)", and a
-    restore that did not fully happen lists the paths and exits with status 3. Warns first when the
+    restore that did not fully happen lists the paths and exits with status 4. Warns first when the
     checkpoint was taken on another branch or HEAD, and names ignored files changed since it (they
     are left as they are).
     """
-    from . import undo
+    from . import takeback, undo
 
     if fork and mode == "code":
         raise click.UsageError("--fork rewinds a conversation: use it with --conversation or --full")
+    if agent_only and mode == "conversation":
+        raise click.UsageError("--agent-only takes back file changes: use it with --code (the default) or --full")
+    if merge and not agent_only:
+        raise click.UsageError("--merge goes with --agent-only (or revert)")
     repo = Repo.discover()
     settings = config.for_repo(repo)
     items = checkpoints.load_all(repo)
@@ -276,13 +316,74 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
     cwd = os.getcwd()
     conversation = undo.plan_conversation(target, fork) if mode != "code" else None
     described = undo.describe(conversation) if conversation is not None else None
+    planner = takeback.agent_only(repo, checkpoints.of_worktree(items, repo.worktree), target, merge,
+                                  list(only), cwd) if agent_only else None
     go, warned = _confirm_plan(repo, target, list(only), mode != "conversation", described, dry_run, yes,
-                               settings["max_file_size"], cwd)
+                               settings["max_file_size"], cwd, planner)
     if not go:
         return
     result = undo.undo(repo, target, mode_of(mode), fork, list(only), settings["max_file_size"],
-                       settings["auto_pack"], plan=conversation, cwd=cwd)
-    _print_result(result, target.seq, "restored", warned)
+                       settings["auto_pack"], plan=conversation, cwd=cwd, retarget=planner,
+                       kind="agent-only" if agent_only else None)
+    if planner is not None:
+        _print_takeback_result(result, planner, warned)
+    else:
+        _print_result(result, target.seq, "restored", warned)
+
+
+def _print_takeback_result(result: undo.Result, planner: takeback.Planner, warned: bool) -> None:
+    """The result of an agent-only undo or a revert: the undo's lines, then what was merged or left in conflict."""
+    outcome = planner.outcome
+    _print_result(result, planner.start.seq, "", warned,
+                  headline=f"took back the agents' changes {_range_words(planner)}")
+    if outcome is None:
+        return
+    if outcome.merged:
+        click.echo(f"merged with later changes: {', '.join(outcome.merged)}")
+    if outcome.conflicts:
+        click.echo("conflict markers (<<<<<<< current … >>>>>>> the checkpoint) to resolve in:")
+        for conflict in outcome.conflicts:
+            click.echo(f"  {conflict.describe()}")
+    if outcome.unknown:
+        shown = ", ".join(outcome.unknown[:5]) + ("…" if len(outcome.unknown) > 5 else "")
+        click.echo(f"warning: attribution is unknown for {shown}: those changes were kept", err=True)
+
+
+@cli.command("revert", context_settings=CONTEXT)
+@click.argument("ident", metavar="ID")
+@click.argument("ident2", metavar="[ID2]", required=False)
+@click.option("--merge", "merge", is_flag=True,
+              help="On a conflict write the clean parts and conflict markers instead of nothing.")
+@click.option("--dry-run", is_flag=True, help="List what would be written, removed and merged; change nothing.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--only", "only", multiple=True, metavar="PATHSPEC",
+              help="Take back only in what these git pathspecs match (relative to the current directory).")
+def revert_command(ident: str, ident2: str | None, merge: bool, dry_run: bool, yes: bool,
+                   only: tuple[str, ...]) -> None:
+    """Take back the agents' changes of one turn, keeping everything after it (like git revert).
+
+    ID a prompt checkpoint: its turn, up to the session's next prompt checkpoint; any other
+    checkpoint: up to its session's next checkpoint. With ID2: every agent's changes between the
+    states ID and ID2. Later turns, other sessions and changes from outside stay. A line the agent
+    changed that was changed again later is a conflict: nothing is written and the exit status is 3,
+    unless --merge. A safety checkpoint comes first; redo goes back.
+    """
+    from . import takeback, undo
+
+    repo = Repo.discover()
+    settings = config.for_repo(repo)
+    items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)
+    start = checkpoints.lookup(repo, ident, items)
+    end = checkpoints.lookup(repo, ident2, items) if ident2 is not None else None
+    cwd = os.getcwd()
+    planner = takeback.revert(repo, items, start, end, merge, list(only), cwd)
+    go, warned = _confirm_plan(repo, start, list(only), True, None, dry_run, yes, settings["max_file_size"], cwd,
+                               planner)
+    if not go:
+        return
+    result = undo.undo(repo, start, "code", False, list(only), settings["max_file_size"], settings["auto_pack"],
+                       cwd=cwd, retarget=planner, kind="revert")
+    _print_takeback_result(result, planner, warned)
 
 
 @cli.command("redo", context_settings=CONTEXT)

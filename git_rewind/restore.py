@@ -28,9 +28,12 @@ from .snapshot import blob_oid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import IO
 
     from .note import ConversationRecord, Mode
+
+    Retarget = Callable[[str], str]  # the current tree → the tree to restore
 
 
 @dataclass
@@ -86,7 +89,7 @@ class Outcome:
 class Incomplete(RewindError):
     """The working tree does not read back as the restore meant to leave it: said loudly, never as done."""
 
-    EXIT_CODE = 3
+    EXIT_CODE = 4  # 3 is a conflict (takeback.Conflicts): nothing written, which this is not
 
     def __init__(self, target_seq: int, safety: store.Result | None, problems: list[tuple[str, str]],
                  after: str | None = None) -> None:
@@ -163,7 +166,8 @@ def _diff(repo: Repo, old_tree: str, new_tree: str, only: list[str] | None = Non
 
 
 def _plan_locked(
-    repo: Repo, target: Checkpoint, only: list[str], max_size: int, cwd: str | None = None, code: bool = True
+    repo: Repo, target: Checkpoint, only: list[str], max_size: int, cwd: str | None = None, code: bool = True,
+    retarget: Retarget | None = None,
 ) -> tuple[Plan, snapshot.Scan, str | None]:
     excludes = os.path.join(repo.rewind_dir, "target-excludes")
     target_tree = repo.tree_of(target.commit)
@@ -171,6 +175,8 @@ def _plan_locked(
     # The safety checkpoint goes on the target's session: diff against its tip once, here.
     tip = store.session_tip(repo, target.session or "manual")
     scan = snapshot.scan(repo, max_size, used, base_tree=tip.tree if tip else store.head_tree(repo))
+    if retarget is not None:  # a tree made from the current one (takeback.py): computed under the same lock
+        target_tree = retarget(scan.tree)
     plan = Plan(target=target, target_tree=target_tree, current_tree=scan.tree, skipped_scan=scan.skipped,
                 head_now=repo.head(), files=code)
     where = _pathspec_cwd(repo, cwd)
@@ -264,10 +270,11 @@ def _where(branch: str | None, head: str | None) -> str:
     return f"branch {branch} ({_short(head)})" if branch else f"a detached HEAD ({_short(head)})"
 
 
-def preview(repo: Repo, target: Checkpoint, only: list[str], max_size: int, cwd: str | None = None) -> Plan:
+def preview(repo: Repo, target: Checkpoint, only: list[str], max_size: int, cwd: str | None = None,
+            retarget: Retarget | None = None) -> Plan:
     """The plan of a rewind, changing nothing in the working tree. ONLY: git pathspecs, read from CWD."""
     with repo.worktree_lock():
-        return _plan_locked(repo, target, only, max_size, cwd)[0]
+        return _plan_locked(repo, target, only, max_size, cwd, retarget=retarget)[0]
 
 
 def rewind(
@@ -283,6 +290,8 @@ def rewind(
     attachments: store.Attachments | None = None,
     cwd: str | None = None,
     verify: bool = True,
+    retarget: Retarget | None = None,
+    kind: str | None = None,
 ) -> Outcome:
     """Checkpoint the current state, then bring the working tree to TARGET and read it back.
 
@@ -291,10 +300,11 @@ def rewind(
     working tree is left as it is: the safety checkpoint is still taken (it holds the transcript
     backup of a conversation-only rewind). CONVERSATION is recorded in its note for redo.
     Raises Incomplete when what was written or removed does not read back as planned (VERIFY
-    false skips that, for the benchmark only).
+    false skips that, for the benchmark only). RETARGET: the tree to bring the working tree to is
+    made from the current tree, under the lock (an agent-only undo or a revert), not TARGET's own.
     """
     with repo.worktree_lock():
-        plan, scan, excludes = _plan_locked(repo, target, only, max_size, cwd, code)
+        plan, scan, excludes = _plan_locked(repo, target, only, max_size, cwd, code, retarget)
         if not code:
             plan.writes, plan.removals, plan.left_alone = [], [], []
         if plan.empty and conversation is None:
@@ -302,11 +312,13 @@ def rewind(
         selected = plan.paths if only else []
         if only and not selected:
             mode = "conversation"  # the selection changed no file: redo has none to bring back
-        record = RewindRecord(target.seq, target.commit, selected, mode, conversation)
+        record = RewindRecord(target.seq, target.commit, selected, mode, conversation,
+                              extra={"kind": kind} if kind else None)
         request = store.Request(
             session=target.session or "manual",
             trigger=trigger,
-            message=f"{trigger} to #{target.seq}" + ("" if mode == "code" else f" ({mode})"),
+            message=f"{trigger} to #{target.seq}" + ("" if mode == "code" else f" ({mode})")
+            + (f" ({kind})" if kind else ""),
             allow_empty=True,
             max_file_size=max_size,
             auto_pack=auto_pack,

@@ -561,7 +561,7 @@ def _writable(path: Path) -> None:
 
 def test_a_restore_that_did_not_happen_is_never_reported_as_done(project: Workdir) -> None:
     """A directory the restore cannot write in: the paths it could not write or remove are listed, the
-    exit status is 3, the rest is restored, and the safety checkpoint holds the state before."""
+    exit status is 4, the rest is restored, and the safety checkpoint holds the state before."""
     project.ok("snap")
     project.write("src/app.py", "changed\n")
     project.write("src/new.py", "created after the checkpoint\n")
@@ -572,7 +572,7 @@ def test_a_restore_that_did_not_happen_is_never_reported_as_done(project: Workdi
         run = project.rewind("undo", "1", "--yes")
     finally:
         _writable(project.path / "src")
-    assert run.returncode == 3, run
+    assert run.returncode == 4, run
     assert "restored #1" not in run.stdout and "verified" not in run.stdout
     lines = run.stderr.splitlines()
     assert lines[0] == "error: the restore to #1 did not fully happen: 2 paths not as #1 has them"
