@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .checkpoints import Checkpoint
     from .note import Note
     from .repo import Repo
+    from .takeback import Planner
 
 SERVER_NAME = "git-rewind"
 INSTRUCTIONS = (
@@ -159,32 +160,65 @@ class Tools:
     # changing ----------------------------------------------------------------------------------
 
     def rewind(self, ident: str | int, mode: str, preview: bool = False,
+               selective_files: list[str] | None = None, agent_only: bool = False,
+               merge: bool = False) -> tuple[str, dict[str, Any]]:
+        """An undo. The agent calling is inside its own turn: no question about a running turn is asked
+        (the agent asked for this itself)."""
+        from . import checkpoints, takeback
+
+        repo = self.repo()
+        target = self._lookup(ident)
+        only = list(selective_files or [])  # git pathspecs, from the work tree's root
+        planner = None
+        if agent_only:
+            if mode == "conversation":
+                raise _error("agent_only takes back file changes: use it with the code or full rewind")
+            items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)
+            planner = takeback.agent_only(repo, items, target, merge, only)
+        return self._restore(target, mode, preview, only, planner, "agent-only" if agent_only else None)
+
+    def revert(self, ident: str | int, ident2: str | int | None = None, preview: bool = False, merge: bool = False,
                selective_files: list[str] | None = None) -> tuple[str, dict[str, Any]]:
+        from . import checkpoints, takeback
+
+        repo = self.repo()
+        items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)
+        start = self._lookup(ident)
+        end = self._lookup(ident2) if ident2 is not None and str(ident2) != "" else None
+        only = list(selective_files or [])
+        planner = takeback.revert(repo, items, start, end, merge, only)
+        return self._restore(start, "code", preview, only, planner, "revert")
+
+    def _restore(self, target: "Checkpoint", mode: str, preview: bool, only: list[str],
+                 planner: "Planner | None", kind: str | None) -> tuple[str, dict[str, Any]]:
         from . import restore, undo
         from .note import mode_of
 
         repo = self.repo()
         settings = self.settings()
-        target = self._lookup(ident)
-        only = list(selective_files or [])  # git pathspecs, from the work tree's root
         plan = undo.plan_conversation(target, fork=False) if mode != "code" else None
         if preview:
-            code = restore.preview(repo, target, only, settings["max_file_size"]) if mode != "conversation" else None
+            code = restore.preview(repo, target, only, settings["max_file_size"], retarget=planner) \
+                if mode != "conversation" else None
             data: dict[str, Any] = {
                 "checkpoint": target.seq, "preview": True,
                 "write": [c.path for c in code.writes] if code else [],
                 "remove": [c.path for c in code.removals] if code else [],
                 "left_alone": list(code.left_alone) if code else [],
                 "warnings": restore.warnings(code) if code else [],
+                **_takeback_json(planner),
             }
-            text = (f"rewinding to #{target.seq} would write {len(data['write'])} and remove "
+            what = f"rewinding to #{target.seq}" if planner is None else planner.what
+            text = (f"{what} would write {len(data['write'])} and remove "
                     f"{len(data['remove'])} files") + "".join(f"\n  write {p}" for p in data["write"]) + "".join(
                 f"\n  remove {p}" for p in data["remove"]) + "".join(f"\nwarning: {w}" for w in data["warnings"])
+            text += "".join(f"\n  merge {p}" for p in data.get("merged", []))
+            text += "".join(f"\n  conflict {c['path']}" for c in data.get("conflicts", []))
             return text, data
         result = undo.undo(repo, target, mode_of(mode), False, only, settings["max_file_size"], settings["auto_pack"],
-                           plan=plan)
+                           plan=plan, retarget=planner, kind=kind)
         outcome = result.outcome
-        data = {"checkpoint": target.seq, "mode": mode,
+        data = {"checkpoint": target.seq, "mode": mode, **_takeback_json(planner),
                 "safety_checkpoint": outcome.safety.seq if outcome and outcome.safety else None,
                 "written": list(outcome.written) if outcome else [],
                 "removed": list(outcome.removed) if outcome else [],
@@ -200,8 +234,10 @@ class Tools:
             lines.append(f"safety checkpoint #{data['safety_checkpoint']} (redo goes back)")
             if mode != "conversation":
                 checked = " (verified)" if data["verified"] else ""
-                lines.append(f"restored #{target.seq}: {len(data['written'])} written, "
-                             f"{len(data['removed'])} removed{checked}")
+                done = f"restored #{target.seq}" if planner is None else f"done {planner.what}"
+                lines.append(f"{done}: {len(data['written'])} written, {len(data['removed'])} removed{checked}")
+            lines += [f"merged with later changes: {p}" for p in data.get("merged", [])]
+            lines += [f"conflict markers to resolve: {c['text']}" for c in data.get("conflicts", [])]
             lines += [f"warning: {w}" for w in data["warnings"]]
         if result.applied:
             lines.append(result.applied.detail)
@@ -232,6 +268,16 @@ class Tools:
                 for key in AUTOMATION_KEYS if key in settings}
         text = "\n".join(f"{key} = {config.format_value(v['value'])}  ({v['source']})" for key, v in data.items())
         return text, {"settings": data, "file": path if any(v is not None for v in changes.values()) else None}
+
+
+def _takeback_json(planner: "Planner | None") -> dict[str, Any]:
+    """What an agent-only undo or a revert merged and left in conflict (nothing for a plain undo)."""
+    outcome = planner.outcome if planner is not None else None
+    if outcome is None:
+        return {}
+    return {"merged": list(outcome.merged), "unknown": list(outcome.unknown),
+            "conflicts": [{"path": c.path, "kind": c.kind, "ranges": [list(r) for r in c.ranges],
+                           "text": c.describe()} for c in outcome.conflicts]}
 
 
 def _checkpoint_json(commit: str, note: "Note") -> dict[str, Any]:
@@ -328,10 +374,30 @@ def build(tools: Tools) -> Any:
         checkpoint_id: Ident,
         preview: Annotated[bool, Field(description="Only say what would change.")] = False,
         selective_files: Pathspecs = None,
+        agent_only: Annotated[bool, Field(description="Take back only what agents changed since the checkpoint; "
+                                                      "keep every change made from outside (by the person, an "
+                                                      "editor, git), merged line by line.")] = False,
+        merge: Annotated[bool, Field(description="With agent_only: on a conflict write the clean parts and "
+                                                 "conflict markers instead of nothing.")] = False,
     ) -> CallToolResult:
         """Restore the working tree to a checkpoint, after a safety checkpoint of the current state; every file
-        written or removed is read back, and a restore that did not fully happen is an error naming the paths."""
-        return result(lambda: tools.rewind(checkpoint_id, "code", preview, selective_files))
+        written or removed is read back, and a restore that did not fully happen is an error naming the paths.
+        With agent_only, only the agents' changes since it are taken back; a line changed again later is a
+        conflict (an error listing files and lines; nothing written) unless merge."""
+        return result(lambda: tools.rewind(checkpoint_id, "code", preview, selective_files, agent_only, merge))
+
+    def checkpoint_revert(
+        checkpoint_id: Ident,
+        checkpoint_id2: Annotated[str | None, Field(description="A later checkpoint: take back every agent's "
+                                                                "changes between the two.")] = None,
+        preview: Annotated[bool, Field(description="Only say what would change.")] = False,
+        merge: Annotated[bool, Field(description="On a conflict write the clean parts and conflict markers "
+                                                 "instead of nothing.")] = False,
+        selective_files: Pathspecs = None,
+    ) -> CallToolResult:
+        """Take back only the agents' changes of the turn a checkpoint begins (a prompt checkpoint: up to the
+        session's next prompt), like git revert, keeping later turns, other sessions and outside edits."""
+        return result(lambda: tools.revert(checkpoint_id, checkpoint_id2, preview, merge, selective_files))
 
     def checkpoint_rewind_conversation(checkpoint_id: Ident) -> CallToolResult:
         """Rewind the agent's conversation to where it stood at a checkpoint (the files stay); the
@@ -370,7 +436,8 @@ def build(tools: Tools) -> Any:
         return result(lambda: tools.configure(changes))
 
     for fn in (checkpoint_create, store_checkpoint, checkpoint_list, checkpoint_show, get_latest_checkpoint,
-               checkpoint_diff, checkpoint_rewind_code, checkpoint_rewind_conversation, checkpoint_rewind_full,
+               checkpoint_diff, checkpoint_rewind_code, checkpoint_revert, checkpoint_rewind_conversation,
+               checkpoint_rewind_full,
                checkpoint_delete, checkpoint_stats, checkpoint_config):
         server.add_tool(fn, name=fn.__name__, description=" ".join((fn.__doc__ or "").split()))
     return server

@@ -68,8 +68,8 @@ def notes(w: Workdir) -> list[dict[str, Any]]:
 
 
 TOOLS = {"checkpoint_create", "store_checkpoint", "checkpoint_list", "checkpoint_show", "get_latest_checkpoint",
-         "checkpoint_diff", "checkpoint_rewind_code", "checkpoint_rewind_conversation", "checkpoint_rewind_full",
-         "checkpoint_delete", "checkpoint_stats", "checkpoint_config"}
+         "checkpoint_diff", "checkpoint_rewind_code", "checkpoint_revert", "checkpoint_rewind_conversation",
+         "checkpoint_rewind_full", "checkpoint_delete", "checkpoint_stats", "checkpoint_config"}
 
 
 def test_every_tool_on_a_real_repository(project: Workdir) -> None:
@@ -203,3 +203,40 @@ def test_rewinding_the_conversation_of_a_hook_checkpoint(agent_project: Workdir)
     assert transcript.read_bytes().startswith(before) and json.loads(transcript.read_text().splitlines()[-1])[
         "type"] == "last-prompt"
     assert w.git("show", f"refs/rewind/{MAIN}^2:{transcript.name}").encode() == before
+
+
+def test_agent_only_and_revert_take_back_the_agents_changes_and_report_conflicts(agent_project: Workdir) -> None:
+    """An agent's turn, the person's edit after it: agent_only keeps the edit; a conflict is an error naming
+    the file and lines and writes nothing; checkpoint_revert takes back one turn."""
+    from helpers.session import Agent
+
+    w = agent_project
+    w.write("src/app.py", "one\ntwo\nthree\nfour\nfive\n")
+    w.commit_all("base")
+    a = Agent(w)
+    first = a.prompt("change two")["seq"]
+    w.write("src/app.py", "one\nTWO\nthree\nfour\nfive\n")
+    w.write("src/made.py", "agent\n")
+    a.stop()
+    w.write("src/app.py", "one\nTWO\nthree\nfour\nfive, mine\n")
+    seen: dict[str, Reply] = {}
+
+    def story(call: Callable[..., Reply]) -> None:
+        seen["preview"] = call("checkpoint_rewind_code", checkpoint_id=str(first), preview=True, agent_only=True)
+        seen["revert_preview"] = call("checkpoint_revert", checkpoint_id=str(first), preview=True)
+        seen["undo"] = call("checkpoint_rewind_code", checkpoint_id=str(first), agent_only=True)
+
+    session(w, story)
+    assert seen["preview"].data["write"] == ["src/app.py"] and seen["preview"].data["remove"] == ["src/made.py"]
+    assert seen["preview"].data["merged"] == ["src/app.py"]
+    assert seen["revert_preview"].data["remove"] == ["src/made.py"]
+    assert not seen["undo"].error, seen["undo"].text
+    assert (w.path / "src/app.py").read_text() == "one\ntwo\nthree\nfour\nfive, mine\n"
+    assert not (w.path / "src/made.py").exists()
+
+    w.ok("redo", "--yes")
+    w.write("src/app.py", "one\nTWO, fixed\nthree\nfour\nfive, mine\n")
+    before = disk_files(w.path)
+    session(w, lambda call: seen.update(conflict=call("checkpoint_revert", checkpoint_id=str(first))))
+    assert seen["conflict"].error and "src/app.py line 2" in seen["conflict"].text
+    assert disk_files(w.path) == before
