@@ -5,6 +5,10 @@ from __future__ import annotations
 from .checkpoints import Checkpoint
 from .clock import age
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .note import Note
+
 SHORT = 7
 
 
@@ -45,6 +49,7 @@ def details(item: Checkpoint) -> list[str]:
         rows.append(("paths", " ".join(note.paths)))
     if note.tags:
         rows.append(("tags", " ".join(note.tags)))
+    rows += _origins(note)
     for entry in note.skipped:
         rows.append(("skipped", f"{entry.get('path')} ({entry.get('reason')})"))
     if note.rewind is not None:
@@ -56,3 +61,23 @@ def details(item: Checkpoint) -> list[str]:
         lines.append("summary:")
         lines.extend(render(note.summary, indent="  "))
     return lines
+
+
+def _origins(note: Note) -> list[tuple[str, str]]:
+    """`changed by:` rows: which paths an agent's turn changed since the work tree's previous checkpoint,
+    which came from outside, or that it is unknown."""
+    if note.origins is None:
+        return [("changed by", "unknown (minimal tier, or taken before origins were recorded)")]
+    rows = []
+    for origin in ("agent", "outside"):
+        paths = [p for p, o in note.origins.items() if o == origin]
+        if not paths:
+            continue
+        who = origin
+        if origin == "agent" and note.turn:
+            prompt = " ".join(str(note.turn.get("prompt") or "").split())
+            who = f"agent ({note.turn.get('agent') or '?'}, turn #{note.turn.get('seq')}"
+            who += f": {prompt[:50] + '…' if len(prompt) > 50 else prompt})" if prompt else ")"
+        more = f" (+{len(paths) - 10})" if len(paths) > 10 else ""
+        rows.append(("changed by", f"{who}: {' '.join(paths[:10])}{more}"))
+    return rows
