@@ -385,3 +385,19 @@ def test_droid_undo_and_redo_refuse_a_session_file_outside_droids_folder(agent_p
     run = w.rewind("redo", "--yes")
     assert run.returncode == 1 and "is not under" in run.stderr, run.stderr
     assert _everything(w, tmp_path) == before  # the copy too: redo would have written the backup over it
+
+
+def test_agent_only_with_full_takes_back_the_agents_files_and_rewinds_the_conversation(claude: Agent) -> None:
+    """--agent-only --full: the agent's edits go, the person's file stays, the conversation is cut at the prompt."""
+    w, transcript = claude.w, Path(claude.transcript)
+    claude.stop()
+    w.write("mine.txt", "the person's, after the turn\n")
+    before = transcript.read_bytes()
+    run = w.rewind("undo", "1", "--agent-only", "--full", "--yes")
+    assert run.returncode == 0, run.stderr
+    assert not w.path.joinpath("hello.py").exists()  # created in the agent's turn
+    assert w.path.joinpath("mine.txt").read_text() == "the person's, after the turn\n"
+    assert transcript.read_bytes().startswith(before) and lines(transcript)[-1]["type"] == "last-prompt"
+    assert "the prompt it cut, to send again or edit:\n  make hello" in run.stdout
+    safety = notes(w)[-1]
+    assert safety["rewind"]["mode"] == "full" and safety["rewind"]["kind"] == "agent-only"
