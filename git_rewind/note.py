@@ -190,11 +190,11 @@ class Note:
 
     __slots__ = ("v", "seq", "session", "agent", "trigger", "tool", "paths", "message", "prompt", "summary",
                  "tags", "head", "branch", "worktree", "created", "conversation", "skipped", "origins",
-                 "paths_omitted", "origins_omitted", "turn", "changes", "rewind", "extra")
+                 "paths_omitted", "origins_omitted", "origins_since", "turn", "changes", "rewind", "extra")
     # Written always, in this order (what `git notes show` prints), then the optional ones when set.
     KEYS = ("v", "seq", "session", "agent", "trigger", "tool", "paths", "message", "prompt", "summary", "tags",
             "head", "branch", "worktree", "created", "conversation", "skipped")
-    OPTIONAL = ("origins", "paths_omitted", "origins_omitted", "turn", "changes", "rewind")
+    OPTIONAL = ("origins", "origins_since", "paths_omitted", "origins_omitted", "turn", "changes", "rewind")
     KNOWN = frozenset(KEYS + OPTIONAL)
 
     def __init__(self, seq: int, session: str, created: str, *, agent: str | None = None,
@@ -204,7 +204,8 @@ class Note:
                  worktree: str | None = None, conversation: Position | None = None,
                  skipped: list[dict[str, Json]] | None = None, origins: dict[str, str] | None = None,
                  paths_omitted: int | None = None, origins_omitted: int | None = None,
-                 turn: dict[str, Json] | None = None, changes: dict[str, Json] | None = None,
+                 origins_since: int | None = None, turn: dict[str, Json] | None = None,
+                 changes: dict[str, Json] | None = None,
                  rewind: RewindRecord | None = None, v: int = NOTE_VERSION,
                  extra: dict[str, Json] | None = None) -> None:
         self.v = v
@@ -229,6 +230,7 @@ class Note:
         self.origins = origins
         self.paths_omitted = paths_omitted
         self.origins_omitted = origins_omitted  # origins left out past store.MAX_NOTE_PATHS
+        self.origins_since = origins_since  # the checkpoint origins were computed against (None: no earlier one)
         self.turn = turn  # the agent turn its "agent" changes belong to: session, agent, prompt, seq, tools
         self.changes = changes  # files and lines changed, for checkpoints before /clear
         self.rewind = rewind  # set on safety checkpoints
@@ -255,6 +257,7 @@ class Note:
             skipped=[s for s in skipped if isinstance(s, dict)] if isinstance(skipped, list) else [],
             origins=_origins(data.get("origins")),
             paths_omitted=_int(data.get("paths_omitted")), origins_omitted=_int(data.get("origins_omitted")),
+            origins_since=_int(data.get("origins_since")),
             turn=turn if isinstance(turn, dict) else None,
             changes=changes if isinstance(changes, dict) else None,
             rewind=RewindRecord.from_json(data.get("rewind")),
@@ -292,6 +295,8 @@ class Note:
             out["paths_omitted"] = self.paths_omitted
         if self.origins_omitted is not None:
             out["origins_omitted"] = self.origins_omitted
+        if self.origins_since is not None:
+            out["origins_since"] = self.origins_since
         if self.turn is not None:
             out["turn"] = self.turn
         if self.changes is not None:

@@ -271,13 +271,15 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
         req.message = f"{req.message}: {counts.text()} (since {since})"
         changes = {**counts.to_dict(), "since": tip.seq if tip is not None else None}
     paths = req.paths or [p for _status, p in scan.changes]
-    changed = None
+    changed = against = None
     if req.attribute:  # what changed since this work tree's newest checkpoint, whichever session took it
         last = worktree_last(repo)
+        against = last.seq if last is not None else None
         changed = [p for _status, p in (scan.changes if last is None or last.tree == scan.base
                                         else snapshot.changed_paths(repo, last.tree, scan.tree))]
     with repo.store_lock():
-        result = _commit(repo, req, tip, paths, scan.skipped, tree=scan.tree, changes=changes, changed=changed)
+        result = _commit(repo, req, tip, paths, scan.skipped, tree=scan.tree, changes=changes, changed=changed,
+                         since=against)
     result.same_as = same_as
     return result
 
@@ -323,7 +325,8 @@ def _save_paths(repo: Repo, req: Request, tip: Tip) -> Result:
             fi.abort()
             return Result(tip)
         result = _commit(repo, req, tip, wanted, skipped, fi=fi, edits=edits, start=base.tree,
-                         changed=[e.path for e in edits] if req.attribute else None)
+                         changed=[e.path for e in edits] if req.attribute else None,
+                         since=base.seq if last is not None and base.seq == last.seq else None)
     result.same_as = None if edits else base.seq
     return result
 
@@ -340,12 +343,13 @@ def _commit(
     changes: dict[str, Json] | None = None,
     start: str | None = None,
     changed: list[str] | None = None,
+    since: int | None = None,
 ) -> Result:
     """Write commit + note and move both refs. Hold the store lock.
 
     The commit's tree is TREE, or START (default: the tip's tree) with EDITS applied (a PathState
     without content deletes its path). CHANGED: the paths changed since the work tree's newest
-    checkpoint, whose origins the note records (None: unknown).
+    checkpoint, whose origins the note records (None: unknown); SINCE: that checkpoint's seq.
     """
     # The chain goes on from the ref's tip, which may be another work tree's checkpoint; the tree
     # is this work tree's own (TREE, or its own tip's tree with EDITS applied).
@@ -366,7 +370,7 @@ def _commit(
         tags=list(req.tags), head=Oid(head) if head else None, branch=branch, worktree=repo.worktree,
         conversation=req.conversation,
         skipped=skipped, paths_omitted=len(paths) - MAX_NOTE_PATHS if len(paths) > MAX_NOTE_PATHS else None,
-        changes=changes, rewind=req.rewind, turn=turn,
+        changes=changes, rewind=req.rewind, turn=turn, origins_since=since if origins is not None else None,
         origins=dict(list(origins.items())[:MAX_NOTE_PATHS]) if origins is not None else None,
         origins_omitted=len(origins) - MAX_NOTE_PATHS if origins is not None and len(origins) > MAX_NOTE_PATHS
         else None,

@@ -146,7 +146,9 @@ def steps(repo: Repo, items: list[Checkpoint], start: Checkpoint, end: Checkpoin
     for before, after in zip(chain, chain[1:], strict=False):
         note = after.note
         session = note.turn.get("session") if note.turn else None
-        origins = note.origins
+        # Origins hold for the step from the checkpoint they were computed against; across a gap (a checkpoint
+        # deleted or gc'd in between, or none known then) they cover part of the change only: unknown.
+        origins = note.origins if note.origins_since == before.seq else None
         if origins is not None and note.origins_omitted and len(set(origins.values())) == 1:
             origins = dict(origins)  # the omitted paths share the listed ones' origin: the step is uniform
         found.append(Step(after.seq, tree_of[before.commit], tree_of[after.commit], origins,

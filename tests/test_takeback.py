@@ -377,3 +377,20 @@ def test_agent_only_leaves_exactly_the_persons_changes(rounds: list[tuple], crlf
         for rel, text in person_files.items():
             w.write(rel, text)
         assert got == w.add_all_tree()
+
+
+def test_a_step_across_a_deleted_checkpoint_is_unknown_and_kept(w: Workdir, git_environ: dict[str, str]) -> None:
+    """Origins hold for the step from the checkpoint they were computed against: with the turn end deleted,
+    the next prompt's origins cover only part of the change, so that step is kept and named, not guessed."""
+    from git_rewind import gc
+    from git_rewind.repo import Repo
+
+    _a, first, second = two_turns(w)
+    turn_end = next(n for n in notes(w) if first < n["seq"] < second)
+    gc.delete(Repo.discover(str(w.path)), str(turn_end["seq"]))
+    run = w.rewind("undo", str(first), "--agent-only", "--yes")
+    assert run.returncode == 0, run
+    assert f"attribution is unknown for #{second}" in run.stderr
+    # Turn 2's change is taken back; the unknown step (turn 1 and the person's edits) is kept whole.
+    assert (w.path / "src/app.py").read_text() == lines(BASE, {2: "LINE 2 by the agent", 10: "line 10, mine"})
+    assert (w.path / "src/new.py").exists()
