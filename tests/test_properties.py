@@ -392,6 +392,11 @@ def test_snap_undo_redo_round_trip_random_trees(data: st.DataObject) -> None:
         assert not list(w.path.rglob("*.rewind-tmp"))
 
 
+def _behind_link(root: Path, rel: str) -> bool:
+    parts = rel.split("/")
+    return any((root / "/".join(parts[:i])).is_symlink() for i in range(1, len(parts)))
+
+
 @settings(SETTINGS, max_examples=15)
 @given(data=st.data())
 def test_repeated_snapshots_follow_the_tree(data: st.DataObject) -> None:
@@ -411,7 +416,10 @@ def test_repeated_snapshots_follow_the_tree(data: st.DataObject) -> None:
             (w.path / "edited marker.txt").unlink(missing_ok=True)
             touched.add("edited marker.txt")
             if data.draw(st.booleans(), label="by path"):
-                result = w.ok("snap", *[f"--path={p}" for p in sorted(touched)])
+                # A path now behind a symbolic link (its directory became a link) is refused, as `git add`
+                # refuses it ("beyond a symbolic link"); the link itself is among the touched paths.
+                named = [p for p in sorted(touched) if not _behind_link(w.path, p)]
+                result = w.ok("snap", *[f"--path={p}" for p in named])
             else:
                 result = w.ok("snap")
             expected = w.add_all_tree()
