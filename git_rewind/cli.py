@@ -162,6 +162,30 @@ def files_command(ident: str, all_files: bool, worktree: str | None) -> None:
         click.echo(name)
 
 
+@cli.command("blame", context_settings=CONTEXT)
+@click.argument("path")
+@click.option("--json", "as_json", is_flag=True, help="A JSON array, one object per line.")
+def blame_command(path: str, as_json: bool) -> None:
+    """Who put each line of PATH there: an agent (which turn, prompt and tool), outside, or base.
+
+    Built on git's own blame over this work tree's checkpoints, oldest first, across sessions. Lines
+    changed since the newest checkpoint are an agent's while a turn is running, else from outside.
+    """
+    import time
+
+    from . import blame
+
+    repo = Repo.discover()
+    result = blame.blame(repo, repo.relpath(path), time.time())
+    if as_json:
+        click.echo(json.dumps([line.to_json() for line in result.lines], indent=2))
+    else:
+        for row in output.blame(result.lines):
+            click.echo(row)
+    if result.warning:
+        click.echo(f"warning: {result.warning}", err=True)
+
+
 def _print_plan(plan: restore.Plan) -> None:
     for change in plan.writes:
         click.echo(f"write   {change.path}")

@@ -104,13 +104,14 @@ class FastImport:
     moves); `finish` or `abort` inside the block end it early, and nested blocks end it once.
     """
 
-    def __init__(self, cwd: str, force: bool = False) -> None:
+    def __init__(self, cwd: str, force: bool = False, env: Mapping[str, str] | None = None) -> None:
         args = ["git", "-c", "core.logAllRefUpdates=false", "fast-import", "--quiet", "--done",
                 "--date-format=raw"]
         if force:
             args.append("--force")
         self._proc = subprocess.Popen(
-            args, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            args, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env={**os.environ, **env} if env else None,
         )
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._in: IO[bytes] = self._proc.stdin

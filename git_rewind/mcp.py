@@ -157,6 +157,17 @@ class Tools:
                 lines.append(f"{name}: #{data[name]['seq']} {data[name]['created']} {data[name]['message']}")
         return "\n".join(lines), data
 
+    def blame(self, path: str) -> tuple[str, dict[str, Any]]:
+        import time
+
+        from . import blame, output
+
+        repo = self.repo()
+        result = blame.blame(repo, repo.relpath(path, repo.root), time.time())
+        lines = output.blame(result.lines) + ([f"warning: {result.warning}"] if result.warning else [])
+        return "\n".join(lines) or f"{result.path} is empty", {
+            "path": result.path, "lines": [line.to_json() for line in result.lines], "warning": result.warning}
+
     # changing ----------------------------------------------------------------------------------
 
     def rewind(self, ident: str | int, mode: str, preview: bool = False,
@@ -370,6 +381,14 @@ def build(tools: Tools) -> Any:
         """Diff a checkpoint against the working tree as it is now."""
         return result(lambda: tools.diff(checkpoint_id, format))
 
+    def checkpoint_blame(
+        path: Annotated[str, Field(description="A file of the working tree, relative to the repository's root.")],
+    ) -> CallToolResult:
+        """Who put each line of a file there: an agent (its turn's prompt, tool and checkpoint), outside (the
+        person, an editor, a formatter), or base (older than the file's first checkpoint); git's own blame over
+        the checkpoints."""
+        return result(lambda: tools.blame(path))
+
     def checkpoint_rewind_code(
         checkpoint_id: Ident,
         preview: Annotated[bool, Field(description="Only say what would change.")] = False,
@@ -436,9 +455,9 @@ def build(tools: Tools) -> Any:
         return result(lambda: tools.configure(changes))
 
     for fn in (checkpoint_create, store_checkpoint, checkpoint_list, checkpoint_show, get_latest_checkpoint,
-               checkpoint_diff, checkpoint_rewind_code, checkpoint_revert, checkpoint_rewind_conversation,
-               checkpoint_rewind_full,
-               checkpoint_delete, checkpoint_stats, checkpoint_config):
+               checkpoint_diff, checkpoint_blame, checkpoint_rewind_code, checkpoint_revert,
+               checkpoint_rewind_conversation, checkpoint_rewind_full, checkpoint_delete, checkpoint_stats,
+               checkpoint_config):
         server.add_tool(fn, name=fn.__name__, description=" ".join((fn.__doc__ or "").split()))
     return server
 

@@ -7,6 +7,7 @@ from .clock import age
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from .blame import Line
     from .note import Note
 
 SHORT = 7
@@ -81,3 +82,26 @@ def _origins(note: Note) -> list[tuple[str, str]]:
         more = f" (+{len(paths) - 10})" if len(paths) > 10 else ""
         rows.append(("changed by", f"{who}: {' '.join(paths[:10])}{more}"))
     return rows
+
+
+def blame(lines: list[Line]) -> list[str]:
+    """`git rewind blame`, read like `git blame`: `#12 (agent   claude-code Edit  2026-11-25 10:00  7) text`.
+
+    The checkpoint that first held the line (blank for base lines and for lines changed since the newest
+    checkpoint), who (origin, agent, tool), when (UTC), the line number and the text.
+    """
+    rows = []
+    for item in lines:
+        when = (item.created or "").replace("T", " ")[:16] if item.seq is not None else \
+            ("" if item.origin == "base" else "not checkpointed")
+        rows.append((f"#{item.seq}" if item.seq is not None else "", item.origin or "unknown", item.agent or "",
+                     item.tool or "", when, str(item.line), item.text))
+    if not rows:
+        return []
+    widths = [max(len(row[i]) for row in rows) for i in range(6)]
+    shown = [i for i in range(1, 5) if widths[i]]  # columns empty on every line (no agent, no tool) are left out
+    out = []
+    for row in rows:
+        who = " ".join(row[i].ljust(widths[i]) for i in shown)
+        out.append(f"{row[0].ljust(widths[0])} ({who} {row[5].rjust(widths[5])}) {row[6]}")
+    return out

@@ -30,6 +30,7 @@ COMMANDS: dict[str, list[str]] = {
     "show": ["--worktree", "--json"],
     "diff": ["--worktree", "--stat", "--name-status"],
     "files": ["--worktree", "--all"],
+    "blame": ["--json"],
     "undo": ["--worktree", "--code", "--conversation", "--full", "--fork", "--dry-run", "-y", "--yes", "--only",
              "--agent-only", "--merge"],
     "redo": ["--dry-run", "-y", "--yes"],

@@ -69,7 +69,8 @@ def notes(w: Workdir) -> list[dict[str, Any]]:
 
 TOOLS = {"checkpoint_create", "store_checkpoint", "checkpoint_list", "checkpoint_show", "get_latest_checkpoint",
          "checkpoint_diff", "checkpoint_rewind_code", "checkpoint_revert", "checkpoint_rewind_conversation",
-         "checkpoint_rewind_full", "checkpoint_delete", "checkpoint_stats", "checkpoint_config"}
+         "checkpoint_rewind_full", "checkpoint_delete", "checkpoint_stats", "checkpoint_config",
+         "checkpoint_blame"}
 
 
 def test_every_tool_on_a_real_repository(project: Workdir) -> None:
