@@ -93,6 +93,8 @@ def blame(repo: Repo, path: str, now: float) -> Result:
         env = _quarantine_env(repo, quarantine)
         history = _History(repo, path, items, env)
         history.build()
+        if not history.changed and _ignored(repo, path):
+            raise RewindError(f"{path} is ignored: git rewind keeps no history of ignored files")
         commits = _blame(repo, path, history.final, env)
     finally:
         shutil.rmtree(quarantine, ignore_errors=True)
@@ -118,6 +120,13 @@ def _check_file(repo: Repo, path: str) -> None:
     with open(full, "rb") as fh:
         if b"\0" in fh.read(BINARY_PROBE):
             raise RewindError(f"{path} is a binary file: blame reads text")
+
+
+def _ignored(repo: Repo, path: str) -> bool:
+    """PATH is ignored (asked only of a file no checkpoint ever held)."""
+    import subprocess
+
+    return subprocess.run(["git", "check-ignore", "-q", "--", path], cwd=repo.root, capture_output=True).returncode == 0
 
 
 def _quarantine_env(repo: Repo, quarantine: str) -> dict[str, str]:

@@ -241,3 +241,25 @@ def test_agent_only_and_revert_take_back_the_agents_changes_and_report_conflicts
     session(w, lambda call: seen.update(conflict=call("checkpoint_revert", checkpoint_id=str(first))))
     assert seen["conflict"].error and "src/app.py line 2" in seen["conflict"].text
     assert disk_files(w.path) == before
+
+
+def test_blame_gives_what_the_command_gives(project: Workdir) -> None:
+    w = project
+    w.ok("snap", "-m", "first")
+    w.write("src/app.py", "print('hello')\nprint('mine')\n")
+    w.ok("snap", "-m", "second")
+    w.write("src/app.py", "print('hello')\nprint('mine')\nprint('later')\n")
+    seen: dict[str, Reply] = {}
+
+    def story(call: Callable[..., Reply]) -> None:
+        seen["blame"] = call("checkpoint_blame", path="src/app.py")
+        seen["directory"] = call("checkpoint_blame", path="src")
+
+    session(w, story, env={"GIT_REWIND_SESSION": "mcp-blame"})
+    reply = seen["blame"]
+    assert not reply.error, reply.text
+    assert reply.data["lines"] == json.loads(w.ok("blame", "--json", "src/app.py"))
+    assert [line["origin"] for line in reply.data["lines"]] == ["base", "outside", "outside"]
+    assert reply.data["path"] == "src/app.py" and reply.data["warning"] is None
+    assert reply.text.splitlines() == w.ok("blame", "src/app.py").splitlines()
+    assert seen["directory"].error and seen["directory"].text == "src is a directory: blame reads one file"
