@@ -162,8 +162,8 @@ class _History:
             previous: str | None = None
             mark = 0
             restored: int | None = None  # the seq an undo just restored: the next change merges from it
-            for item in self.items:
-                found = fi.ls(item.commit, raw)
+            answers = fi.ls_many([(item.commit, raw) for item in self.items])
+            for item, found in zip(self.items, answers, strict=True):
                 blob = found[1] if found is not None and found[0] != 0o160000 else None
                 if blob != previous and (blob is not None or mark):
                     if mark == 0 and blob is not None:
@@ -178,7 +178,7 @@ class _History:
                 if mark:
                     self._at.append((item.seq, mark))
             mark = self._commit(fi, mark, None, now_blob, None)
-            oids = {m: fi.get_mark(m) for m in self._marks}
+            oids = dict(zip(self._marks, fi.get_marks(list(self._marks)), strict=True))
             fi.write(f"reset {_REF}\n\n".encode())  # no ref is written when the stream ends
         self.by_commit = {oids[m]: item for m, item in self._marks.items()}
         self.first = oids[self._first_mark] if self._first_mark is not None else None

@@ -146,14 +146,36 @@ class FastImport:
         """Mode and object id of PATH inside commit or tree DATAREF, or None if absent."""
         self._in.write(b"ls " + dataref.encode() + b" " + quote_path(path) + b"\n")
         self._in.flush()
+        return self._ls_answer()
+
+    def ls_many(self, questions: Sequence[tuple[str, bytes]]) -> list[tuple[int, str] | None]:
+        """`ls` of each (dataref, path) in QUESTIONS, asked in batches instead of one round trip each.
+
+        A batch's answers must fit in the pipe while it is being asked (fast-import blocks writing them
+        otherwise, and then so would we): a batch stops at about 32 KiB of expected answers.
+        """
+        found: list[tuple[int, str] | None] = []
+        start = 0
+        while start < len(questions):
+            end, size = start, 0
+            while end < len(questions) and (end == start or size < 32768):
+                size += len(questions[end][1]) * 4 + 160  # mode, type, oid, the path (C-quoted at worst), newline
+                end += 1
+            for dataref, path in questions[start:end]:
+                self._in.write(b"ls " + dataref.encode() + b" " + quote_path(path) + b"\n")
+            self._in.flush()
+            found.extend(self._ls_answer() for _ in range(end - start))
+            start = end
+        return found
+
+    def _ls_answer(self) -> tuple[int, str] | None:
         line = self._out.readline()
         if not line:
             raise self._failure()
         if line.startswith(b"missing "):
             return None
         mode, _kind, rest = line.split(b" ", 2)
-        oid = rest.split(b"\t", 1)[0]
-        return int(mode, 8), oid.decode()
+        return int(mode, 8), rest.split(b"\t", 1)[0].decode()
 
     def get_mark(self, mark: int) -> str:
         """The object id a mark was given."""
@@ -163,6 +185,20 @@ class FastImport:
         if not line:
             raise self._failure()
         return line.strip().decode()
+
+    def get_marks(self, marks: Sequence[int]) -> list[str]:
+        """The object id of each of MARKS, asked in batches (an answer is at most 65 bytes)."""
+        found: list[str] = []
+        for start in range(0, len(marks), 400):
+            batch = marks[start:start + 400]
+            self._in.write(b"".join(b"get-mark :%d\n" % mark for mark in batch))
+            self._in.flush()
+            for _ in batch:
+                line = self._out.readline()
+                if not line:
+                    raise self._failure()
+                found.append(line.strip().decode())
+        return found
 
     def finish(self) -> None:
         """End the stream; refs move now, or not at all."""
