@@ -237,7 +237,9 @@ class _History:
 
 def _blame(repo: Repo, path: str, final: str, env: dict[str, str]) -> list[tuple[str, bytes]]:
     """(commit, text) of each line of PATH in FINAL, from `git blame --porcelain`."""
-    out = repo.git(["-c", "blame.ignoreRevsFile=", "blame", "--porcelain", final, "--", path], env=env)
+    # --no-ignore-revs-file: a blame.ignoreRevsFile of the user's names commits of their own history (a missing
+    # one would even fail the blame).
+    out = repo.git(["blame", "--porcelain", "--no-ignore-revs-file", final, "--", path], env=env)
     found: list[tuple[str, bytes]] = []
     commit: str | None = None
     for row in out.split(b"\n"):

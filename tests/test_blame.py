@@ -133,6 +133,20 @@ def test_an_undo_gives_restored_lines_back_to_their_authors(agent_project: Workd
     assert who(blame(w, "src/app.py")) == [("print('hello')", "base", None), ("print('agent')", "agent", end)]
 
 
+def test_a_linked_work_tree_blames_over_its_own_checkpoints(project: Workdir, tmp_path: Path) -> None:
+    w = project
+    w.write("src/app.py", "print('hello')\nprint('main')\n")
+    main_seq = int(w.ok("snap", "-m", "main").split()[0].lstrip("#"))
+    w.git("worktree", "add", "-q", str(tmp_path / "linked"))
+    linked = Workdir(tmp_path / "linked", w.env)
+    linked.write("src/app.py", "print('hello')\nprint('linked')\n")
+    linked_seq = int(linked.ok("snap", "-m", "linked").split()[0].lstrip("#"))
+    assert who(blame(linked, "src/app.py")) == [("print('hello')", "base", None),
+                                                ("print('linked')", "outside", linked_seq)]
+    assert who(blame(w, "src/app.py")) == [("print('hello')", "base", None), ("print('main')", "outside", main_seq)]
+    assert not list((w.path / ".git" / "worktrees" / "linked" / "rewind").glob("blame-*"))
+
+
 # Compared with git --------------------------------------------------------------------------------------
 
 
@@ -214,6 +228,7 @@ def test_a_sha256_repository(tmp_path: Path, env: dict[str, str]) -> None:
 def test_crlf_files_under_autocrlf_compare_as_git_sees_them(repo: Workdir) -> None:
     w = repo
     w.git("config", "core.autocrlf", "true")
+    w.git("config", "blame.ignoreRevsFile", ".git-blame-ignore-revs")  # missing: plain git blame would fail
     w.write("win.txt", b"one\r\ntwo\r\nthree\r\n")
     w.commit_all("init")
     w.write("win.txt", b"one\r\nTWO\r\nthree\r\n")
