@@ -43,7 +43,7 @@ class Line:
                  prompt: str | None = None, created: str | None = None) -> None:
         self.line = line  # 1-based
         self.text = text  # without its line ending
-        self.origin = origin  # "agent", "outside", "base", or None (the checkpoint recorded no origins)
+        self.origin = origin  # "agent", "outside", "base", or None (unknown: no origins recorded for the step)
         self.seq = seq  # the checkpoint that first held it (None: base, or changed since the newest one)
         self.session = session
         self.agent = agent
@@ -71,7 +71,7 @@ class Result:
         if not self.unknown:
             return None
         return (f"{self.unknown} line{'s' if self.unknown != 1 else ''} of {self.path} come from checkpoints "
-                f"that recorded no origins ({_UNKNOWN_HINT}): origin null")
+                f"whose origins are unknown ({_UNKNOWN_HINT}, or one deleted before them): origin null")
 
 
 def blame(repo: Repo, path: str, now: float) -> Result:
@@ -152,6 +152,19 @@ class _History:
         self._marks: dict[int, Checkpoint | None] = {}
         self._first_mark: int | None = None
         self._at: list[tuple[int, int]] = []  # (seq, the mark current from that checkpoint on)
+        self._prior = {item.seq: before.seq for before, item in zip(items, items[1:], strict=False)}
+
+    def origins(self, item: Checkpoint) -> dict[str, str] | None:
+        """ITEM's origins when they cover the step from the work tree's checkpoint before it (None: unknown).
+
+        Origins computed against another checkpoint (one deleted or gc'd in between, or none known then)
+        cover part of the change only.
+        """
+        note = item.note
+        prior = self._prior.get(item.seq)
+        if prior is not None and note.origins_since != prior:
+            return None
+        return note.origins
 
     def build(self) -> None:
         from .gitcmd import FastImport
@@ -255,7 +268,7 @@ def _blame(repo: Repo, path: str, final: str, env: dict[str, str]) -> list[tuple
 def _lines(repo: Repo, path: str, history: _History, commits: list[tuple[str, bytes]], now: float) -> list[Line]:
     from . import turns
 
-    known = [c for c in history.changed if c.note.origins is not None]
+    known = [c for c in history.changed if history.origins(c) is not None]
     if history.changed and not known:
         raise RewindError(f"attribution is unknown for {path}: none of its checkpoints recorded origins "
                           f"({_UNKNOWN_HINT})")
@@ -271,7 +284,7 @@ def _lines(repo: Repo, path: str, history: _History, commits: list[tuple[str, by
         else:
             item = history.by_commit[commit]
             assert item is not None
-            _from_checkpoint(line, path, item, first=commit == history.first)
+            _from_checkpoint(line, path, item, history.origins(item), first=commit == history.first)
         lines.append(line)
     return lines
 
@@ -285,11 +298,11 @@ def _since_newest(line: Line, path: str, turn: Turn | None) -> None:
     line.tool = turn.tools.get(path)
 
 
-def _from_checkpoint(line: Line, path: str, item: Checkpoint, first: bool) -> None:
-    """A line checkpoint ITEM first held: its note's origin for PATH; lines the file's first checkpoint already
-    held are base, unless that checkpoint records the file as changed in its step."""
+def _from_checkpoint(line: Line, path: str, item: Checkpoint, origins: dict[str, str] | None, first: bool) -> None:
+    """A line checkpoint ITEM first held: PATH's origin in ORIGINS (the note's, when they cover its step); lines
+    the file's first checkpoint already held are base, unless that checkpoint records the file as changed."""
     note = item.note
-    origin = origin_of(note.origins, note.origins_omitted, path)
+    origin = origin_of(origins, note.origins_omitted, path)
     if first and origin is None:
         line.origin = BASE
         return

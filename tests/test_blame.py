@@ -268,6 +268,26 @@ def test_checkpoints_without_origins_say_attribution_is_unknown(project: Workdir
     assert f"#{seq - 1} (unknown" in plain[2]
 
 
+def test_origins_across_a_deleted_checkpoint_are_unknown(project: Workdir, git_environ: dict[str, str]) -> None:
+    """Origins computed against a checkpoint that was deleted since cover two steps in one: not guessed."""
+    from git_rewind import gc
+    from git_rewind.repo import Repo
+
+    w = project
+    w.ok("snap", "-m", "first")
+    w.write("src/app.py", "print('hello')\nprint('two')\n")
+    second = int(w.ok("snap", "-m", "second").split()[0].lstrip("#"))
+    w.write("src/app.py", "print('hello')\nprint('two')\nprint('three')\n")
+    third = int(w.ok("snap", "-m", "third").split()[0].lstrip("#"))
+    assert notes(w)[-1]["origins_since"] == second
+    gc.delete(Repo.discover(str(w.path)), str(second))
+    run = w.rewind("blame", "--json", "src/app.py")
+    assert run.returncode == 0, run.stderr
+    assert [(line["origin"], line["seq"]) for line in json.loads(run.stdout)] == [
+        ("base", None), (None, third), (None, third)]
+    assert run.stderr.startswith("warning: 2 lines of src/app.py come from checkpoints whose origins are unknown")
+
+
 # Bad input ------------------------------------------------------------------------------------------------
 
 
