@@ -329,3 +329,135 @@ def test_mcp_tools_called_by_the_real_claude_code(claude: Path, agent_project: W
     assert {(n["seq"], n["session"], n["trigger"]) for n in notes} == {
         (1, "mcp-claude-code", "mcp"), (2, "mcp-claude-code", "pre-rewind")}
     work.fsck()
+
+
+AGENT_1 = "P-AGENT-1: make the greeting louder and add a helper"
+AGENT_2 = "P-AGENT-2: make the farewell warmer"
+APP = "src/app.py"
+HELPER = "src/helper.py"
+PERSON_NOTE = "notes/person.md"
+APP_V0 = ('"""The demo app."""\n\n\n'
+          'def greet(name):\n    return f"hello, {name}"\n\n\n'
+          'def farewell(name):\n    return f"goodbye, {name}"\n\n\n'
+          'def shout(text):\n    return text.upper()\n\n\n'
+          'def main():\n    print(greet("world"))\n    print(farewell("world"))\n\n\n'
+          'if __name__ == "__main__":\n    main()\n')
+GREET_0 = '    return f"hello, {name}"\n'
+GREET_1 = '    return f"hello, {name}! Welcome to the demo, glad to see you."\n'
+FAREWELL_0 = '    return f"goodbye, {name}"\n'
+FAREWELL_2 = '    return f"goodbye, {name}, and thank you for trying the demo today."\n'
+MAIN_0, MAIN_PERSON = "    main()\n", "    main()  # run by hand, see notes/person.md\n"
+HELPER_TEXT = '"""Helpers the agent added."""\n\n\ndef exclaim(text):\n    return text + "!"\n'
+PERSON_TEXT = "# What I changed by hand\n\n- a comment on the entry point\n"
+
+
+def test_undo_agent_only_keeps_the_persons_edit_between_turns_and_revert_takes_back_one_turn(
+        claude: Path, agent_project: Workdir) -> None:
+    """Turn 1 edits app.py and writes helper.py; the person edits another line of app.py and writes a note;
+    turn 2 (--resume) edits a third line. `undo <prompt 1> --agent-only` leaves only the person's work,
+    `redo` brings the agent's back byte for byte, `revert <prompt 2>` takes back turn 2 alone.
+    """
+    work = agent_project
+    work.write(APP, APP_V0)
+    work.commit_all("the demo app")
+    agentcli.install_hooks(work, "claude-code", "project", work.env)
+    work.user_state()  # git status may refresh a racily clean index once: the second call is the reference
+    user = work.user_state()[:3]  # index bytes, HEAD, branches and stash (status changes with the files)
+    ignored = agentcli.ignored_files(work)
+    app = work.path / APP
+    script: dict[str, list[Turn]] = {
+        AGENT_1: [
+            ToolCall("Read", {"file_path": str(app)}),
+            ToolCall("Edit", {"file_path": str(app), "old_string": GREET_0, "new_string": GREET_1}),
+            ToolCall("Write", {"file_path": str(work.path / HELPER), "content": HELPER_TEXT}),
+            Text("Louder, with a helper."),
+        ],
+        AGENT_2: [
+            ToolCall("Read", {"file_path": str(app)}),
+            ToolCall("Edit", {"file_path": str(app), "old_string": FAREWELL_0, "new_string": FAREWELL_2}),
+            Text("Warmer."),
+        ],
+    }
+    with MockModel(script) as model:
+        env = claude_env(work, model, GIT_REWIND_ANTI_SPAM_SECONDS="0")
+        session, text = run_claude(claude, work, env, AGENT_1)
+        assert text == "Louder, with a helper."
+        after_turn_1 = app.read_text()
+        assert after_turn_1 == APP_V0.replace(GREET_0, GREET_1)
+        # Between the turns, as a person would: another line of app.py in an editor, and a new note.
+        app.write_text(after_turn_1.replace(MAIN_0, MAIN_PERSON))
+        work.write(PERSON_NOTE, PERSON_TEXT)
+        resumed, text = run_claude(claude, work, env, AGENT_2, resume=session)
+        assert (resumed, text) == (session, "Warmer.")
+    assert model.played(AGENT_1) == script[AGENT_1] and model.played(AGENT_2) == script[AGENT_2]
+    results = model.tool_results()
+    for call_id in [*model.tool_use_ids(AGENT_1).values(), *model.tool_use_ids(AGENT_2).values()]:
+        assert results[call_id]["is_error"] is False, results[call_id]
+    finished_app = APP_V0.replace(GREET_0, GREET_1).replace(FAREWELL_0, FAREWELL_2).replace(MAIN_0, MAIN_PERSON)
+    assert app.read_text() == finished_app
+    assert agentcli.hook_errors(work) == ""
+    finished = agentcli.disk_files(work.path)
+
+    # The notes: each turn end took a checkpoint holding its agent's changes, with the turn that made them;
+    # the person's edits were recorded as outside by the first checkpoint after them (prompt 2's, or as
+    # here the resumed session's start).
+    found = agentcli.checkpoints(work, session)
+    by_trigger = [(c.trigger, c.note.get("prompt")) for c in found]
+    prompt_1 = next(c for c in found if c.trigger == "UserPromptSubmit" and c.note["prompt"] == AGENT_1)
+    prompt_2 = next(c for c in found if c.trigger == "UserPromptSubmit" and c.note["prompt"] == AGENT_2)
+    stops = [c for c in found if c.trigger == "Stop"]
+    assert len(stops) == 2, by_trigger
+    stop_1, stop_2 = stops
+    assert prompt_1.seq < stop_1.seq < prompt_2.seq < stop_2.seq, by_trigger
+    assert stop_1.note["origins"] == {APP: "agent", HELPER: "agent"}, stop_1.note
+    assert stop_2.note["origins"] == {APP: "agent"}, stop_2.note
+    for stop, prompt, tools in ((stop_1, prompt_1, {APP: "Edit", HELPER: "Write"}), (stop_2, prompt_2, {APP: "Edit"})):
+        turn = stop.note["turn"]
+        assert (turn["session"], turn["agent"], turn["prompt"], turn["seq"]) == (
+            session, "claude-code", prompt.note["prompt"], prompt.seq), turn
+        assert turn["tools"] == tools, turn
+    between = [c for c in found if stop_1.seq < c.seq <= prompt_2.seq and c.note.get("origins")]
+    assert [c.note["origins"] for c in between] == [{APP: "outside", PERSON_NOTE: "outside"}], [
+        (c.seq, c.trigger, c.note.get("origins")) for c in found]
+    # Claude Code's resumed session starts with a SessionStart: its checkpoint is the first after the edits.
+    assert between[0].trigger == "SessionStart" and between[0].note.get("turn") is None, between[0].note
+    assert prompt_2.note["origins"] == {}, prompt_2.note  # nothing changed between the session start and prompt
+    assert blob(work, stop_1.commit, APP) == APP_V0.replace(GREET_0, GREET_1)
+    assert blob(work, between[0].commit, PERSON_NOTE) == PERSON_TEXT
+
+    # Agent-only undo to the first prompt, previewed: app.py is merged (the person's line is kept), nothing else.
+    preview = work.rewind("undo", str(prompt_1.seq), "--agent-only", "--dry-run")
+    assert preview.returncode == 0, preview.stderr
+    assert f"merge   {APP}" in preview.stdout and HELPER in preview.stdout, preview.stdout
+    assert PERSON_NOTE not in preview.stdout, preview.stdout
+    assert agentcli.disk_files(work.path) == finished  # a dry run writes nothing
+
+    run = work.rewind("undo", str(prompt_1.seq), "--agent-only", "--yes")
+    assert run.returncode == 0, run.stderr + run.stdout
+    assert app.read_text() == APP_V0.replace(MAIN_0, MAIN_PERSON)  # both turns' lines back, the person's kept
+    assert not (work.path / HELPER).exists()  # the file the agent created is gone
+    assert (work.path / PERSON_NOTE).read_bytes() == PERSON_TEXT.encode()
+    now = agentcli.disk_files(work.path)
+    unchanged = {p: v for p, v in finished.items() if p not in (APP, HELPER)}
+    assert {p: v for p, v in now.items() if p != APP} == unchanged  # every other file byte for byte
+    assert agentcli.ignored_files(work) == ignored
+    assert work.user_state()[:3] == user
+
+    # Redo: the agent's version exactly as it was.
+    run = work.rewind("redo", "--yes")
+    assert run.returncode == 0, run.stderr + run.stdout
+    assert agentcli.disk_files(work.path) == finished
+    assert work.user_state()[:3] == user
+
+    # Revert the second turn alone: its line goes back; turn 1's lines, its file and the person's work stay.
+    run = work.rewind("revert", str(prompt_2.seq), "--yes")
+    assert run.returncode == 0, run.stderr + run.stdout
+    assert app.read_text() == APP_V0.replace(GREET_0, GREET_1).replace(MAIN_0, MAIN_PERSON)
+    assert (work.path / HELPER).read_text() == HELPER_TEXT
+    assert (work.path / PERSON_NOTE).read_text() == PERSON_TEXT
+    now = agentcli.disk_files(work.path)
+    assert {p: v for p, v in now.items() if p != APP} == {p: v for p, v in finished.items() if p != APP}
+    assert agentcli.ignored_files(work) == ignored
+    assert work.user_state()[:3] == user
+    assert agentcli.hook_errors(work) == ""
+    work.fsck()
