@@ -73,9 +73,9 @@ def test_two_prompts_checkpoint_at_start_prompt_and_edit_and_undo_restores(
         claude: Path, agent_project: Workdir) -> None:
     """Prompt 1 writes a file, rewrites it and makes another from the shell; prompt 2 (--resume) edits it twice.
 
-    Balanced tier with no anti-spam interval: checkpoints at both session starts and both prompts and
-    before the big edit; the Write of a new file finds nothing changed; the resumed session's first
-    edit is the third in a minute (batch), its second is small.
+    Balanced tier with no anti-spam interval: checkpoints at the first session start, both prompts, before
+    the big edit and at both turn ends; the Write of a new file and the resumed session's start find
+    nothing changed; the resumed session's first edit is the third in a minute (batch), its second is small.
     """
     work = agent_project
     settings = agentcli.install_hooks(work, "claude-code", "project", work.env)
@@ -119,7 +119,7 @@ def test_two_prompts_checkpoint_at_start_prompt_and_edit_and_undo_restores(
 
     # What the hook decided, call by call, and the checkpoints it made, read with plain git.
     found = agentcli.check_two_prompt_session(work, session, "claude-code", "Write", "Bash")
-    start, prompt_1, edit, resume, prompt_2 = found
+    start, prompt_1, edit, stop_1, prompt_2, _stop_2 = found
     assert edit.note["conversation"]["tool_use_id"] == ids_1[1]  # the Edit's own tool call, as the mock issued it
     transcript = Path(prompt_1.note["conversation"]["transcript"])
     assert transcript.name == f"{session}.jsonl" and transcript.is_file()
@@ -132,12 +132,13 @@ def test_two_prompts_checkpoint_at_start_prompt_and_edit_and_undo_restores(
     assert prompts.get(prompt_2.note["conversation"]["prompt_id"]) == PROMPT_2, prompts
 
     # The trees: before the Write nothing; before the Edit the first draft; the shell's file from
-    # the next prompt on (a Bash call is not checkpointed in the balanced tier).
+    # the turn end on (a Bash call is not checkpointed in the balanced tier).
     assert blob(work, prompt_1.commit, PLAN) is None and blob(work, prompt_1.commit, SHELL_FILE) is None
     assert blob(work, prompt_1.commit, ".claude/settings.json") == settings.read_text()
     assert blob(work, edit.commit, PLAN) == PLAN_V1 and blob(work, edit.commit, SHELL_FILE) is None
     assert blob(work, prompt_2.commit, PLAN) == PLAN_V2 and blob(work, prompt_2.commit, SHELL_FILE) == SHELL_TEXT
-    assert work.tree_of(prompt_2.commit) == work.tree_of(resume.commit)  # a prompt checkpoints even unchanged
+    assert blob(work, stop_1.commit, PLAN) == PLAN_V2 and blob(work, stop_1.commit, SHELL_FILE) == SHELL_TEXT
+    assert work.tree_of(prompt_2.commit) == work.tree_of(stop_1.commit)  # a prompt checkpoints even unchanged
     assert work.tree_of(start.commit) == work.tree_of(prompt_1.commit)
     for c in found:
         assert ".env" not in agentcli.tree_files(work, c.commit)  # ignored files are never captured
@@ -178,14 +179,15 @@ def test_anti_spam_by_default(claude: Path, agent_project: Workdir, scope: str) 
         ("PreToolUse", "Write", "unchanged"),
         ("PreToolUse", "Edit", "checkpoint"),
         ("PreToolUse", "Edit", "skip"),
-        ("Stop", None, "skip"),
+        ("Stop", None, "checkpoint"),  # the turn end: what the skipped edit left is checkpointed
         ("SessionEnd", None, "skip"),  # reason "other": only /clear is checkpointed
     ], json.dumps(log, indent=1)
     assert "anti-spam" in log[4]["reason"], log[4]
     found = agentcli.checkpoints(work, session)
     assert [(c.trigger, c.note["tool"]) for c in found] == [("SessionStart", None), ("UserPromptSubmit", None),
-                                                            ("PreToolUse", "Edit")]
+                                                            ("PreToolUse", "Edit"), ("Stop", None)]
     assert blob(work, found[2].commit, "src/big.py") == first
+    assert blob(work, found[3].commit, "src/big.py") == third and found[3].note["origins"] == {"src/big.py": "agent"}
     assert agentcli.hook_errors(work) == ""
 
 
@@ -302,6 +304,9 @@ def test_mcp_tools_called_by_the_real_claude_code(claude: Path, agent_project: W
     work.commit_all("the MCP configuration")  # so the checkpoint and the rewind are about the files below
     readme = work.path / "README.md"
     script: dict[str, list[Turn]] = {MCP_PROMPT: [
+        # Claude Code connects MCP servers in the background; the SDK's import makes ours take 1-2 s (more
+        # on a busy machine), so the model first waits for it, as Claude Code's own tool error advises.
+        ToolCall("WaitForMcpServers", {}),
         ToolCall("mcp__git-rewind__checkpoint_create", {"description": "before the rewrite", "tags": ["e2e"]}),
         ToolCall("Write", {"file_path": str(work.path / PLAN), "content": PLAN_V1}),
         ToolCall("Bash", {"command": f"printf '# rewritten demo\\n' > {readme}", "description": "rewrite"}),
@@ -315,13 +320,13 @@ def test_mcp_tools_called_by_the_real_claude_code(claude: Path, agent_project: W
     assert model.played(MCP_PROMPT) == script[MCP_PROMPT]
     ids = model.tool_use_ids(MCP_PROMPT)
     results = model.tool_results(MCP_PROMPT)
-    created, rewound = results[ids[0]], results[ids[3]]
+    created, rewound = results[ids[1]], results[ids[4]]
     assert created["is_error"] is False and '"seq":1' in created["content"].replace(" ", ""), created
     assert "before the rewrite" in created["content"]
     assert rewound["is_error"] is False and PLAN in rewound["content"] and "README.md" in rewound["content"], rewound
     # The tool results reached the model: the request after each call carries it.
     last = model.main_requests(MCP_PROMPT)[-1].body
-    assert ids[3] in json.dumps(last["messages"])
+    assert ids[4] in json.dumps(last["messages"])
     assert all(r["is_error"] is False for r in results.values()), results
     assert agentcli.disk_files(work.path) == before  # the Write and the shell's rewrite are undone
     notes = [json.loads(work.git("notes", "--ref=rewind", "show", line.split()[1]))

@@ -358,7 +358,8 @@ def assert_tree_on_disk(work: Workdir, commit: str, ignored: dict[str, tuple[str
 def check_two_prompt_session(work: Workdir, session: str, agent: str, write_tool: str,
                              shell_tool: str) -> list[Checkpoint]:
     """The decisions and checkpoints of the scripted two-prompt session (write, big edit, shell; then a
-    batched and a small edit), in the balanced tier with no anti-spam interval; returns the five checkpoints."""
+    batched and a small edit), in the balanced tier with no anti-spam interval; returns the six checkpoints
+    (session start, prompt 1, the Edit, turn end 1, prompt 2, turn end 2)."""
     log = hook_log(work, session)
     assert decisions(log) == [
         ("SessionStart", None, "checkpoint"),
@@ -366,38 +367,43 @@ def check_two_prompt_session(work: Workdir, session: str, agent: str, write_tool
         ("PreToolUse", write_tool, "unchanged"),  # a new file: the pre-edit tree equals the prompt's checkpoint
         ("PreToolUse", "Edit", "checkpoint"),
         ("PostToolUse", shell_tool, "skip"),
-        ("Stop", None, "skip"),
+        ("Stop", None, "checkpoint"),  # the turn end: files changed since the prompt
         ("SessionEnd", None, "skip"),  # reason "other": only /clear is checkpointed
-        ("SessionStart", None, "checkpoint"),  # resumed: the shell's file is new since the last checkpoint
+        ("SessionStart", None, "unchanged"),  # resumed: nothing changed since the turn end's checkpoint
         ("UserPromptSubmit", None, "checkpoint"),
         ("PreToolUse", "Edit", "skip"),
         ("PreToolUse", "Edit", "skip"),
-        ("Stop", None, "skip"),
+        ("Stop", None, "checkpoint"),
         ("SessionEnd", None, "skip"),
     ], json.dumps(log, indent=1)
     assert "batch" in log[9]["reason"], log[9]
     assert "small" in log[10]["reason"], log[10]
-    # The resumed session was told where it stood: since the first session's last checkpoint (before
-    # the Edit) the plan changed and the shell made its file.
-    assert log[7]["context"] == {"from": 3, "changed": 2, "summary": None}, log[7]
+    # The resumed session was told where it stood: at the first session's turn end, nothing changed since.
+    assert log[7]["context"] == {"from": 4, "changed": 0, "summary": None}, log[7]
     assert log[0]["context"] == "none: no earlier checkpoint", log[0]
     assert all(e.get("paths") == [PLAN] for e in log if e["event"] == "PreToolUse"), log
 
     assert sessions(work) == [session]
     found = checkpoints(work, session)
-    assert [c.trigger for c in found] == ["SessionStart", "UserPromptSubmit", "PreToolUse",
-                                          "SessionStart", "UserPromptSubmit"]
-    assert [c.seq for c in found] == [1, 2, 3, 4, 5]
+    assert [c.trigger for c in found] == ["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop",
+                                          "UserPromptSubmit", "Stop"]
+    assert [c.seq for c in found] == [1, 2, 3, 4, 5, 6]
     assert [e["seq"] for e in log if e["action"] == "checkpoint"] == [c.seq for c in found]
     check_chain(work, found)
-    _start, prompt_1, edit, _resume, prompt_2 = found
+    _start, prompt_1, edit, stop_1, prompt_2, stop_2 = found
     for c in found:
         assert c.note["session"] == session and c.note["agent"] == agent, c.note
     assert (edit.note["tool"], edit.note["paths"]) == ("Edit", [PLAN])
     assert prompt_1.note["prompt"] == PROMPT_1 and edit.note["prompt"] == PROMPT_1
     assert prompt_2.note["prompt"] == PROMPT_2
+    # Where each change came from: the turns' own changes, each recorded by the checkpoint after it.
+    assert edit.note["origins"] == {PLAN: "agent"}, edit.note
+    assert stop_1.note["origins"] == {PLAN: "agent", SHELL_FILE: "agent"}, stop_1.note
+    assert prompt_2.note["origins"] == {}, prompt_2.note
+    assert stop_2.note["origins"] == {PLAN: "agent"}, stop_2.note
+    for stop, prompt in ((stop_1, prompt_1), (stop_2, prompt_2)):
+        assert (stop.note["turn"]["session"], stop.note["turn"]["seq"]) == (session, prompt.seq), stop.note
     return found
-
 
 if __name__ == "__main__":
     # `.ci/run` installs every CLI up front: `PYTHONPATH=tests python -m helpers.agentcli`.
