@@ -192,7 +192,12 @@ def _follow_turn(repo: Repo, event: Event, paths: list[str], taken: Result | Non
         turns.end(repo, event.session)
     else:
         editing = event.kind in ("pre_tool", "post_tool") and event.tool_kind in ("write", "edit")
-        turns.touch(repo, event.session, event.tool if editing else None, paths if editing else None)
+        open_turn = turns.touch(repo, event.session, event.tool if editing else None, paths if editing else None)
+        if not open_turn and event.kind in ("pre_tool", "post_tool"):
+            # A tool call with no turn open: the agent is at work though no prompt hook came (`droid exec`
+            # sends no UserPromptSubmit). Its turn opens here, or all it changes would be taken for outside.
+            tools = {p: event.tool for p in paths} if editing and event.tool else None
+            turns.start(repo, turns.Turn(event.session, event.agent, None, None, now, tools=tools))
 
 
 def _session_context(repo: Repo, settings: dict[str, Any], taken: Result | None,

@@ -72,6 +72,33 @@ def test_each_agents_turn_is_bracketed_and_attributed(agent_project: Workdir, ag
     assert second["origins"] == {"after.txt": "outside"}
 
 
+def test_a_tool_call_without_a_prompt_hook_opens_the_turn(agent_project: Workdir) -> None:
+    """`droid exec "…"` sends no UserPromptSubmit: the first tool call opens the turn, so what the agent
+    changes is the agent's (it was all taken for outside), and what came before stays outside."""
+    w = agent_project
+
+    def hook(data: dict[str, Any]) -> None:
+        run = w.rewind("hook", "--agent", "droid", input=json.dumps(data))
+        assert run.returncode == 0 and "hook skipped" not in run.stderr, run
+
+    w.write("before.txt", "the person, before the agent started\n")
+    hook(_claude("SessionStart", w.path, source="startup"))
+    plan = w.path / "plan.md"
+    hook(_claude("PreToolUse", w.path, tool_name="Create", tool_input={"file_path": str(plan), "content": "x\n"}))
+    plan.write_text("the agent's plan\n" * 20)
+    hook(_claude("PreToolUse", w.path, tool_name="Edit", tool_input={
+        "file_path": str(plan), "old_string": "the agent's plan\n" * 20, "new_string": "a new plan\n" * 20}))
+    plan.write_text("a new plan\n" * 20)
+    w.write("shell.txt", "made by the agent's shell\n")
+    hook(_claude("Stop", w.path, stop_hook_active=False))
+    start, edit, turn_end = notes(w)[-3:]
+    assert start["trigger"] == "SessionStart" and start["origins"]["before.txt"] == "outside"
+    assert edit["trigger"] == "PreToolUse" and edit["origins"] == {"plan.md": "agent"}
+    assert turn_end["origins"] == {"plan.md": "agent", "shell.txt": "agent"}
+    assert turn_end["turn"]["prompt"] is None and turn_end["turn"]["tools"] == {"plan.md": "Edit"}
+    assert not (w.path / ".git" / "rewind" / "turns" / "s-1.json").exists()  # the turn end closed it
+
+
 def test_a_turn_end_with_nothing_changed_takes_no_checkpoint(agent_project: Workdir) -> None:
     w = agent_project
     prompt, end = payloads("claude-code", w.path)

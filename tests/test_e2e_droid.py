@@ -201,15 +201,16 @@ def test_rpc_session_two_prompts_checkpoint_at_start_prompt_and_edit_and_undo_re
 
     ids = check_tools_ran(model, script)
     assert set(ids[PROMPT_1].values()) <= set(model.tool_results(PROMPT_2))  # the resumed conversation was sent
-    # The resumed session's SessionStart context reached the model: the first session's last checkpoint.
-    assert "Resumed from checkpoint #3: before Edit notes/plan.md" in json.dumps(
+    # The resumed session's SessionStart context reached the model: the first session's last checkpoint,
+    # its turn end.
+    assert "Resumed from checkpoint #4: turn end" in json.dumps(
         model.main_requests(PROMPT_2)[0].body), json.dumps(model.main_requests(PROMPT_2)[0].body)[:3000]
     assert (work.path / PLAN).read_text() == PLAN_FINAL
     assert (work.path / SHELL_FILE).read_text() == SHELL_TEXT
     assert agentcli.hook_errors(work) == ""
 
     found = agentcli.check_two_prompt_session(work, session, "droid", "Create", "Execute")
-    start, prompt_1, edit, resume, prompt_2 = found
+    start, prompt_1, edit, stop_1, prompt_2, _stop_2 = found
     transcript = Path(prompt_1.note["conversation"]["transcript"])
     assert transcript.name == f"{session}.jsonl" and transcript.is_file()
     assert transcript.is_relative_to(Path(work.env["HOME"]) / ".factory" / "sessions")
@@ -224,7 +225,8 @@ def test_rpc_session_two_prompts_checkpoint_at_start_prompt_and_edit_and_undo_re
     assert blob(work, prompt_1.commit, ".factory/hooks.json") == hooks.read_text()
     assert blob(work, edit.commit, PLAN) == PLAN_V1 and blob(work, edit.commit, SHELL_FILE) is None
     assert blob(work, prompt_2.commit, PLAN) == PLAN_V2 and blob(work, prompt_2.commit, SHELL_FILE) == SHELL_TEXT
-    assert work.tree_of(prompt_2.commit) == work.tree_of(resume.commit)
+    assert blob(work, stop_1.commit, PLAN) == PLAN_V2 and blob(work, stop_1.commit, SHELL_FILE) == SHELL_TEXT
+    assert work.tree_of(prompt_2.commit) == work.tree_of(stop_1.commit)
     assert work.tree_of(start.commit) == work.tree_of(prompt_1.commit)
     for c in found:
         assert ".env" not in agentcli.tree_files(work, c.commit)
@@ -247,7 +249,7 @@ def run_exec(droid: Path, work: Workdir, env: dict[str, str], prompt: str, fork:
 
 
 def test_plain_exec_has_no_prompt_hook_and_a_fork_is_a_new_session(droid: Path, agent_project: Workdir) -> None:
-    """`droid exec "…"` fires no UserPromptSubmit: the shell's file is first captured by the fork's SessionStart.
+    """`droid exec "…"` fires no UserPromptSubmit: the first tool call opens the turn, its Stop checkpoints it.
 
     The hooks are the user's this time (~/.factory/hooks.json).
     """
@@ -270,20 +272,24 @@ def test_plain_exec_has_no_prompt_hook_and_a_fork_is_a_new_session(droid: Path, 
         ("PreToolUse", "Create", "unchanged"),
         ("PreToolUse", "Edit", "checkpoint"),
         ("PostToolUse", "Execute", "skip"),
-        ("Stop", None, "skip"),
+        ("Stop", None, "checkpoint"),  # the turn end: files changed
         ("SessionEnd", None, "skip"),  # reason "other": only /clear is checkpointed
     ]
     assert decisions(agentcli.hook_log(work, forked)) == [
         ("SessionStart", None, "checkpoint"),
-        ("Stop", None, "skip"),
+        ("Stop", None, "unchanged"),  # nothing changed since its session start
         ("SessionEnd", None, "skip"),
     ]
     assert sorted(agentcli.sessions(work)) == sorted([session, forked])
-    start, edit = agentcli.checkpoints(work, session)
+    start, edit, stop = agentcli.checkpoints(work, session)
     (fork_start,) = agentcli.checkpoints(work, forked)
-    assert (start.trigger, edit.trigger, edit.note["tool"], fork_start.trigger) == (
-        "SessionStart", "PreToolUse", "Edit", "SessionStart")
-    assert [start.seq, edit.seq, fork_start.seq] == [1, 2, 3]
+    assert (start.trigger, edit.trigger, edit.note["tool"], stop.trigger, fork_start.trigger) == (
+        "SessionStart", "PreToolUse", "Edit", "Stop", "SessionStart")
+    assert [start.seq, edit.seq, stop.seq, fork_start.seq] == [1, 2, 3, 4]
+    # No prompt hook, yet the agent's changes are the agent's: its first tool call opened the turn.
+    assert edit.note["origins"] == {PLAN: "agent"}, edit.note
+    assert stop.note["origins"] == {PLAN: "agent", SHELL_FILE: "agent"}, stop.note
+    assert stop.note["turn"]["session"] == session and stop.note["turn"]["tools"] == {PLAN: "Edit"}, stop.note
     assert blob(work, edit.commit, PLAN) == PLAN_V1 and blob(work, edit.commit, SHELL_FILE) is None
     assert blob(work, fork_start.commit, SHELL_FILE) == SHELL_TEXT
     assert blob(work, fork_start.commit, PLAN) == PLAN_V2
