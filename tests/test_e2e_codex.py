@@ -164,7 +164,7 @@ def test_codex_session_checkpoints_and_undo_full_resumes_the_cut_conversation(
         exec_codex(codex, work, env, "resume", session, PROMPT_2)
         # The resumed session's SessionStart context reached the model (Codex: a developer message).
         request = json.dumps(model.main_requests(PROMPT_2)[0].body)
-        assert "Resumed from checkpoint #3: before apply_patch notes/plan.md" in request, request[-3000:]
+        assert "Resumed from checkpoint #4: turn end" in request, request[-3000:]
         # Every tool ran and its result came back.
         assert set(model.tool_use_ids(PROMPT_1).values()) <= set(model.tool_results(PROMPT_2))
 
@@ -177,12 +177,12 @@ def test_codex_session_checkpoints_and_undo_full_resumes_the_cut_conversation(
         ("PreToolUse", "apply_patch", "unchanged"),  # a new file: the tree equals the prompt's checkpoint
         ("PreToolUse", "apply_patch", "checkpoint"),
         ("PostToolUse", "Bash", "skip"),
-        ("Stop", None, "skip"),
+        ("Stop", None, "checkpoint"),  # the turn end: the patch and the shell changed files
         ("SessionEnd", None, "skip"),  # reason "other": only /clear is checkpointed
-        ("SessionStart", None, "checkpoint"),  # resumed: the plan changed and the shell made a file
+        ("SessionStart", None, "unchanged"),  # resumed: nothing changed since the turn end
         ("UserPromptSubmit", None, "checkpoint"),
         ("PreToolUse", "apply_patch", "skip"),  # the third edit within a minute: one checkpoint per batch
-        ("Stop", None, "skip"),
+        ("Stop", None, "checkpoint"),
         ("SessionEnd", None, "skip"),
     ], json.dumps(log, indent=1)
     assert "batch" in log[9]["reason"], log[9]
@@ -191,10 +191,14 @@ def test_codex_session_checkpoints_and_undo_full_resumes_the_cut_conversation(
         [PLAN], [PLAN, OTHER], [OTHER, PLAN, "notes/final.md"]]
 
     found = agentcli.checkpoints(work, session)
-    assert [c.trigger for c in found] == ["SessionStart", "UserPromptSubmit", "PreToolUse", "SessionStart",
-                                          "UserPromptSubmit"]
+    assert [c.trigger for c in found] == ["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop",
+                                          "UserPromptSubmit", "Stop"]
     agentcli.check_chain(work, found)
-    _start, prompt_1, edit, _resume, prompt_2 = found
+    _start, prompt_1, edit, stop_1, prompt_2, stop_2 = found
+    # Each turn end records its turn's changes as the agent's (the first: the patch and the shell's file).
+    assert set(stop_1.note["origins"].values()) == {"agent"} and SHELL_FILE in stop_1.note["origins"], stop_1.note
+    assert stop_1.note["turn"]["seq"] == prompt_1.seq and stop_2.note["turn"]["seq"] == prompt_2.seq
+    assert set(stop_2.note["origins"]) == {PLAN, OTHER, "notes/final.md"}, stop_2.note
     transcript = rollout(env, session)
     for c in found:
         assert (c.note["agent"], c.note["session"]) == ("codex", session)
