@@ -163,7 +163,7 @@ def test_two_prompts_checkpoint_at_start_prompt_and_edit_then_undo_full_and_redo
         assert (work.path / SHELL_FILE).read_text() == SHELL_TEXT
         # The resumed session carried the first prompt's conversation and was told where it stood.
         second = sent(model, PROMPT_2)
-        assert PROMPT_1 in second and "Resumed from checkpoint #3: before replace notes/plan.md" in second, \
+        assert PROMPT_1 in second and "Resumed from checkpoint #4: turn end" in second, \
             second[:3000]
         assert agentcli.hook_errors(work) == ""
 
@@ -173,21 +173,24 @@ def test_two_prompts_checkpoint_at_start_prompt_and_edit_then_undo_full_and_redo
             ("BeforeTool", "write_file", "unchanged"),  # a new file: the tree equals the prompt's checkpoint
             ("BeforeTool", "replace", "checkpoint"),
             ("AfterTool", "run_shell_command", "skip"),
-            ("AfterAgent", None, "skip"),
+            ("AfterAgent", None, "checkpoint"),  # the turn end: files changed
             ("SessionEnd", None, "skip"),  # reason "exit": only /clear is checkpointed
-            ("SessionStart", None, "checkpoint"),  # resumed: the shell's file is new since the last checkpoint
+            ("SessionStart", None, "unchanged"),  # resumed: nothing changed since the turn end
             ("BeforeAgent", None, "checkpoint"),
             ("BeforeTool", "replace", "skip"),  # batch
             ("BeforeTool", "replace", "skip"),  # small
-            ("AfterAgent", None, "skip"),
+            ("AfterAgent", None, "checkpoint"),
             ("SessionEnd", None, "skip"),
         ]
         assert agentcli.sessions(work) == [session]
         found = agentcli.checkpoints(work, session)
-        assert [c.trigger for c in found] == ["SessionStart", "BeforeAgent", "BeforeTool", "SessionStart",
-                                              "BeforeAgent"]
+        assert [c.trigger for c in found] == ["SessionStart", "BeforeAgent", "BeforeTool", "AfterAgent",
+                                              "BeforeAgent", "AfterAgent"]
         agentcli.check_chain(work, found)
-        start, prompt_1, edit, resume, prompt_2 = found
+        start, prompt_1, edit, stop_1, prompt_2, stop_2 = found
+        assert stop_1.note["origins"] == {PLAN: "agent", SHELL_FILE: "agent"}, stop_1.note
+        assert stop_2.note["origins"] == {PLAN: "agent"}, stop_2.note
+        assert stop_1.note["turn"]["seq"] == prompt_1.seq and stop_2.note["turn"]["seq"] == prompt_2.seq
         assert all(c.note["agent"] == "gemini" and c.note["session"] == session for c in found)
         assert (edit.note["tool"], edit.note["paths"]) == ("replace", [PLAN])
         assert prompt_1.note["prompt"] == PROMPT_1 and prompt_2.note["prompt"] == PROMPT_2
@@ -203,7 +206,7 @@ def test_two_prompts_checkpoint_at_start_prompt_and_edit_then_undo_full_and_redo
         assert blob(work, prompt_1.commit, ".gemini/settings.json") == hooks.read_text()
         assert blob(work, edit.commit, PLAN) == PLAN_V1 and blob(work, edit.commit, SHELL_FILE) is None
         assert blob(work, prompt_2.commit, PLAN) == PLAN_V2 and blob(work, prompt_2.commit, SHELL_FILE) == SHELL_TEXT
-        assert work.tree_of(prompt_2.commit) == work.tree_of(resume.commit)
+        assert work.tree_of(prompt_2.commit) == work.tree_of(stop_1.commit)
 
         # Back to the second prompt: the files of that moment; the resumed session sends the first prompt's
         # conversation and nothing of the second.
