@@ -159,17 +159,20 @@ def test_plugin_checkpoints_a_session_and_undo_full_forks_it_through_opencodes_s
             ("tool.execute.before", "write", "unchanged"),  # a new file: the tree equals the prompt's checkpoint
             ("tool.execute.before", "edit", "checkpoint"),
             ("tool.execute.after", "bash", "skip"),
-            ("session.idle", None, "skip"),
+            ("session.idle", None, "checkpoint"),  # the turn end: files changed
             ("chat.message", None, "checkpoint"),
             ("tool.execute.before", "edit", "skip"),  # the third edit within a minute: a batch
-            ("session.idle", None, "skip"),
+            ("session.idle", None, "checkpoint"),
         ], json.dumps(log, indent=1)
         assert all(e["paths"] == [PLAN] for e in log if e["event"] == "tool.execute.before"), log
         found = agentcli.checkpoints(work, session)
         assert [c.trigger for c in found] == ["session.created", "chat.message", "tool.execute.before",
-                                              "chat.message"]
+                                              "session.idle", "chat.message", "session.idle"]
         agentcli.check_chain(work, found)
-        start, prompt_1, edit, prompt_2 = found
+        start, prompt_1, edit, idle_1, prompt_2, idle_2 = found
+        assert idle_1.note["origins"] == {PLAN: "agent", SHELL_FILE: "agent"}, idle_1.note
+        assert idle_2.note["origins"] == {PLAN: "agent"}, idle_2.note
+        assert idle_1.note["turn"]["seq"] == prompt_1.seq and idle_2.note["turn"]["seq"] == prompt_2.seq
         assert prompt_1.note["prompt"] and PROMPT_1 in prompt_1.note["prompt"]
         assert prompt_1.note["conversation"]["prompt_id"].startswith("msg_")
         assert edit.note["conversation"]["tool_use_id"] == calls[PROMPT_1][1]
