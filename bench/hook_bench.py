@@ -281,9 +281,11 @@ class HookRepo:
                     self.hook_env(), "hb-skip", "skip", "Read does not edit files")
 
     def skip_stop(self, r: int) -> Call:
+        # The balanced tier checkpoints every turn end now (bench/agent_only_bench.py times it); the minimal
+        # tier still skips it, the cheapest path of a turn end.
         return Call(payload("Stop", "hb-skip", self.repo, self.transcript, r, stop_hook_active=False,
                             last_assistant_message="done", background_tasks=[], session_crons=[]),
-                    self.hook_env(), "hb-skip", "skip", "balanced: nothing at turn end")
+                    self.hook_env("minimal"), "hb-skip", "skip", "minimal tier: only before a file is created")
 
     def skip_bash(self, r: int) -> Call:
         return Call(tool_payload("PostToolUse", "hb-skip", self.repo, self.transcript, r, "Bash", bash_input()),
@@ -378,7 +380,7 @@ def timed_run(args: list[str], cwd: str, env: dict[str, str]) -> float:
 # (key, event, decision, method, git CLI baseline key)
 HOOK_ROWS = [
     ("read", "PreToolUse Read", "skip", HookRepo.skip_read, None),
-    ("stop", "Stop (balanced)", "skip", HookRepo.skip_stop, None),
+    ("stop", "Stop (minimal)", "skip", HookRepo.skip_stop, None),
     ("bash-skip", "PostToolUse Bash (balanced)", "skip", HookRepo.skip_bash, None),
     ("small", "PreToolUse Edit, 7 chars", "skip", HookRepo.skip_small, None),
     ("antispam", "PreToolUse Edit, anti-spam", "skip", HookRepo.skip_antispam, None),
