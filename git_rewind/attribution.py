@@ -5,14 +5,14 @@ session), its origin in the note's `origins`. The rules, in order:
 
 1. A checkpoint a session's own hook takes during that session's open turn (any event but the
    prompt that opens it): every change is that turn's.
-2. While another turn is live (its agent called a hook within turns.LIVE_SECONDS), a checkpoint
-   taken by anything else (another session's prompt, `snap`, MCP, an undo's safety checkpoint):
-   every change is the agent's, given to the most recently started live turn. Two sessions whose
-   turns overlap cannot be told apart by file; the change goes to an agent either way.
-3. A turn left open but quiet (interrupted: Claude Code sends no Stop on Esc; or killed): a path
-   is that turn's when the file was modified between its prompt and two seconds after its last
-   hook call; later changes are the person's.
-4. Anything else is `outside`.
+2. Any other checkpoint (another session's prompt or tool, `snap`, MCP, an undo's safety checkpoint,
+   the same session's next prompt after an interrupted turn): a path is an open turn's when its file
+   was modified between that turn's prompt and two seconds after its last hook call (the most
+   recently started such turn); otherwise it is `outside`. So what the person changes after an
+   interrupted turn (Claude Code sends no Stop on Esc) is theirs at once, and of two sessions
+   whose turns overlap each claims what was written while it worked. The doubtful case errs
+   towards `outside`: an agent's file written long after its last hook call (a long shell command
+   seen by someone else's checkpoint) is kept by an agent-only undo, never a person's edit taken.
 Under the minimal tier no prompt or turn end is seen, so origins are not recorded (None: unknown).
 """
 
@@ -57,15 +57,11 @@ def origins(repo: Repo, session: str, kind: str | None, changed: list[str],
     own = next((t for t in open_turns if t.session == session), None)
     if own is not None and kind is not None and kind not in OPENING_KINDS:
         return dict.fromkeys(changed, AGENT), _turn_json(own, changed)
-    live = [t for t in open_turns if t.live(now) and not (t is own and kind in OPENING_KINDS)]
-    if live:
-        return dict.fromkeys(changed, AGENT), _turn_json(live[0], changed)
-    quiet = [t for t in open_turns if t not in live]
     result: dict[str, str] = {}
     chosen: turns.Turn | None = None
     for path in changed:
         mtime = _mtime(repo.root, path)
-        by = next((t for t in quiet if mtime is not None and t.wrote(mtime)), None)
+        by = next((t for t in open_turns if mtime is not None and t.wrote(mtime)), None)
         result[path] = AGENT if by is not None else OUTSIDE
         chosen = chosen or by
     if chosen is None:

@@ -264,6 +264,10 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
     if same_as is not None and not req.allow_empty:
         assert tip is not None
         return Result(tip)
+    if not req.allow_empty:  # unchanged since the work tree's newest checkpoint, another session's: nothing new
+        last = worktree_last(repo)
+        if last is not None and last.tree == scan.tree:
+            return Result(last)
     changes = None
     if req.count_changes:  # counted on exactly the tree the checkpoint records
         counts = snapshot.numstat(repo, base, scan.tree)

@@ -275,24 +275,25 @@ def test_plain_exec_has_no_prompt_hook_and_a_fork_is_a_new_session(droid: Path, 
         ("Stop", None, "checkpoint"),  # the turn end: files changed
         ("SessionEnd", None, "skip"),  # reason "other": only /clear is checkpointed
     ]
+    # The fork starts on the tree the first session's turn end holds: unchanged since that checkpoint.
     assert decisions(agentcli.hook_log(work, forked)) == [
-        ("SessionStart", None, "checkpoint"),
-        ("Stop", None, "unchanged"),  # nothing changed since its session start
+        ("SessionStart", None, "unchanged"),
+        ("Stop", None, "unchanged"),
         ("SessionEnd", None, "skip"),
     ]
-    assert sorted(agentcli.sessions(work)) == sorted([session, forked])
+    assert sorted(agentcli.sessions(work)) == [session]
     start, edit, stop = agentcli.checkpoints(work, session)
-    (fork_start,) = agentcli.checkpoints(work, forked)
-    assert (start.trigger, edit.trigger, edit.note["tool"], stop.trigger, fork_start.trigger) == (
-        "SessionStart", "PreToolUse", "Edit", "Stop", "SessionStart")
-    assert [start.seq, edit.seq, stop.seq, fork_start.seq] == [1, 2, 3, 4]
+    assert (start.trigger, edit.trigger, edit.note["tool"], stop.trigger) == (
+        "SessionStart", "PreToolUse", "Edit", "Stop")
+    assert [start.seq, edit.seq, stop.seq] == [1, 2, 3]
+    assert agentcli.hook_log(work, forked)[0]["seq"] == stop.seq
     # No prompt hook, yet the agent's changes are the agent's: its first tool call opened the turn.
     assert edit.note["origins"] == {PLAN: "agent"}, edit.note
     assert stop.note["origins"] == {PLAN: "agent", SHELL_FILE: "agent"}, stop.note
     assert stop.note["turn"]["session"] == session and stop.note["turn"]["tools"] == {PLAN: "Edit"}, stop.note
     assert blob(work, edit.commit, PLAN) == PLAN_V1 and blob(work, edit.commit, SHELL_FILE) is None
-    assert blob(work, fork_start.commit, SHELL_FILE) == SHELL_TEXT
-    assert blob(work, fork_start.commit, PLAN) == PLAN_V2
+    assert blob(work, stop.commit, SHELL_FILE) == SHELL_TEXT
+    assert blob(work, stop.commit, PLAN) == PLAN_V2
 
     agentcli.assert_undo_restores(work, start, ignored)
 

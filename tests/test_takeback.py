@@ -266,8 +266,8 @@ def test_bad_input_is_one_line_and_changes_nothing(w: Workdir) -> None:
 
 
 def test_two_sessions_whose_turns_overlap(w: Workdir) -> None:
-    """A's turn is live while B's turn runs: B's checkpoints give their changes to B; a checkpoint taken by
-    anything else (here the person's snap) gives them to the most recently started live turn. Both are
+    """A's turn is open while B's turn runs: B's own hooks give their changes to B; any other checkpoint (B's
+    prompt, the person's snap) gives a file to the turn that was at work when it was written. Both are
     the agents', so an agent-only undo takes back both and keeps the person's change from before."""
     a, b = Agent(w, session="sess-a"), Agent(w, session="sess-b")
     w.write("mine.txt", "before both\n")
@@ -276,6 +276,7 @@ def test_two_sessions_whose_turns_overlap(w: Workdir) -> None:
     b.prompt("B works", "prompt-b")
     w.write("src/b.py", "by B\n")
     b.stop()
+    a.write("src/a2.py", "by A, later " + "x" * 80)  # A's hook, then its write
     w.write("src/a2.py", "by A, later\n")
     w.ok("snap", "-m", "by hand while A runs")
     a.stop()
@@ -394,3 +395,20 @@ def test_a_step_across_a_deleted_checkpoint_is_unknown_and_kept(w: Workdir, git_
     # Turn 2's change is taken back; the unknown step (turn 1 and the person's edits) is kept whole.
     assert (w.path / "src/app.py").read_text() == lines(BASE, {2: "LINE 2 by the agent", 10: "line 10, mine"})
     assert (w.path / "src/new.py").exists()
+
+
+def test_after_an_interrupted_turn_an_undo_keeps_what_the_person_wrote(w: Workdir) -> None:
+    """No Stop, no new prompt: the undo's own view of the working tree gives the person's later edit to them."""
+    import os
+    import time
+
+    a = Agent(w)
+    first = a.prompt("go")["seq"]
+    a.write("src/agent.py", "by the agent " + "x" * 80)
+    w.write("src/agent.py", "by the agent\n")
+    later = time.time() + 30
+    os.utime(w.write("src/app.py", lines(BASE, {12: "mine, after the interrupt"})), (later, later))
+    out = w.ok("undo", str(first), "--agent-only", "--yes")
+    assert "took back" in out
+    assert not (w.path / "src/agent.py").exists()
+    assert (w.path / "src/app.py").read_text() == lines(BASE, {12: "mine, after the interrupt"})
