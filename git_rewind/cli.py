@@ -255,7 +255,7 @@ def _print_takeback(outcome: takeback.Outcome) -> None:
 
 
 def _print_result(result: undo.Result, target_seq: int, verb: str, warned: bool = False,
-                  headline: str | None = None) -> None:
+                  headline: str | None = None, back: str = "git rewind redo") -> None:
     from . import restore
 
     outcome = result.outcome
@@ -266,13 +266,14 @@ def _print_result(result: undo.Result, target_seq: int, verb: str, warned: bool 
         click.echo(f"the working tree already matches #{target_seq}" if headline is None
                    else "every file is already as it would be")
     else:
-        click.echo(f"safety checkpoint #{outcome.safety.seq} {outcome.safety.commit[:7]} "
-                   f"(git rewind redo goes back)")
+        click.echo(f"safety checkpoint #{outcome.safety.seq} {outcome.safety.commit[:7]} ({back} goes back)")
         if outcome.written or outcome.removed or outcome.plan.writes or outcome.plan.removals:
             checked = " (verified)" if outcome.verified else ""
             kept = f", {len(outcome.conflicts)} not restored" if outcome.conflicts else ""
             click.echo(f"{headline or f'{verb} #{target_seq}'}: {len(outcome.written)} written, "
                        f"{len(outcome.removed)} removed{kept}{checked}")
+        elif outcome.plan.files:  # a redo records itself all the same (it pops the redo stack)
+            click.echo(f"the working tree already matches #{target_seq}")
         for path in outcome.plan.left_alone:
             click.echo(f"left alone: {path}", err=True)
         for path in outcome.conflicts:
@@ -414,7 +415,12 @@ def revert_command(ident: str, ident2: str | None, merge: bool, dry_run: bool, y
 @click.option("--dry-run", is_flag=True, help="List what would be written and removed; change nothing.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def redo_command(dry_run: bool, yes: bool) -> None:
-    """Reverse the most recent undo: its code and its conversation, as they were before it."""
+    """Reverse the newest undo not yet redone; repeated, walk back through the undos, newest first.
+
+    Each redo brings back exactly the files (and conversation) that undo replaced; what is there now
+    goes into the redo's own safety checkpoint, so a redo can be undone (git rewind undo N). Checkpoints
+    taken since do not clear the stack; a new undo goes on top of it. git rewind status counts them.
+    """
     from . import restore, undo
 
     repo = Repo.discover()
@@ -425,7 +431,12 @@ def redo_command(dry_run: bool, yes: bool) -> None:
     if not go:
         return
     result = undo.redo(repo, settings["max_file_size"], settings["auto_pack"], plan)
-    _print_result(result, plan.target.seq, "restored", warned)
+    safety = result.outcome.safety if result.outcome is not None else None
+    _print_result(result, plan.target.seq, "restored", warned,
+                  back=f"git rewind undo {safety.seq}" if safety is not None else "git rewind undo")
+    if plan.depth > 1:
+        more = plan.depth - 1
+        click.echo(f"{more} more redo{'s' if more != 1 else ''} available (git rewind redo)")
 
 
 @cli.command("gc", context_settings=CONTEXT)
@@ -640,6 +651,7 @@ def status_command(limit: int, as_json: bool) -> None:
     if info.repository is None:
         click.echo("not in a git repository: no decisions to show")
         return
+    click.echo(f"redos available: {info.redos}" + (" (git rewind redo)" if info.redos else ""))
     click.echo("recent hook decisions:" if info.decisions else "recent hook decisions: none yet")
     for entry in info.decisions:
         what = " ".join(str(x) for x in (entry.get("event"), entry.get("tool")) if x)

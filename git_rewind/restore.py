@@ -307,7 +307,9 @@ def rewind(
         plan, scan, excludes = _plan_locked(repo, target, only, max_size, cwd, code, retarget)
         if not code:
             plan.writes, plan.removals, plan.left_alone = [], [], []
-        if plan.empty and conversation is None:
+        # A redo records itself even when the tree already is what it brings back: its safety checkpoint
+        # is what pops the redo stack (checkpoints.redo_stack), so the next redo goes on to the one below.
+        if plan.empty and conversation is None and trigger != "pre-redo":
             return Outcome(plan=plan, safety=None)
         selected = plan.paths if only else []
         if only and not selected:

@@ -159,13 +159,15 @@ def backup_of(repo: Repo, safety: Checkpoint) -> bytes | None:
 
 
 class RedoPlan:
-    """What `redo` would reverse: the newest undo's safety checkpoint and what that undo recorded."""
+    """What `redo` would reverse: the safety checkpoint on top of the redo stack, what that rewind recorded,
+    and how many redos there are in all."""
 
-    __slots__ = ("target", "record")
+    __slots__ = ("target", "record", "depth")
 
-    def __init__(self, target: Checkpoint, record: RewindRecord) -> None:
+    def __init__(self, target: Checkpoint, record: RewindRecord, depth: int = 1) -> None:
         self.target = target
         self.record = record
+        self.depth = depth  # redos available, this one included
 
     @property
     def description(self) -> str | None:
@@ -174,17 +176,26 @@ class RedoPlan:
         return f"conversation: back as it was before the rewind, in {info.transcript}" if info else None
 
 
+def redo_stack(repo: Repo) -> list[Checkpoint]:
+    """This work tree's redo stack, the next redo last (checkpoints.redo_stack)."""
+    return checkpoints.redo_stack(checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree))
+
+
 def plan_redo(repo: Repo) -> RedoPlan:
-    """The newest safety checkpoint an undo left, and its record (an old note without one: a code undo)."""
-    target = checkpoints.redo_target(checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree))
-    if target is None:
-        raise RewindError("nothing to redo: no rewind has been made in this "
-                          + ("repository" if repo.worktree is None else "work tree"))
-    return RedoPlan(target, target.note.rewind or RewindRecord(None, None, [], "code"))
+    """The top of this work tree's redo stack, and its record (an old note without one: a code undo)."""
+    stack = redo_stack(repo)
+    if not stack:
+        raise RewindError("nothing to redo: no rewind to reverse in this "
+                          + ("repository" if repo.worktree is None else "work tree")
+                          + " (each redo reverses one undo, newest first)")
+    target = stack[-1]
+    return RedoPlan(target, target.note.rewind or RewindRecord(None, None, [], "code"), len(stack))
 
 
 def redo(repo: Repo, max_size: int, auto_pack: int, plan: RedoPlan | None = None) -> Result:
-    """Reverse the newest undo: its code (as it undid it) and its conversation."""
+    """Reverse the rewind on top of the redo stack: the code (as it undid it) and its conversation, back as
+    they were before it. What is there now goes into the redo's own safety checkpoint (`pre-redo`, whose
+    record names the checkpoint it went back to), which pops the stack and can itself be undone."""
     plan = plan or plan_redo(repo)
     target, record = plan.target, plan.record
     info = record.conversation
