@@ -254,6 +254,27 @@ def _print_takeback(outcome: takeback.Outcome) -> None:
         click.echo(f"warning: attribution is unknown for {shown}: those changes are kept", err=True)
 
 
+def ask_if_agents_at_work(repo: Repo, yes: bool, dry_run: bool) -> None:
+    """Before a rewind of the files (undo, redo, revert, undo --agent-only): when an agent session is in
+    the middle of a turn in this work tree, ask first (no terminal: refuse unless --yes). A dry run
+    changes nothing, so it does not ask. (MCP tools do not come here: an agent calls them from within
+    its own turn.)"""
+    import time
+
+    from . import turns
+
+    if dry_run:
+        return
+    busy = None if yes else turns.at_work(repo, time.time())  # --yes: asked not to be asked, as for the preview
+    if busy is None:
+        return
+    if not sys.stdin.isatty():
+        raise RewindError(f"{busy}: wait for the turn to end, or give --yes to rewind anyway; nothing changed")
+    if not click.confirm(f"{busy}. Continue?", default=False):
+        click.echo("nothing changed")
+        sys.exit(1)
+
+
 def _print_result(result: undo.Result, target_seq: int, verb: str, warned: bool = False,
                   headline: str | None = None, back: str = "git rewind redo") -> None:
     from . import restore
@@ -340,6 +361,7 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
               else checkpoints.latest_work(repo, where))
     cwd = os.getcwd()
     conversation = undo.plan_conversation(target, fork) if mode != "code" else None
+    ask_if_agents_at_work(repo, yes, dry_run)
     described = undo.describe(conversation) if conversation is not None else None
     planner = takeback.agent_only(repo, checkpoints.of_worktree(items, repo.worktree), target, merge,
                                   list(only), cwd) if agent_only else None
@@ -402,6 +424,7 @@ def revert_command(ident: str, ident2: str | None, merge: bool, dry_run: bool, y
     end = checkpoints.lookup(repo, ident2, items) if ident2 is not None else None
     cwd = os.getcwd()
     planner = takeback.revert(repo, items, start, end, merge, list(only), cwd)
+    ask_if_agents_at_work(repo, yes, dry_run)
     go, warned = _confirm_plan(repo, start, list(only), True, None, dry_run, yes, settings["max_file_size"], cwd,
                                planner)
     if not go:
@@ -426,6 +449,7 @@ def redo_command(dry_run: bool, yes: bool) -> None:
     repo = Repo.discover()
     settings = config.for_repo(repo)
     plan = undo.plan_redo(repo)
+    ask_if_agents_at_work(repo, yes, dry_run)
     go, warned = _confirm_plan(repo, plan.target, restore.literal(plan.record.only), plan.record.code,
                                plan.description, dry_run, yes, settings["max_file_size"])
     if not go:

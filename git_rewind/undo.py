@@ -89,10 +89,12 @@ def _record(repo: Repo, plan: conversation.Plan, rewinder: Rewinder) -> Conversa
 
 def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str], max_size: int,
          auto_pack: int, plan: conversation.Plan | None = None, cwd: str | None = None,
-         retarget: restore.Retarget | None = None, kind: str | None = None) -> Result:
+         retarget: restore.Retarget | None = None, kind: str | None = None,
+         by: str | None = None) -> Result:
     """Rewind to TARGET: MODE is code, conversation or full. ONLY: git pathspecs, read from CWD (default:
     the work tree's root). RETARGET: the files go to a tree made from the current one instead of TARGET's
-    (takeback.Planner: an agent-only undo, a revert; KIND names it in the safety checkpoint's record)."""
+    (takeback.Planner: an agent-only undo, a revert; KIND names it in the safety checkpoint's record).
+    BY: the agent session asking (through MCP), which is not told about it."""
     try:
         mode = mode_of(mode)  # callers outside the type checker (MCP) pass strings
     except ValueError as exc:
@@ -111,7 +113,7 @@ def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str]
         outcome = restore.rewind(repo, target, only, max_size, trigger="pre-rewind", auto_pack=auto_pack,
                                  code=mode in ("code", "full"), mode=mode,
                                  conversation=record, attachments=attachments, cwd=cwd, retarget=retarget,
-                                 kind=kind)
+                                 kind=kind, by=by)
     except restore.Incomplete as exc:
         if plan is not None:  # the conversation is left where it is until the files are right
             raise restore.Incomplete(exc.target_seq, exc.safety, exc.problems,
@@ -192,7 +194,7 @@ def plan_redo(repo: Repo) -> RedoPlan:
     return RedoPlan(target, target.note.rewind or RewindRecord(None, None, [], "code"), len(stack))
 
 
-def redo(repo: Repo, max_size: int, auto_pack: int, plan: RedoPlan | None = None) -> Result:
+def redo(repo: Repo, max_size: int, auto_pack: int, plan: RedoPlan | None = None, by: str | None = None) -> Result:
     """Reverse the rewind on top of the redo stack: the code (as it undid it) and its conversation, back as
     they were before it. What is there now goes into the redo's own safety checkpoint (`pre-redo`, whose
     record names the checkpoint it went back to), which pops the stack and can itself be undone."""
@@ -218,7 +220,7 @@ def redo(repo: Repo, max_size: int, auto_pack: int, plan: RedoPlan | None = None
     outcome = restore.rewind(repo, target, restore.literal(record.only), max_size, trigger="pre-redo",
                              auto_pack=auto_pack,
                              code=record.code, mode=record.mode, conversation=redo_record,
-                             attachments=attachments)
+                             attachments=attachments, by=by)
     applied = None
     if info and rewinder is not None and place is not None:
         applied = rewinder.apply_redo(info, backup_of(repo, target), place)
