@@ -197,10 +197,13 @@ def _rewinds_since(repo: Repo, event: Event, data: dict[str, Any]) -> str | None
         return None
     from . import rewinds
 
-    if seen is None:
-        data["rewinds"] = rewinds.mark(repo)
+    try:  # an unreadable log costs the news, never the checkpoint
+        if seen is None:
+            data["rewinds"] = rewinds.mark(repo)
+            return None
+        found = rewinds.news(repo, seen, event.session)
+    except OSError:
         return None
-    found = rewinds.news(repo, seen, event.session)
     if found is None:
         return None
     new, data["rewinds"] = found

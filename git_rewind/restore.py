@@ -363,8 +363,11 @@ def _tell_sessions(repo: Repo, outcome: Outcome, action: str, by: str | None) ->
     changed = sorted(outcome.written + outcome.removed)
     if not changed or outcome.safety is None:
         return
-    rewinds.record(repo, rewinds.Rewind(outcome.safety.seq, action, outcome.plan.target.seq,
-                                        changed[:rewinds.PATHS_KEPT], len(changed), time.time(), by))
+    try:
+        rewinds.record(repo, rewinds.Rewind(outcome.safety.seq, action, outcome.plan.target.seq,
+                                            changed[:rewinds.PATHS_KEPT], len(changed), time.time(), by))
+    except OSError:  # the files are written already: a log that cannot be written does not fail the restore
+        pass
 
 
 def _apply(repo: Repo, plan: Plan, outcome: Outcome) -> dict[str, tuple[int, str]]:

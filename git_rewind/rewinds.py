@@ -77,23 +77,27 @@ def _path(repo: Repo) -> str:
 
 
 def record(repo: Repo, rewind: Rewind) -> None:
-    """Append REWIND to this work tree's log. Hold the work tree's lock (the log is rewritten past MAX_BYTES)."""
+    """Append REWIND to this work tree's log. Hold the work tree's lock (the log is rewritten past MAX_BYTES).
+    Paths that are not UTF-8 go through as git-rewind reads them (surrogateescape), as in hook.log."""
     from .fsutil import write_atomic
 
     path = _path(repo)
-    line = minijson.dumps(rewind.to_json()) + "\n"
+    line = (minijson.dumps(rewind.to_json()) + "\n").encode("utf-8", "surrogateescape")
     try:
         size = os.path.getsize(path)
     except FileNotFoundError:
         size = 0
     if size + len(line) > MAX_BYTES:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            kept = fh.readlines()[-(KEEP - 1):]
-        write_atomic(path, "".join(kept) + line, makedirs=True)
+        with open(path, "rb") as fh:
+            kept = fh.read().splitlines(keepends=True)[-(KEEP - 1):]
+        write_atomic(path, b"".join(kept) + line, makedirs=True)
         return
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(line)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
 
 
 def _stat(path: str) -> list[int]:
@@ -106,7 +110,7 @@ def _stat(path: str) -> list[int]:
 
 def _read(path: str) -> list[Rewind]:
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
             lines = fh.read().splitlines()
     except FileNotFoundError:
         return []

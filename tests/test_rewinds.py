@@ -4,6 +4,7 @@ through the real `git rewind hook`, what an undo or redo from outside it changed
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -209,3 +210,16 @@ def test_each_kind_of_rewind_is_named_for_the_agent() -> None:
     assert rewinds.Rewind(5, "revert", 2, ["a.py"], 1, 0.0).describe() == "revert of #2 (1 file: a.py) at 00:00 UTC"
     assert rewinds.Rewind(5, "undo --agent-only", 2, ["a.py", "b", "c", "d"], 4, 0.0).describe() == \
         "undo --agent-only to #2 (4 files: a.py, b, c, …) at 00:00 UTC"
+
+
+def test_a_file_name_that_is_not_utf8_is_told_as_git_rewind_reads_it(agent_project: Workdir) -> None:
+    w = agent_project
+    name = os.fsdecode(b"caf\xe9.txt")
+    w.write(name, "one\n")
+    w.ok("snap", "-m", "one")
+    claude(w, "living", "SessionStart", source="startup")
+    w.write(name, "two\n")
+    w.ok("undo", "1", "--yes")
+    assert (w.path / name).read_text() == "one\n"
+    said = told(claude(w, "living", "UserPromptSubmit", prompt="hi"))
+    assert said is not None and f"(1 file: {name}) at " in said
