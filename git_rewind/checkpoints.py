@@ -192,16 +192,29 @@ def _resolve(ident: str, items: list[Checkpoint], worktree: str | None) -> Check
     raise RewindError(f"unknown checkpoint: {ident}")
 
 
-def redo_target(items: list[Checkpoint]) -> Checkpoint | None:
-    """The checkpoint `redo` restores: the safety checkpoint the newest undo among ITEMS took (None: no
-    undo yet). Callers pass one work tree's checkpoints: each work tree has its own undo and redo."""
-    return next((c for c in reversed(items) if c.note.trigger == "pre-rewind"), None)
+def redo_stack(items: list[Checkpoint]) -> list[Checkpoint]:
+    """What `redo` can still go back to among ITEMS (one work tree's checkpoints, oldest first): the safety
+    checkpoints of rewinds not yet redone, the newest last.
+
+    Derived from the notes alone: walking in seq order, every `pre-rewind` safety checkpoint (an undo,
+    a revert, an agent-only undo) is pushed, and a `pre-redo` whose record names the top pops it. So
+    checkpoints taken since (hooks, snap) never clear it, a redo can itself be undone (`undo` to its
+    `pre-redo` checkpoint pushes that undo), and a new undo after some redos goes on top of what is
+    left: redo then first reverses the new undo, and then goes on back through the older ones.
+    """
+    stack: list[Checkpoint] = []
+    for item in items:
+        if item.note.trigger == "pre-rewind":
+            stack.append(item)
+        elif item.note.trigger == "pre-redo" and stack and item.note.rewind is not None \
+                and item.note.rewind.to == stack[-1].seq:
+            stack.pop()
+    return stack
 
 
 def redo_targets(items: list[Checkpoint]) -> list[Checkpoint]:
-    """Every work tree's redo target (what gc must keep)."""
-    found = (redo_target(of_worktree(items, name)) for name in {c.note.worktree for c in items})
-    return [c for c in found if c is not None]
+    """Every checkpoint on any work tree's redo stack (what gc must keep)."""
+    return [c for name in {c.note.worktree for c in items} for c in redo_stack(of_worktree(items, name))]
 
 
 def latest_work(repo: Repo, worktree: str | None = CURRENT) -> Checkpoint:

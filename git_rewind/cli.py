@@ -254,8 +254,29 @@ def _print_takeback(outcome: takeback.Outcome) -> None:
         click.echo(f"warning: attribution is unknown for {shown}: those changes are kept", err=True)
 
 
+def ask_if_agents_at_work(repo: Repo, yes: bool, dry_run: bool) -> None:
+    """Before a rewind of the files (undo, redo, revert, undo --agent-only): when an agent session is in
+    the middle of a turn in this work tree, ask first (no terminal: refuse unless --yes). A dry run
+    changes nothing, so it does not ask. (MCP tools do not come here: an agent calls them from within
+    its own turn.)"""
+    import time
+
+    from . import turns
+
+    if dry_run:
+        return
+    busy = None if yes else turns.at_work(repo, time.time())  # --yes: asked not to be asked, as for the preview
+    if busy is None:
+        return
+    if not sys.stdin.isatty():
+        raise RewindError(f"{busy}: wait for the turn to end, or give --yes to rewind anyway; nothing changed")
+    if not click.confirm(f"{busy}. Continue?", default=False):
+        click.echo("nothing changed")
+        sys.exit(1)
+
+
 def _print_result(result: undo.Result, target_seq: int, verb: str, warned: bool = False,
-                  headline: str | None = None) -> None:
+                  headline: str | None = None, back: str = "git rewind redo") -> None:
     from . import restore
 
     outcome = result.outcome
@@ -266,13 +287,14 @@ def _print_result(result: undo.Result, target_seq: int, verb: str, warned: bool 
         click.echo(f"the working tree already matches #{target_seq}" if headline is None
                    else "every file is already as it would be")
     else:
-        click.echo(f"safety checkpoint #{outcome.safety.seq} {outcome.safety.commit[:7]} "
-                   f"(git rewind redo goes back)")
+        click.echo(f"safety checkpoint #{outcome.safety.seq} {outcome.safety.commit[:7]} ({back} goes back)")
         if outcome.written or outcome.removed or outcome.plan.writes or outcome.plan.removals:
             checked = " (verified)" if outcome.verified else ""
             kept = f", {len(outcome.conflicts)} not restored" if outcome.conflicts else ""
             click.echo(f"{headline or f'{verb} #{target_seq}'}: {len(outcome.written)} written, "
                        f"{len(outcome.removed)} removed{kept}{checked}")
+        elif outcome.plan.files:  # a redo records itself all the same (it pops the redo stack)
+            click.echo(f"the working tree already matches #{target_seq}")
         for path in outcome.plan.left_alone:
             click.echo(f"left alone: {path}", err=True)
         for path in outcome.conflicts:
@@ -339,6 +361,7 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
               else checkpoints.latest_work(repo, where))
     cwd = os.getcwd()
     conversation = undo.plan_conversation(target, fork) if mode != "code" else None
+    ask_if_agents_at_work(repo, yes, dry_run)
     described = undo.describe(conversation) if conversation is not None else None
     planner = takeback.agent_only(repo, checkpoints.of_worktree(items, repo.worktree), target, merge,
                                   list(only), cwd) if agent_only else None
@@ -401,6 +424,7 @@ def revert_command(ident: str, ident2: str | None, merge: bool, dry_run: bool, y
     end = checkpoints.lookup(repo, ident2, items) if ident2 is not None else None
     cwd = os.getcwd()
     planner = takeback.revert(repo, items, start, end, merge, list(only), cwd)
+    ask_if_agents_at_work(repo, yes, dry_run)
     go, warned = _confirm_plan(repo, start, list(only), True, None, dry_run, yes, settings["max_file_size"], cwd,
                                planner)
     if not go:
@@ -414,18 +438,29 @@ def revert_command(ident: str, ident2: str | None, merge: bool, dry_run: bool, y
 @click.option("--dry-run", is_flag=True, help="List what would be written and removed; change nothing.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def redo_command(dry_run: bool, yes: bool) -> None:
-    """Reverse the most recent undo: its code and its conversation, as they were before it."""
+    """Reverse the newest undo not yet redone; repeated, walk back through the undos, newest first.
+
+    Each redo brings back exactly the files (and conversation) that undo replaced; what is there now
+    goes into the redo's own safety checkpoint, so a redo can be undone (git rewind undo N). Checkpoints
+    taken since do not clear the stack; a new undo goes on top of it. git rewind status counts them.
+    """
     from . import restore, undo
 
     repo = Repo.discover()
     settings = config.for_repo(repo)
     plan = undo.plan_redo(repo)
+    ask_if_agents_at_work(repo, yes, dry_run)
     go, warned = _confirm_plan(repo, plan.target, restore.literal(plan.record.only), plan.record.code,
                                plan.description, dry_run, yes, settings["max_file_size"])
     if not go:
         return
     result = undo.redo(repo, settings["max_file_size"], settings["auto_pack"], plan)
-    _print_result(result, plan.target.seq, "restored", warned)
+    safety = result.outcome.safety if result.outcome is not None else None
+    _print_result(result, plan.target.seq, "restored", warned,
+                  back=f"git rewind undo {safety.seq}" if safety is not None else "git rewind undo")
+    if plan.depth > 1:
+        more = plan.depth - 1
+        click.echo(f"{more} more redo{'s' if more != 1 else ''} available (git rewind redo)")
 
 
 @cli.command("gc", context_settings=CONTEXT)
@@ -640,6 +675,7 @@ def status_command(limit: int, as_json: bool) -> None:
     if info.repository is None:
         click.echo("not in a git repository: no decisions to show")
         return
+    click.echo(f"redos available: {info.redos}" + (" (git rewind redo)" if info.redos else ""))
     click.echo("recent hook decisions:" if info.decisions else "recent hook decisions: none yet")
     for entry in info.decisions:
         what = " ".join(str(x) for x in (entry.get("event"), entry.get("tool")) if x)

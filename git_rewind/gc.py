@@ -30,8 +30,8 @@ class Collection:
 
 
 def select(items: list[Checkpoint], keep: int, older_than_days: int, now: float | None = None) -> Collection:
-    """Keep the newest KEEP checkpoints that are also younger than OLDER_THAN_DAYS, and always the one
-    `redo` would restore (the newest safety checkpoint of an undo), whatever its age."""
+    """Keep the newest KEEP checkpoints that are also younger than OLDER_THAN_DAYS, and always every one
+    `redo` can still restore (each work tree's redo stack), whatever its age."""
     cutoff = (time.time() if now is None else now) - older_than_days * 86400
     result = Collection()
     newest_first = sorted(items, key=lambda c: c.seq, reverse=True)

@@ -90,8 +90,9 @@ def _reply(agent: str | None, payload: Any) -> None:
 
 
 def _print_context(event_name: str, text: str) -> None:
-    """The one JSON object agents read from a SessionStart hook's stdout (Claude Code, Droid, Gemini CLI)."""
-    import json  # ASCII-only output, whatever the locale's encoding; session start only
+    """The one JSON object agents read from a SessionStart or prompt hook's stdout (Claude Code, Droid, Gemini
+    CLI, Codex)."""
+    import json  # ASCII-only output, whatever the locale's encoding; only when there is context to give
 
     out = {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
     sys.stdout.write(json.dumps(out) + "\n")
@@ -109,7 +110,8 @@ def _agent_option(argv: list[str]) -> str | None:
 
 def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
     """Decide and, if so decided, checkpoint; returns the log entry and, at session start, the context
-    (for an agent with context_on_prompt, at the session's first prompt)."""
+    (for an agent with context_on_prompt, at the session's first prompt); at a prompt, for an agent with
+    prompt_context, what was rewound under the session since it last heard (rewinds.py)."""
     from . import policy
     from .lock import Lock
 
@@ -135,13 +137,17 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
     # An agent that would lose the prompt a session start context is glued to (Gemini CLI in -p mode) gets it
     # with the session's first prompt instead.
     on_prompt = agents.get(event.agent).context_on_prompt
+    told_of = agents.get(event.agent).prompt_context
     pending = None
+    rewound = None
     # One session's hooks run in parallel (parallel tool calls): decide and take under its lock.
     with Lock(state_file + ".lock", repo.lock_timeout):
         data: dict[str, Any] = minijson.load_file(state_file)
         before = minijson.dumps(data)
         if on_prompt and event.kind == "prompt":
             pending = data.pop("pending_context", None)
+        if told_of:
+            rewound = _rewinds_since(repo, event, data)
         state = policy.SessionState(data.get("policy"))
         if event.kind == "prompt" and event.prompt:
             data["prompt"] = event.prompt[:4000]
@@ -176,7 +182,32 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
     elif isinstance(pending, str) and pending:
         context = pending
         entry["context"] = "delivered with the prompt"
+    if rewound:
+        context = f"{context}\n\n{rewound}" if context else rewound
+        entry["rewound"] = "told"
     return entry, context
+
+
+def _rewinds_since(repo: Repo, event: Event, data: dict[str, Any]) -> str | None:
+    """At a prompt, what the agent is told about rewinds of this work tree made from outside the session
+    since it last heard (rewinds.py; one stat when there are none). The session's first call marks the log
+    as it is: a session started after a rewind is not told about it."""
+    seen = data.get("rewinds")
+    if seen is not None and event.kind != "prompt":
+        return None
+    from . import rewinds
+
+    try:  # an unreadable log costs the news, never the checkpoint
+        if seen is None:
+            data["rewinds"] = rewinds.mark(repo)
+            return None
+        found = rewinds.news(repo, seen, event.session)
+    except OSError:
+        return None
+    if found is None:
+        return None
+    new, data["rewinds"] = found
+    return rewinds.context(new) if new else None
 
 
 def _follow_turn(repo: Repo, event: Event, paths: list[str], taken: Result | None, now: float) -> None:

@@ -62,6 +62,19 @@ class Tools:
         name = re.sub(r"[^A-Za-z0-9._-]+", "-", client or "client").strip("-.") or "client"
         return f"mcp-{name}"
 
+    def caller(self) -> str | None:
+        """The agent session calling a tool, which need not hear of the rewind it asked for: GIT_REWIND_SESSION,
+        else the one session in the middle of a turn in this work tree (a tool is called from within a turn);
+        None when several are (each of them is told)."""
+        if self.session:
+            return self.session
+        import time
+
+        from . import turns
+
+        busy = turns.running(self.repo(), time.time())
+        return busy[0].session if len(busy) == 1 else None
+
     def _lookup(self, ident: str | int) -> "Checkpoint":
         from . import checkpoints
 
@@ -226,8 +239,11 @@ class Tools:
             text += "".join(f"\n  merge {p}" for p in data.get("merged", []))
             text += "".join(f"\n  conflict {c['path']}" for c in data.get("conflicts", []))
             return text, data
+        # No "a turn is running: continue?" here (cli.ask_if_agents_at_work): an agent calls this tool from
+        # within its own turn, so a turn is always running, and the agent asking is the one that will
+        # read the files next.
         result = undo.undo(repo, target, mode_of(mode), False, only, settings["max_file_size"], settings["auto_pack"],
-                           plan=plan, retarget=planner, kind=kind)
+                           plan=plan, retarget=planner, kind=kind, by=self.caller())
         outcome = result.outcome
         data = {"checkpoint": target.seq, "mode": mode, **_takeback_json(planner),
                 "safety_checkpoint": outcome.safety.seq if outcome and outcome.safety else None,

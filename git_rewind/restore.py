@@ -292,6 +292,7 @@ def rewind(
     verify: bool = True,
     retarget: Retarget | None = None,
     kind: str | None = None,
+    by: str | None = None,
 ) -> Outcome:
     """Checkpoint the current state, then bring the working tree to TARGET and read it back.
 
@@ -302,12 +303,18 @@ def rewind(
     Raises Incomplete when what was written or removed does not read back as planned (VERIFY
     false skips that, for the benchmark only). RETARGET: the tree to bring the working tree to is
     made from the current tree, under the lock (an agent-only undo or a revert), not TARGET's own.
+
+    A rewind that wrote or removed files is recorded for the agent sessions of this work tree
+    (rewinds.py), named for them by TRIGGER and KIND (undo, redo, revert, undo --agent-only); BY is
+    the session that asked for it, which need not be told.
     """
     with repo.worktree_lock():
         plan, scan, excludes = _plan_locked(repo, target, only, max_size, cwd, code, retarget)
         if not code:
             plan.writes, plan.removals, plan.left_alone = [], [], []
-        if plan.empty and conversation is None:
+        # A redo records itself even when the tree already is what it brings back: its safety checkpoint
+        # is what pops the redo stack (checkpoints.redo_stack), so the next redo goes on to the one below.
+        if plan.empty and conversation is None and trigger != "pre-redo":
             return Outcome(plan=plan, safety=None)
         selected = plan.paths if only else []
         if only and not selected:
@@ -334,6 +341,7 @@ def rewind(
 
         ours = install.in_tree(repo.root, [c.path for c in plan.writes + plan.removals])
         expected = _apply(repo, plan, outcome)
+        _tell_sessions(repo, outcome, _ACTIONS.get(kind or trigger, kind or trigger), by)
         problems = _verify(repo, outcome, expected) if verify else []
         outcome.verified = verify and not problems
         # git-rewind's own entries go back after the read-back: a deliberate change on top of the restore.
@@ -341,6 +349,25 @@ def rewind(
         if problems:
             raise Incomplete(target.seq, safety, problems)
         return outcome
+
+
+_ACTIONS = {"pre-rewind": "undo", "pre-redo": "redo", "agent-only": "undo --agent-only"}  # else the kind
+
+
+def _tell_sessions(repo: Repo, outcome: Outcome, action: str, by: str | None) -> None:
+    """Record the rewind for the agent sessions living in this work tree (told at their next prompt)."""
+    import time
+
+    from . import rewinds
+
+    changed = sorted(outcome.written + outcome.removed)
+    if not changed or outcome.safety is None:
+        return
+    try:
+        rewinds.record(repo, rewinds.Rewind(outcome.safety.seq, action, outcome.plan.target.seq,
+                                            changed[:rewinds.PATHS_KEPT], len(changed), time.time(), by))
+    except OSError:  # the files are written already: a log that cannot be written does not fail the restore
+        pass
 
 
 def _apply(repo: Repo, plan: Plan, outcome: Outcome) -> dict[str, tuple[int, str]]:

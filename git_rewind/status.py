@@ -18,17 +18,18 @@ POLICY_KEYS = ("tier", "anti_spam_seconds", "min_change_chars", "auto_resume_on_
 class Status:
     """Everything `status` shows."""
 
-    __slots__ = ("repository", "config_error", "settings", "installed", "mcp_installed", "decisions")
+    __slots__ = ("repository", "config_error", "settings", "installed", "mcp_installed", "decisions", "redos")
 
     def __init__(self, repository: str | None, config_error: str | None, settings: dict[str, config.Setting],
                  installed: list[tuple[str, str, str]], mcp_installed: list[tuple[str, str, str]],
-                 decisions: list[dict[str, Json]]) -> None:
+                 decisions: list[dict[str, Json]], redos: int | None = None) -> None:
         self.repository = repository  # the work tree's root; None outside a repository
         self.config_error = config_error  # an invalid config: hooks run on the defaults meanwhile
         self.settings = settings  # POLICY_KEYS only
         self.installed = installed  # (agent, scope, file) holding our hooks
         self.mcp_installed = mcp_installed  # (agent, scope, file) holding our MCP server
         self.decisions = decisions  # the newest hook.log entries, oldest first
+        self.redos = redos  # how many redos this work tree's redo stack holds (None outside a repository)
 
     def as_json(self) -> dict[str, Json]:
         return {
@@ -38,12 +39,13 @@ class Status:
             "installed": [{"agent": a, "scope": s, "file": f} for a, s, f in self.installed],
             "mcp_installed": [{"agent": a, "scope": s, "file": f} for a, s, f in self.mcp_installed],
             "decisions": self.decisions,
+            "redos": self.redos,
         }
 
 
 def collect(limit: int, path: str | None = None) -> Status:
     """The status seen from PATH (default: the current directory), with the newest LIMIT decisions (0: all)."""
-    from . import hook, install
+    from . import hook, install, undo
     from .errors import NotARepository
 
     try:
@@ -54,4 +56,5 @@ def collect(limit: int, path: str | None = None) -> Status:
     settings, error = config.load_or_defaults(root)
     return Status(root, error, {key: settings[key] for key in POLICY_KEYS},
                   install.installed(root), install.mcp_installed(root),
-                  hook.read_decisions(repo, limit) if repo else [])
+                  hook.read_decisions(repo, limit) if repo else [],
+                  len(undo.redo_stack(repo)) if repo else None)

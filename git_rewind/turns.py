@@ -144,3 +144,21 @@ def open_turns(repo: Repo, now: float) -> list[Turn]:
 def running(repo: Repo, now: float) -> list[Turn]:
     """The open turns whose agents are still at work (what an undo asks about first)."""
     return [t for t in open_turns(repo, now) if t.live(now)]
+
+
+def at_work(repo: Repo, now: float) -> str | None:
+    """What a rewind of this work tree would interrupt, in one line (None: no agent is in a turn here):
+    `claude-code session 4f9e… is in the middle of a turn (prompt: …, last activity 12 s ago)`."""
+    busy = running(repo, now)
+    if not busy:
+        return None
+    parts = []
+    for turn in busy:
+        idle = max(0, int(now - turn.last))
+        ago = f"{idle} s ago" if idle < 60 else f"{idle // 60} min ago"
+        prompt = " ".join((turn.prompt or "").split())
+        prompt = prompt[:60] + "…" if len(prompt) > 60 else prompt
+        session = turn.session[:8] + "…" if len(turn.session) > 9 else turn.session
+        parts.append(f"{turn.agent or 'an agent'} session {session} is in the middle of a turn "
+                     f"(prompt: {prompt or '?'}, last activity {ago})")
+    return "; ".join(parts) + f"; rewinding now may fight with {'it' if len(busy) == 1 else 'them'}"

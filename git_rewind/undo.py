@@ -89,10 +89,12 @@ def _record(repo: Repo, plan: conversation.Plan, rewinder: Rewinder) -> Conversa
 
 def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str], max_size: int,
          auto_pack: int, plan: conversation.Plan | None = None, cwd: str | None = None,
-         retarget: restore.Retarget | None = None, kind: str | None = None) -> Result:
+         retarget: restore.Retarget | None = None, kind: str | None = None,
+         by: str | None = None) -> Result:
     """Rewind to TARGET: MODE is code, conversation or full. ONLY: git pathspecs, read from CWD (default:
     the work tree's root). RETARGET: the files go to a tree made from the current one instead of TARGET's
-    (takeback.Planner: an agent-only undo, a revert; KIND names it in the safety checkpoint's record)."""
+    (takeback.Planner: an agent-only undo, a revert; KIND names it in the safety checkpoint's record).
+    BY: the agent session asking (through MCP), which is not told about it."""
     try:
         mode = mode_of(mode)  # callers outside the type checker (MCP) pass strings
     except ValueError as exc:
@@ -111,7 +113,7 @@ def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str]
         outcome = restore.rewind(repo, target, only, max_size, trigger="pre-rewind", auto_pack=auto_pack,
                                  code=mode in ("code", "full"), mode=mode,
                                  conversation=record, attachments=attachments, cwd=cwd, retarget=retarget,
-                                 kind=kind)
+                                 kind=kind, by=by)
     except restore.Incomplete as exc:
         if plan is not None:  # the conversation is left where it is until the files are right
             raise restore.Incomplete(exc.target_seq, exc.safety, exc.problems,
@@ -159,13 +161,15 @@ def backup_of(repo: Repo, safety: Checkpoint) -> bytes | None:
 
 
 class RedoPlan:
-    """What `redo` would reverse: the newest undo's safety checkpoint and what that undo recorded."""
+    """What `redo` would reverse: the safety checkpoint on top of the redo stack, what that rewind recorded,
+    and how many redos there are in all."""
 
-    __slots__ = ("target", "record")
+    __slots__ = ("target", "record", "depth")
 
-    def __init__(self, target: Checkpoint, record: RewindRecord) -> None:
+    def __init__(self, target: Checkpoint, record: RewindRecord, depth: int = 1) -> None:
         self.target = target
         self.record = record
+        self.depth = depth  # redos available, this one included
 
     @property
     def description(self) -> str | None:
@@ -174,17 +178,26 @@ class RedoPlan:
         return f"conversation: back as it was before the rewind, in {info.transcript}" if info else None
 
 
+def redo_stack(repo: Repo) -> list[Checkpoint]:
+    """This work tree's redo stack, the next redo last (checkpoints.redo_stack)."""
+    return checkpoints.redo_stack(checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree))
+
+
 def plan_redo(repo: Repo) -> RedoPlan:
-    """The newest safety checkpoint an undo left, and its record (an old note without one: a code undo)."""
-    target = checkpoints.redo_target(checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree))
-    if target is None:
-        raise RewindError("nothing to redo: no rewind has been made in this "
-                          + ("repository" if repo.worktree is None else "work tree"))
-    return RedoPlan(target, target.note.rewind or RewindRecord(None, None, [], "code"))
+    """The top of this work tree's redo stack, and its record (an old note without one: a code undo)."""
+    stack = redo_stack(repo)
+    if not stack:
+        raise RewindError("nothing to redo: no rewind to reverse in this "
+                          + ("repository" if repo.worktree is None else "work tree")
+                          + " (each redo reverses one undo, newest first)")
+    target = stack[-1]
+    return RedoPlan(target, target.note.rewind or RewindRecord(None, None, [], "code"), len(stack))
 
 
-def redo(repo: Repo, max_size: int, auto_pack: int, plan: RedoPlan | None = None) -> Result:
-    """Reverse the newest undo: its code (as it undid it) and its conversation."""
+def redo(repo: Repo, max_size: int, auto_pack: int, plan: RedoPlan | None = None, by: str | None = None) -> Result:
+    """Reverse the rewind on top of the redo stack: the code (as it undid it) and its conversation, back as
+    they were before it. What is there now goes into the redo's own safety checkpoint (`pre-redo`, whose
+    record names the checkpoint it went back to), which pops the stack and can itself be undone."""
     plan = plan or plan_redo(repo)
     target, record = plan.target, plan.record
     info = record.conversation
@@ -207,7 +220,7 @@ def redo(repo: Repo, max_size: int, auto_pack: int, plan: RedoPlan | None = None
     outcome = restore.rewind(repo, target, restore.literal(record.only), max_size, trigger="pre-redo",
                              auto_pack=auto_pack,
                              code=record.code, mode=record.mode, conversation=redo_record,
-                             attachments=attachments)
+                             attachments=attachments, by=by)
     applied = None
     if info and rewinder is not None and place is not None:
         applied = rewinder.apply_redo(info, backup_of(repo, target), place)

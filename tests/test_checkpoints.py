@@ -88,3 +88,24 @@ def test_load_all_reads_exactly_what_git_notes_holds(project: Any) -> None:
 def test_an_empty_store_reads_as_nothing(repo: Any) -> None:
     r = Repo.discover(str(repo.path))
     assert checkpoints.load_all(r) == [] and checkpoints.load_one(r, "HEAD") is None
+
+
+def _safety(seq: int, trigger: str, to: int | None = None, worktree: str | None = None) -> Checkpoint:
+    from git_rewind.note import RewindRecord
+
+    record = RewindRecord(to, None, [], "code") if trigger.startswith("pre-") else None
+    note = Note(seq, "manual", "2026-11-22T10:00:00Z", trigger=trigger, rewind=record, worktree=worktree)
+    return Checkpoint(Oid(f"{seq:040x}"), note, Oid("0" * 40))
+
+
+def test_the_redo_stack_pushes_undos_pops_the_redo_naming_the_top_and_ignores_the_rest() -> None:
+    items = [_safety(1, "manual"), _safety(2, "pre-rewind", 1), _safety(3, "PreToolUse"),
+             _safety(4, "pre-rewind", 1), _safety(5, "pre-rewind", 1), _safety(6, "pre-redo", 5),
+             _safety(7, "UserPromptSubmit"), _safety(8, "pre-redo", 2),  # names no top: an old double redo
+             _safety(9, "pre-rewind", 6)]  # an undo of the redo #6
+    assert [c.seq for c in checkpoints.redo_stack(items)] == [2, 4, 9]
+    assert [c.seq for c in checkpoints.redo_stack(items + [_safety(10, "pre-redo", 9),
+                                                           _safety(11, "pre-redo", 4)])] == [2]
+    assert checkpoints.redo_stack([]) == []
+    other = [_safety(12, "pre-rewind", 1, worktree="feat")]
+    assert sorted(c.seq for c in checkpoints.redo_targets(items + other)) == [2, 4, 9, 12]

@@ -1,4 +1,5 @@
-"""`git rewind undo --conversation/--full/--fork` and `redo` on transcripts, with every failure changing nothing.
+"""`git rewind undo --conversation/--full/--fork` and `redo` on transcripts, with every failure changing nothing;
+the redo stack (repeated redos walk back through the undos).
 
 The Claude Code transcript is a real one (tests/samples/claude-code/transcript_main_print_mode.jsonl, the
 session of the recorded hook payloads: prompt "make hello", then Write, Edit, Bash); the hooks are replayed
@@ -401,3 +402,197 @@ def test_agent_only_with_full_takes_back_the_agents_files_and_rewinds_the_conver
     assert "the prompt it cut, to send again or edit:\n  make hello" in run.stdout
     safety = notes(w)[-1]
     assert safety["rewind"]["mode"] == "full" and safety["rewind"]["kind"] == "agent-only"
+
+
+# The redo stack -------------------------------------------------------------------------------------------
+
+
+def _redos(w: Workdir) -> int:
+    count = json.loads(w.ok("status", "--json"))["redos"]
+    assert isinstance(count, int)
+    return count
+
+
+def _safety(w: Workdir) -> dict[str, Any]:
+    """The newest checkpoint's note, with its commit (the safety checkpoint a rewind just took)."""
+    newest = notes(w)[-1]
+    return {**newest, "commit": w.git("rev-parse", f"refs/rewind/{newest['session']}").strip()}
+
+
+def _three_states(w: Workdir) -> None:
+    """Checkpoints #1..#3 of three states of src/app.py and notes.txt, then work on top that no checkpoint holds."""
+    for n in (1, 2, 3):
+        w.write("src/app.py", f"print('version {n}')\n")
+        w.write("notes.txt", f"notes {n}\n")
+        w.write(f"added-{n}.txt", f"{n}\n")
+        w.ok("snap", "-m", f"state {n}")
+    w.write("src/app.py", "print('work since')\n")
+    (w.path / "notes.txt").unlink()
+
+
+def test_three_undos_then_three_redos_walk_back_exactly(project: Workdir) -> None:
+    w = project
+    _three_states(w)
+    replaced = []  # each undo's safety checkpoint: the tree it replaced
+    for target in ("3", "2", "1"):
+        w.ok("undo", target, "--yes")
+        replaced.append(_safety(w))
+        assert w.add_all_tree() == w.tree_of(json.loads(w.ok("show", target, "--json"))["commit"])
+    assert [s["trigger"] for s in replaced] == ["pre-rewind"] * 3
+    assert (w.path / "src/app.py").read_text() == "print('version 1')\n"
+    assert _redos(w) == 3
+    for expected_left, safety in zip((2, 1, 0), reversed(replaced), strict=True):
+        run = w.rewind("redo", "--yes")
+        assert run.returncode == 0, run.stderr
+        assert w.add_all_tree() == w.tree_of(safety["commit"])  # byte-exact: the very tree that undo replaced
+        redo = _safety(w)
+        assert redo["trigger"] == "pre-redo" and redo["rewind"]["to"] == safety["seq"]
+        assert f"(git rewind undo {redo['seq']} goes back)" in run.stdout
+        assert _redos(w) == expected_left
+        assert (f"{expected_left} more redo" in run.stdout) == bool(expected_left)
+    assert (w.path / "src/app.py").read_text() == "print('work since')\n" and not (w.path / "notes.txt").exists()
+    run = w.rewind("redo", "--yes")
+    assert run.returncode == 1 and run.stderr.startswith("error: nothing to redo") and run.stderr.count("\n") == 1
+    w.fsck()
+
+
+def test_a_redo_after_new_hook_checkpoints_still_works(agent_project: Workdir) -> None:
+    w = agent_project
+    _three_states(w)
+    w.ok("undo", "2", "--yes")
+    replaced = _safety(w)
+    agent = Agent(w, session="later", env=NO_LIMITS)  # an agent goes on working after the undo
+    agent.start()
+    assert agent.prompt("more work")["action"] == "checkpoint"
+    agent.write("later.txt", "agent's file\n")
+    w.write("later.txt", "agent's file\n")
+    assert agent.stop()["action"] == "checkpoint"
+    assert notes(w)[-1]["seq"] > replaced["seq"] + 1 and _redos(w) == 1  # hook checkpoints do not clear it
+    assert w.rewind("redo", "--yes").returncode == 0
+    assert w.add_all_tree() == w.tree_of(replaced["commit"])
+    assert _safety(w)["rewind"]["to"] == replaced["seq"]
+    assert w.git("show", f"{_safety(w)['commit']}:later.txt") == "agent's file\n"  # kept in the redo's checkpoint
+
+
+def test_a_redo_can_be_undone_and_that_undo_redone(project: Workdir) -> None:
+    w = project
+    _three_states(w)
+    w.ok("undo", "1", "--yes")
+    after_undo = w.add_all_tree()
+    w.ok("redo", "--yes")
+    redo = _safety(w)
+    after_redo = w.add_all_tree()
+    assert _redos(w) == 0 and after_redo != after_undo
+    w.ok("undo", str(redo["seq"]), "--yes")  # undo the redo: back to what it replaced
+    assert w.add_all_tree() == after_undo == w.tree_of(redo["commit"])
+    assert _redos(w) == 1
+    w.ok("redo", "--yes")
+    assert w.add_all_tree() == after_redo
+
+
+def test_a_new_undo_after_redos_goes_on_top_of_what_is_left(project: Workdir) -> None:
+    """Three undos, two redos (one left), a new undo: redo reverses the new undo, then the one left."""
+    w = project
+    _three_states(w)
+    replaced = []
+    for target in ("3", "2", "1"):
+        w.ok("undo", target, "--yes")
+        replaced.append(_safety(w))
+    w.ok("redo", "--yes")
+    w.ok("redo", "--yes")
+    assert _redos(w) == 1
+    w.write("src/app.py", "print('edited after the redos')\n")
+    w.ok("undo", "1", "--yes")
+    newest = _safety(w)
+    assert _redos(w) == 2
+    w.ok("redo", "--yes")
+    assert w.add_all_tree() == w.tree_of(newest["commit"])
+    assert (w.path / "src/app.py").read_text() == "print('edited after the redos')\n"
+    w.ok("redo", "--yes")
+    assert w.add_all_tree() == w.tree_of(replaced[0]["commit"])  # the tree before the first undo
+    assert _redos(w) == 0
+
+
+def test_a_redo_with_nothing_to_write_still_moves_down_the_stack(project: Workdir) -> None:
+    w = project
+    _three_states(w)
+    w.ok("undo", "3", "--yes")
+    first = _safety(w)
+    w.ok("undo", "2", "--yes")
+    second = _safety(w)
+    w.write("src/app.py", "print('version 3')\n")  # by hand, the person puts back what the second undo replaced
+    w.write("notes.txt", "notes 3\n")
+    w.write("added-3.txt", "3\n")
+    assert w.add_all_tree() == w.tree_of(second["commit"])
+    run = w.rewind("redo", "--yes")
+    assert run.returncode == 0 and f"already matches #{second['seq']}" in run.stdout, run.stdout
+    assert _redos(w) == 1  # popped all the same: the next redo goes on to the first undo
+    w.ok("redo", "--yes")
+    assert w.add_all_tree() == w.tree_of(first["commit"])
+
+
+def test_gc_keeps_every_checkpoint_on_the_redo_stack(project: Workdir) -> None:
+    w = project
+    _three_states(w)
+    replaced = []
+    for target in ("3", "2", "1"):
+        w.ok("undo", target, "--yes")
+        replaced.append(_safety(w))
+    w.ok("redo", "--yes")  # pops the third; two stay
+    out = w.ok("gc", "--older-than", "0")
+    kept = [n["seq"] for n in notes(w)]
+    assert kept == [replaced[0]["seq"], replaced[1]["seq"]], (out, kept)
+    assert _redos(w) == 2
+    w.ok("redo", "--yes")
+    assert w.add_all_tree() == w.tree_of(replaced[1]["commit"])
+    w.ok("redo", "--yes")
+    assert w.add_all_tree() == w.tree_of(replaced[0]["commit"])
+    w.fsck()
+
+
+def test_status_counts_the_redos_in_text_and_json(project: Workdir) -> None:
+    w = project
+    assert "redos available: 0\n" in w.ok("status") and _redos(w) == 0
+    _three_states(w)
+    w.ok("undo", "2", "--yes")
+    w.ok("undo", "1", "--yes")
+    assert "redos available: 2 (git rewind redo)\n" in w.ok("status") and _redos(w) == 2
+
+
+def test_each_work_tree_has_its_own_redo_stack(project: Workdir, tmp_path: Path) -> None:
+    main = project
+    _three_states(main)
+    linked = Workdir(tmp_path / "feat", main.env)
+    main.git("worktree", "add", "-q", "-b", "feature", str(linked.path))
+    linked.write("feature.txt", "one\n")
+    linked.ok("snap", "-m", "feat one")
+    linked.write("feature.txt", "two\n")
+    linked.ok("undo", "@", "--yes")
+    linked_safety = _safety(linked)
+    main.ok("undo", "2", "--yes")
+    main.ok("undo", "1", "--yes")
+    assert (_redos(main), _redos(linked)) == (2, 1)
+    linked.ok("redo", "--yes")
+    assert (linked.path / "feature.txt").read_text() == "two\n"
+    assert linked.add_all_tree() == linked.tree_of(linked_safety["commit"])
+    assert (_redos(main), _redos(linked)) == (2, 0)
+    assert (main.path / "src/app.py").read_text() == "print('version 1')\n"  # the main work tree untouched
+    assert linked.rewind("redo", "--yes").stderr.startswith("error: nothing to redo")
+
+
+def test_redo_walks_back_the_conversation_of_each_undo(claude: Agent) -> None:
+    """Two --full undos, two redos: each brings back the files and the leaf the session had before that undo."""
+    w, transcript = claude.w, Path(claude.transcript)
+    leaf0, code0 = lines(transcript)[-1]["leafUuid"], w.path.joinpath("hello.py").read_text()
+    assert w.rewind("undo", "2", "--full", "--yes").returncode == 0
+    leaf2, code2 = lines(transcript)[-1]["leafUuid"], w.path.joinpath("hello.py").read_text()
+    assert w.rewind("undo", "1", "--full", "--yes").returncode == 0
+    assert lines(transcript)[-1]["leafUuid"] not in (leaf0, leaf2) and not w.path.joinpath("hello.py").exists()
+    assert _redos(w) == 2
+    run = w.rewind("redo", "--yes")
+    assert run.returncode == 0, run.stderr
+    assert lines(transcript)[-1]["leafUuid"] == leaf2 and w.path.joinpath("hello.py").read_text() == code2
+    run = w.rewind("redo", "--yes")
+    assert run.returncode == 0, run.stderr
+    assert lines(transcript)[-1]["leafUuid"] == leaf0 and w.path.joinpath("hello.py").read_text() == code0
+    assert _redos(w) == 0

@@ -83,6 +83,9 @@ class Agent:
     # The session-start context goes with the session's first prompt instead (Gemini CLI in -p mode glues
     # it in front of the prompt, and drops such a message on resume).
     context_on_prompt = False
+    # The agent reads context from its prompt hook's output (`hookSpecificOutput.additionalContext` of the
+    # prompt event): what the hook tells a session about rewinds made from outside it (rewinds.py).
+    prompt_context = False
     # Where its files are, below the home folder (user scope) or the project: settings_file and mcp_file
     # (an agent whose files are elsewhere overrides those).
     settings_path: tuple[str, ...] = ()

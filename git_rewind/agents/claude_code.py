@@ -307,6 +307,7 @@ class ClaudeCode(Agent):
     name, hooks = NAME, HOOKS
     scopes = SCOPES
     transcript_noun = "Claude Code transcript"
+    prompt_context = True  # UserPromptSubmit additionalContext (shared/agents/claude-code.md)
     parse = staticmethod(parse)
     settings_file = staticmethod(settings_file)
     resume_command = staticmethod(resume_command)

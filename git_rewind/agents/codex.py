@@ -459,6 +459,7 @@ class Codex(Agent):
     name, hooks = NAME, HOOKS
     mcp_type = None  # what `codex mcp add` writes: no type
     transcript_noun = "Codex rollout"
+    prompt_context = True  # UserPromptSubmit additionalContext: a developer message (other-agents.md §3.1)
     parse = staticmethod(parse)
     settings_file = staticmethod(settings_file)
     resume_command = staticmethod(resume_command)

@@ -184,6 +184,7 @@ class Cursor(Agent):
     mcp_type = None  # what Cursor's own configuration holds: no type
     parse = staticmethod(parse)
     hook_reply = staticmethod(hook_reply)
+    prompt_context = False  # beforeSubmitPrompt answers only {"continue", "user_message"}: nothing for the agent
 
     def install_hooks(self, scope: str, root: str | None, home: str | None, program: list[str] | None) -> Change:
         """Add one command per event to hooks.json ("version": 1 kept or set); a second install changes nothing."""

@@ -248,6 +248,7 @@ class Droid(Agent):
     settings_path = (".factory", "hooks.json")
     mcp_path = (".factory", "mcp.json")  # the shape `droid mcp add` writes
     transcript_noun = "Droid session file"
+    prompt_context = True  # UserPromptSubmit, Claude-compatible output (interactive only: not in droid exec)
     parse = staticmethod(parse)
     resume_command = staticmethod(resume_command)
 

@@ -363,6 +363,7 @@ class Gemini(Agent):
     # In -p mode Gemini glues a SessionStart context in front of the prompt, and on the next resume drops every
     # user message that starts with <hook_context>: the prompt would be lost. BeforeAgent's context is appended.
     context_on_prompt = True
+    prompt_context = True  # BeforeAgent additionalContext: an extra user part (other-agents.md §2.1)
     mcp_type = None  # what `gemini mcp add` writes: no type
     transcript_noun = "Gemini session file"
     parse = staticmethod(parse)

@@ -454,6 +454,7 @@ class OpenCode(Agent):
 
     name, hooks = NAME, HOOKS
     wrapped = False
+    prompt_context = False  # our plugin ignores the hook's stdout (chat.message could push parts: not done)
     parse = staticmethod(parse)
     settings_file = staticmethod(settings_file)
     resume_command = staticmethod(resume_command)
