@@ -264,7 +264,9 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
     if same_as is not None and not req.allow_empty:
         assert tip is not None
         return Result(tip)
-    if not req.allow_empty:  # unchanged since the work tree's newest checkpoint, another session's: nothing new
+    if not req.allow_empty and req.kind is not None:
+        # A hook's checkpoint (a turn end after /checkpoint's snap) that finds the tree as the work tree's newest
+        # checkpoint, another session's, holds it: nothing new to record. (`snap` keeps to its session.)
         last = worktree_last(repo)
         if last is not None and last.tree == scan.tree:
             return Result(last)

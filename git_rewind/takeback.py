@@ -349,7 +349,8 @@ def _revert(repo: Repo, run: Run, ours: str, base: str, theirs: str, merge: bool
             continue
         if 2 in by_stage and 3 in by_stage and re.search(rb"^<{7} ", text, re.MULTILINE):
             relabelled = _relabel(text, ours_commit, theirs, base, label)
-            conflicts.append(Conflict(path, "content", _ranges(relabelled), run))
+            ours_text = cat_file([by_stage[2][1]], repo.root)[0]
+            conflicts.append(Conflict(path, "content", _ranges(relabelled, ours_text[1] if ours_text else b""), run))
             if merge:
                 oid = repo.git(["hash-object", "-w", "--stdin"], input=relabelled).decode().strip()
                 fixes[path] = (by_stage[2][0], oid)
@@ -371,23 +372,46 @@ def _relabel(text: bytes, ours: str, theirs: str, base: str, label: str) -> byte
                   flags=re.MULTILINE)
 
 
-def _ranges(text: bytes) -> list[tuple[int, int]]:
-    """The line ranges, in the current file, of each conflict's current side."""
+def _ranges(text: bytes, ours: bytes) -> list[tuple[int, int]]:
+    """The line ranges, in the current file OURS, of each conflict's current side in the merged TEXT.
+
+    Clean merges above a conflict shift the merged file's lines against the current file's, so each
+    current side is looked for in OURS (with the line before it when that is unique); where it
+    cannot be placed, the merged file's own line numbers are given."""
+    ours_lines = ours.split(b"\n")
     ranges = []
-    line = 0  # lines of the current side so far
+    line = 0  # lines of the merged file outside markers and theirs sides, so far
     side = None
     start = 0
+    section: list[bytes] = []
+    before: bytes | None = None
+    previous: bytes | None = None
     for raw in text.split(b"\n"):
         if raw.startswith(b"<<<<<<< ") and side is None:
-            side, start = "ours", line + 1
+            side, start, section, before = "ours", line + 1, [], previous
         elif side == "ours" and (raw.startswith(b"||||||| ") or raw == b"======="):
-            ranges.append((start, max(start, line)))
+            ranges.append(_place(ours_lines, section, before) or (start, max(start, line)))
             side = "theirs"
         elif side == "theirs" and raw.startswith(b">>>>>>> "):
             side = None
         elif side != "theirs":
             line += 1
+            if side == "ours":
+                section.append(raw)
+            previous = raw
     return ranges
+
+
+def _place(lines: list[bytes], section: list[bytes], before: bytes | None) -> tuple[int, int] | None:
+    """Where SECTION (preceded by BEFORE, when given) is in LINES, 1-based, if in exactly one place."""
+    probe = ([before] if before is not None else []) + section
+    if not probe:
+        return None
+    found = [i for i in range(len(lines) - len(probe) + 1) if lines[i:i + len(probe)] == probe]
+    if len(found) != 1:
+        return None
+    first = found[0] + (1 if before is not None else 0) + 1
+    return (first, max(first, first + len(section) - 1))
 
 
 # the two commands ----------------------------------------------------------------------------------
@@ -456,7 +480,7 @@ def agent_only(repo: Repo, items: list[Checkpoint], target: Checkpoint, merge: b
 def turn_end(items: list[Checkpoint], start: Checkpoint) -> Checkpoint | None:
     """Where `revert START` stops: the session's next prompt checkpoint when START is a prompt checkpoint,
     else the session's next checkpoint (None: START is its session's newest here)."""
-    later = [c for c in items if c.seq > start.seq and c.session == start.session]
+    later = [c for c in items if c.seq > start.seq and c.session == start.session and c.note.rewind is None]
     if "prompt" in start.note.tags:
         return next((c for c in later if "prompt" in c.note.tags), later[-1] if later else None)
     return later[0] if later else None
