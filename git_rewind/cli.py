@@ -387,10 +387,14 @@ def _print_takeback_result(result: undo.Result, planner: takeback.Planner, warne
         return
     if outcome.merged:
         click.echo(f"merged with later changes: {', '.join(outcome.merged)}")
-    if outcome.conflicts:
+    marked = [c for c in outcome.conflicts if c.kind == "content"]
+    if marked:
         click.echo("conflict markers (<<<<<<< current … >>>>>>> the checkpoint) to resolve in:")
-        for conflict in outcome.conflicts:
+        for conflict in marked:
             click.echo(f"  {conflict.describe()}")
+    for conflict in outcome.conflicts:
+        if conflict.kind != "content":
+            click.echo(f"in conflict, left as it is: {conflict.describe()}")
     if outcome.unknown:
         shown = ", ".join(outcome.unknown[:5]) + ("…" if len(outcome.unknown) > 5 else "")
         click.echo(f"warning: attribution is unknown for {shown}: those changes were kept", err=True)

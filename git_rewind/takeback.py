@@ -218,7 +218,7 @@ def take_back(repo: Repo, history: list[Step], start: int, current_tree: str, se
     # Merged: taken back from a file that is not as the agents left it (a later change is kept in it).
     since = set()
     for run in runs:
-        since |= _differs(repo, run.after, current_tree, sorted(run.paths & kept))
+        since |= _differs(repo, run.after, current_tree, sorted(run.paths))
     outcome.merged = sorted(since - conflicted)
     return outcome
 
