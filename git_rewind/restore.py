@@ -165,10 +165,13 @@ def _diff(repo: Repo, old_tree: str, new_tree: str, only: list[str] | None = Non
     return changes
 
 
-def _plan_locked(
+def plan_locked(
     repo: Repo, target: Checkpoint, only: list[str], max_size: int, cwd: str | None = None, code: bool = True,
     retarget: Retarget | None = None,
 ) -> tuple[Plan, snapshot.Scan, str | None]:
+    """Scan the working tree and plan its way to TARGET's tree (or RETARGET's, made from the scanned one);
+    hold the work-tree lock. Returns the plan, the scan (what a safety checkpoint records) and the excludes
+    file holding the target's ignore rules (None when they are the disk's)."""
     excludes = os.path.join(repo.rewind_dir, "target-excludes")
     target_tree = repo.tree_of(target.commit)
     used = ignore.target_excludes(repo, target_tree, excludes)
@@ -274,7 +277,7 @@ def preview(repo: Repo, target: Checkpoint, only: list[str], max_size: int, cwd:
             retarget: Retarget | None = None) -> Plan:
     """The plan of a rewind, changing nothing in the working tree. ONLY: git pathspecs, read from CWD."""
     with repo.worktree_lock():
-        return _plan_locked(repo, target, only, max_size, cwd, retarget=retarget)[0]
+        return plan_locked(repo, target, only, max_size, cwd, retarget=retarget)[0]
 
 
 def rewind(
@@ -304,7 +307,7 @@ def rewind(
     made from the current tree, under the lock (an agent-only undo or a revert), not TARGET's own.
     """
     with repo.worktree_lock():
-        plan, scan, excludes = _plan_locked(repo, target, only, max_size, cwd, code, retarget)
+        plan, scan, excludes = plan_locked(repo, target, only, max_size, cwd, code, retarget)
         if not code:
             plan.writes, plan.removals, plan.left_alone = [], [], []
         if plan.empty and conversation is None:
