@@ -95,12 +95,14 @@ def patch(
     from . import install
 
     ours = install.in_tree(repo.root, offered)
-    interrupted = False
+    failure = None
     try:
         # The lock is not held while a person answers: agents' hooks go on taking checkpoints meanwhile.
         _session(repo, target, scan.tree, plan.target_tree, plan.writes + plan.removals, index, work)
     except KeyboardInterrupt:
-        interrupted = True  # what was applied stays: say so, once the note says what it was
+        failure = "interrupted"  # what was applied stays: say so, once the note says what it was
+    except RewindError as exc:
+        failure = str(exc)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     with repo.worktree_lock():
@@ -114,9 +116,10 @@ def patch(
             (outcome.removed if status == "D" else outcome.written).append(path)
     _record_changed(repo, safety, sorted(outcome.written + outcome.removed))
     outcome.reinstated = install.reinstate(repo.root, ours)
-    if interrupted:
-        raise RewindError(f"interrupted; what was applied stays: safety checkpoint #{safety.seq} "
-                          f"{safety.commit[:7]} has the state before (git rewind redo goes back)")
+    if failure:
+        raise RewindError(f"{failure}; what was applied stays ({len(outcome.written)} written, "
+                          f"{len(outcome.removed)} removed): safety checkpoint #{safety.seq} {safety.commit[:7]} "
+                          "has the state before (git rewind redo goes back)")
     return outcome
 
 

@@ -261,3 +261,21 @@ def test_what_a_killed_session_left_is_swept_and_a_live_ones_kept(project: Workd
     assert code == 0, shown
     assert not left.exists() and live.exists()
     assert [p.name for p in live.parent.iterdir() if p.name.startswith("patch-")] == [live.name]  # its own went too
+
+
+def test_ctrl_c_keeps_what_was_applied_and_redo_takes_it_back(project: Workdir) -> None:
+    project.write("a.txt", "a\n")
+    project.write("b.txt", "b\n")
+    project.ok("snap", "-m", "base")
+    project.write("a.txt", "a, changed\n")
+    project.write("b.txt", "b, changed\n")
+    before = project.state()
+    code, shown = _patch(project, ["undo", "1", "--patch"], ["y", terminal.INTERRUPT])
+    assert code == 1, shown
+    assert "error: interrupted; what was applied stays (1 written, 0 removed): safety checkpoint #2 " in shown
+    assert (project.path / "a.txt").read_text() == "a\n" and (project.path / "b.txt").read_text() == "b, changed\n"
+    assert _notes(project)[0]["rewind"]["only"] == ["a.txt"]
+    assert not [p for p in (project.path / ".git" / "rewind").iterdir() if p.name.startswith("patch-")]
+    project.ok("redo", "--yes")
+    assert project.state() == before
+    project.fsck()

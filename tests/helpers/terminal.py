@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import select
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -12,12 +13,14 @@ from pathlib import Path
 _ANSI = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")
 # git's hunk prompts and ours end with "[y,n,q,a,d,...,?]? "; click's confirmations with "[y/N]: ".
 _PROMPT = re.compile(rb"(\]\? |\]: )$")
+INTERRUPT = "^C"
 
 
 def run(args: list[str], cwd: Path, env: dict[str, str], answers: list[str],
         timeout: float = 60.0) -> tuple[int, str]:
     """Run ARGS with a pseudo-terminal as stdin, stdout and stderr; type each of ANSWERS (and Enter) when a
-    prompt waits for it. Returns the exit code and everything shown (colours dropped, CR LF as LF)."""
+    prompt waits for it, or for INTERRUPT press Ctrl-C (SIGINT to the command's process group). Returns the
+    exit code and everything shown (colours dropped, CR LF as LF)."""
     controller, terminal = os.openpty()
     proc = subprocess.Popen(args, cwd=cwd, env={**env, "TERM": "dumb"}, stdin=terminal, stdout=terminal,
                             stderr=terminal, start_new_session=True, close_fds=True)
@@ -32,7 +35,10 @@ def run(args: list[str], cwd: Path, env: dict[str, str], answers: list[str],
             if not ready:
                 if pending and _PROMPT.search(_ANSI.sub(b"", since_answer)):
                     answer = pending.pop(0)
-                    os.write(controller, answer.encode() + b"\n")
+                    if answer == INTERRUPT:
+                        os.killpg(proc.pid, signal.SIGINT)
+                    else:
+                        os.write(controller, answer.encode() + b"\n")
                     since_answer = b""
                 continue
             try:
