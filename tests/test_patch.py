@@ -223,7 +223,7 @@ def test_any_target_tree_can_be_patched_toward(project: Workdir) -> None:
     tree = _tree_with(project, base_tree, "two.txt", blob)
     script = ("import sys; from git_rewind import checkpoints, patch; from git_rewind.repo import Repo\n"
               "repo = Repo.discover(); target = checkpoints.lookup(repo, '1', checkpoints.load_all(repo))\n"
-              f"out = patch.patch(repo, target, {tree!r}, [], 1 << 20)\n"
+              f"out = patch.patch(repo, target, [], 1 << 20, retarget=lambda _current: {tree!r})\n"
               "print('WRITTEN', out.written, 'SAFETY', out.safety.seq)\n")
     code, shown = terminal.run([sys.executable, "-c", script], project.path, project.env, ["y", "y", "n"])
     assert code == 0, shown
