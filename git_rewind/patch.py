@@ -1,4 +1,4 @@
-"""`undo --patch`: take the working tree toward a target hunk by hunk, through git's own prompts.
+"""`undo --patch` (and `revert --patch`): toward a target tree hunk by hunk, through git's own prompts.
 
 Order of work: a terminal or nothing → under the work-tree lock, scan and plan exactly as a
 restore does (the same pathspecs, ignore rules and files left alone) → safety checkpoint →
