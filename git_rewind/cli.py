@@ -59,6 +59,32 @@ def _worktree_option(function: Callable[..., None]) -> Callable[..., None]:
                              ".git/worktrees/), its path, or main-worktree. Default: this work tree.")(function)
 
 
+class _PathsAfterDashes(click.Command):
+    """A command whose paths come after `--`, as git's `-- <path>...`, whatever optional arguments come before
+    (click would give the first of them to an optional ID). The command reads them with `_paths()`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            at = args.index("--")
+            args, ctx.meta["paths"] = args[:at], tuple(args[at + 1:])
+        return super().parse_args(ctx, args)
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return super().collect_usage_pieces(ctx) + ["[-- PATH...]"]
+
+
+def _paths() -> tuple[str, ...]:
+    """The paths after `--` (_PathsAfterDashes)."""
+    paths: tuple[str, ...] = click.get_current_context().meta.get("paths", ())
+    return paths
+
+
+def _patch_option(function: Callable[..., None]) -> Callable[..., None]:
+    return click.option("--patch", "-p", "patch", is_flag=True,
+                        help="Choose hunk by hunk with git's own prompts, as `git restore -p` (needs a terminal); "
+                             "paths after -- narrow it, as --only does.")(function)
+
+
 def _worktree(repo: Repo, items: list[checkpoints.Checkpoint], name: str | None) -> str | None:
     """The work tree `--worktree NAME` names, this one without it."""
     return repo.worktree if name is None else checkpoints.worktree_named(repo, items, name)
@@ -276,7 +302,7 @@ def ask_if_agents_at_work(repo: Repo, yes: bool, dry_run: bool) -> None:
 
 
 def _print_result(result: undo.Result, target_seq: int, verb: str, warned: bool = False,
-                  headline: str | None = None, back: str = "git rewind redo") -> None:
+                  headline: str | None = None, back: str = "git rewind redo", listed: bool = False) -> None:
     from . import restore
 
     outcome = result.outcome
@@ -293,6 +319,11 @@ def _print_result(result: undo.Result, target_seq: int, verb: str, warned: bool 
             kept = f", {len(outcome.conflicts)} not restored" if outcome.conflicts else ""
             click.echo(f"{headline or f'{verb} #{target_seq}'}: {len(outcome.written)} written, "
                        f"{len(outcome.removed)} removed{kept}{checked}")
+            if listed:  # a patch session: which of the paths offered it changed
+                for path in outcome.written:
+                    click.echo(f"  written  {path}")
+                for path in outcome.removed:
+                    click.echo(f"  removed  {path}")
         elif outcome.plan.files:  # a redo records itself all the same (it pops the redo stack)
             click.echo(f"the working tree already matches #{target_seq}")
         for path in outcome.plan.left_alone:
@@ -312,7 +343,7 @@ def _print_result(result: undo.Result, target_seq: int, verb: str, warned: bool 
         click.echo(f"resume with: {result.resume}")
 
 
-@cli.command("undo", context_settings=CONTEXT)
+@cli.command("undo", cls=_PathsAfterDashes, context_settings=CONTEXT)
 @click.argument("ident", metavar="[ID]", required=False)
 @click.option("--code", "mode", flag_value="code", default=True, help="Rewind the working tree only (the default).")
 @click.option("--conversation", "mode", flag_value="conversation",
@@ -331,9 +362,10 @@ def _print_result(result: undo.Result, target_seq: int, verb: str, warned: bool 
 @click.option("--merge", "merge", is_flag=True,
               help="With --agent-only: on a conflict write the clean parts and conflict markers "
                    "instead of nothing.")
+@_patch_option
 @_worktree_option
 def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: bool, only: tuple[str, ...],
-                 agent_only: bool, merge: bool, worktree: str | None) -> None:
+                 agent_only: bool, merge: bool, patch: bool, worktree: str | None) -> None:
     """Rewind the code, the conversation or both to a checkpoint, after a safety checkpoint.
 
     Without ID: the newest checkpoint of this work tree that is not a safety checkpoint (a second
@@ -344,9 +376,14 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
     restore that did not fully happen lists the paths and exits with status 4. Warns first when the
     checkpoint was taken on another branch or HEAD, and names ignored files changed since it (they
     are left as they are).
+
+    With --patch, each change comes hunk by hunk through git's own prompts ([y,n,q,a,d,s,e,?], as
+    `git restore -p`), binary files whole first; with --full the conversation is rewound after.
     """
     from . import takeback, undo
 
+    paths = _paths()
+    _check_patch(patch, paths, mode=mode, fork=fork, dry_run=dry_run)
     if fork and mode == "code":
         raise click.UsageError("--fork rewinds a conversation: use it with --conversation or --full")
     if agent_only and mode == "conversation":
@@ -365,24 +402,43 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
     described = undo.describe(conversation) if conversation is not None else None
     planner = takeback.agent_only(repo, checkpoints.of_worktree(items, repo.worktree), target, merge,
                                   list(only), cwd) if agent_only else None
-    go, warned = _confirm_plan(repo, target, list(only), mode != "conversation", described, dry_run, yes,
-                               settings["max_file_size"], cwd, planner)
+    go, warned = True, False
+    if not patch or described is not None:  # with --patch the hunks are the preview: only a conversation asks
+        go, warned = _confirm_plan(repo, target, list(only), mode != "conversation" and not patch, described,
+                                   dry_run, yes, settings["max_file_size"], cwd, planner)
     if not go:
         return
-    result = undo.undo(repo, target, mode_of(mode), fork, list(only), settings["max_file_size"],
+    result = undo.undo(repo, target, mode_of(mode), fork, list(only) + list(paths), settings["max_file_size"],
                        settings["auto_pack"], plan=conversation, cwd=cwd, retarget=planner,
-                       kind="agent-only" if agent_only else None)
+                       kind="agent-only" if agent_only else None, patch=patch)
     if planner is not None:
-        _print_takeback_result(result, planner, warned)
+        _print_takeback_result(result, planner, warned, patch)
     else:
-        _print_result(result, target.seq, "restored", warned)
+        _print_result(result, target.seq, "patched toward" if patch else "restored", warned, listed=patch)
 
 
-def _print_takeback_result(result: undo.Result, planner: takeback.Planner, warned: bool) -> None:
+def _check_patch(patch: bool, paths: tuple[str, ...], mode: str = "code", fork: bool = False,
+                 dry_run: bool = False) -> None:
+    """--patch chooses hunks of the code on a terminal: what does not go with it, in one line, before anything."""
+    from . import patch as hunks
+
+    if not patch:
+        if paths:
+            raise RewindError("paths after -- go with --patch; to restore only some paths use --only PATHSPEC")
+        return
+    for given, name in ((mode == "conversation", "--conversation"), (fork, "--fork"), (dry_run, "--dry-run")):
+        if given:
+            raise RewindError(f"--patch does not go with {name}: it chooses hunks of the code, on a terminal")
+    hunks.need_terminal()
+
+
+def _print_takeback_result(result: undo.Result, planner: takeback.Planner, warned: bool,
+                           patch: bool = False) -> None:
     """The result of an agent-only undo or a revert: the undo's lines, then what was merged or left in conflict."""
     outcome = planner.outcome
+    how = ", hunk by hunk," if patch else ""
     _print_result(result, planner.start.seq, "", warned,
-                  headline=f"took back the agents' changes {_range_words(planner)}")
+                  headline=f"took back{how} the agents' changes {_range_words(planner)}", listed=patch)
     if outcome is None:
         return
     if outcome.merged:
@@ -400,7 +456,7 @@ def _print_takeback_result(result: undo.Result, planner: takeback.Planner, warne
         click.echo(f"warning: attribution is unknown for {shown}: those changes were kept", err=True)
 
 
-@cli.command("revert", context_settings=CONTEXT)
+@cli.command("revert", cls=_PathsAfterDashes, context_settings=CONTEXT)
 @click.argument("ident", metavar="ID")
 @click.argument("ident2", metavar="[ID2]", required=False)
 @click.option("--merge", "merge", is_flag=True,
@@ -409,33 +465,39 @@ def _print_takeback_result(result: undo.Result, planner: takeback.Planner, warne
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--only", "only", multiple=True, metavar="PATHSPEC",
               help="Take back only in what these git pathspecs match (relative to the current directory).")
+@_patch_option
 def revert_command(ident: str, ident2: str | None, merge: bool, dry_run: bool, yes: bool,
-                   only: tuple[str, ...]) -> None:
+                   only: tuple[str, ...], patch: bool) -> None:
     """Take back the agents' changes of one turn, keeping everything after it (like git revert).
 
     ID a prompt checkpoint: its turn, up to the session's next prompt checkpoint; any other
     checkpoint: up to its session's next checkpoint. With ID2: every agent's changes between the
     states ID and ID2. Later turns, other sessions and changes from outside stay. A line the agent
     changed that was changed again later is a conflict: nothing is written and the exit status is 3,
-    unless --merge. A safety checkpoint comes first; redo goes back.
+    unless --merge. A safety checkpoint comes first; redo goes back. With --patch, hunk by hunk through
+    git's own prompts, as undo --patch.
     """
     from . import takeback, undo
 
+    paths = _paths()
+    _check_patch(patch, paths, dry_run=dry_run)
     repo = Repo.discover()
     settings = config.for_repo(repo)
     items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)
     start = checkpoints.lookup(repo, ident, items)
     end = checkpoints.lookup(repo, ident2, items) if ident2 is not None else None
     cwd = os.getcwd()
-    planner = takeback.revert(repo, items, start, end, merge, list(only), cwd)
+    planner = takeback.revert(repo, items, start, end, merge, list(only) + list(paths), cwd)
     ask_if_agents_at_work(repo, yes, dry_run)
-    go, warned = _confirm_plan(repo, start, list(only), True, None, dry_run, yes, settings["max_file_size"], cwd,
-                               planner)
+    go, warned = True, False
+    if not patch:  # with --patch the hunks are the preview
+        go, warned = _confirm_plan(repo, start, list(only), True, None, dry_run, yes, settings["max_file_size"],
+                                   cwd, planner)
     if not go:
         return
-    result = undo.undo(repo, start, "code", False, list(only), settings["max_file_size"], settings["auto_pack"],
-                       cwd=cwd, retarget=planner, kind="revert")
-    _print_takeback_result(result, planner, warned)
+    result = undo.undo(repo, start, "code", False, list(only) + list(paths), settings["max_file_size"],
+                       settings["auto_pack"], cwd=cwd, retarget=planner, kind="revert", patch=patch)
+    _print_takeback_result(result, planner, warned, patch)
 
 
 @cli.command("redo", context_settings=CONTEXT)

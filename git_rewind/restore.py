@@ -165,10 +165,13 @@ def _diff(repo: Repo, old_tree: str, new_tree: str, only: list[str] | None = Non
     return changes
 
 
-def _plan_locked(
+def plan_locked(
     repo: Repo, target: Checkpoint, only: list[str], max_size: int, cwd: str | None = None, code: bool = True,
     retarget: Retarget | None = None,
 ) -> tuple[Plan, snapshot.Scan, str | None]:
+    """Scan the working tree and plan its way to TARGET's tree (or RETARGET's, made from the scanned one);
+    hold the work-tree lock. Returns the plan, the scan (what a safety checkpoint records) and the excludes
+    file holding the target's ignore rules (None when they are the disk's)."""
     excludes = os.path.join(repo.rewind_dir, "target-excludes")
     target_tree = repo.tree_of(target.commit)
     used = ignore.target_excludes(repo, target_tree, excludes)
@@ -274,7 +277,7 @@ def preview(repo: Repo, target: Checkpoint, only: list[str], max_size: int, cwd:
             retarget: Retarget | None = None) -> Plan:
     """The plan of a rewind, changing nothing in the working tree. ONLY: git pathspecs, read from CWD."""
     with repo.worktree_lock():
-        return _plan_locked(repo, target, only, max_size, cwd, retarget=retarget)[0]
+        return plan_locked(repo, target, only, max_size, cwd, retarget=retarget)[0]
 
 
 def rewind(
@@ -309,7 +312,7 @@ def rewind(
     the session that asked for it, which need not be told.
     """
     with repo.worktree_lock():
-        plan, scan, excludes = _plan_locked(repo, target, only, max_size, cwd, code, retarget)
+        plan, scan, excludes = plan_locked(repo, target, only, max_size, cwd, code, retarget)
         if not code:
             plan.writes, plan.removals, plan.left_alone = [], [], []
         # A redo records itself even when the tree already is what it brings back: its safety checkpoint
@@ -341,7 +344,7 @@ def rewind(
 
         ours = install.in_tree(repo.root, [c.path for c in plan.writes + plan.removals])
         expected = _apply(repo, plan, outcome)
-        _tell_sessions(repo, outcome, _ACTIONS.get(kind or trigger, kind or trigger), by)
+        tell_sessions(repo, outcome, action_name(trigger, kind), by)
         problems = _verify(repo, outcome, expected) if verify else []
         outcome.verified = verify and not problems
         # git-rewind's own entries go back after the read-back: a deliberate change on top of the restore.
@@ -354,7 +357,12 @@ def rewind(
 _ACTIONS = {"pre-rewind": "undo", "pre-redo": "redo", "agent-only": "undo --agent-only"}  # else the kind
 
 
-def _tell_sessions(repo: Repo, outcome: Outcome, action: str, by: str | None) -> None:
+def action_name(trigger: str, kind: str | None) -> str:
+    """What a rewind is called when the agent sessions are told of it: undo, redo, revert, undo --agent-only."""
+    return _ACTIONS.get(kind or trigger, kind or trigger)
+
+
+def tell_sessions(repo: Repo, outcome: Outcome, action: str, by: str | None) -> None:
     """Record the rewind for the agent sessions living in this work tree (told at their next prompt)."""
     import time
 

@@ -90,11 +90,12 @@ def _record(repo: Repo, plan: conversation.Plan, rewinder: Rewinder) -> Conversa
 def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str], max_size: int,
          auto_pack: int, plan: conversation.Plan | None = None, cwd: str | None = None,
          retarget: restore.Retarget | None = None, kind: str | None = None,
-         by: str | None = None) -> Result:
+         by: str | None = None, patch: bool = False) -> Result:
     """Rewind to TARGET: MODE is code, conversation or full. ONLY: git pathspecs, read from CWD (default:
     the work tree's root). RETARGET: the files go to a tree made from the current one instead of TARGET's
     (takeback.Planner: an agent-only undo, a revert; KIND names it in the safety checkpoint's record).
-    BY: the agent session asking (through MCP), which is not told about it."""
+    BY: the agent session asking (through MCP), which is not told about it.
+    PATCH: the code hunk by hunk on the terminal (patch.patch), not all of it."""
     try:
         mode = mode_of(mode)  # callers outside the type checker (MCP) pass strings
     except ValueError as exc:
@@ -109,11 +110,20 @@ def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str]
         attachments = store.Attachments(
             f"transcript of {plan.agent} session {plan.session} before the rewind to #{target.seq}",
             {str(record.backup): plan.transcript.data})
+    if patch and mode == "conversation":
+        raise RewindError("--patch chooses hunks of the code: it does not go with --conversation")
+    if patch:
+        from . import patch as hunks
+        hunks.need_terminal()  # before anything is looked at
     try:
-        outcome = restore.rewind(repo, target, only, max_size, trigger="pre-rewind", auto_pack=auto_pack,
-                                 code=mode in ("code", "full"), mode=mode,
-                                 conversation=record, attachments=attachments, cwd=cwd, retarget=retarget,
-                                 kind=kind, by=by)
+        if patch:
+            outcome = hunks.patch(repo, target, only, max_size, auto_pack, cwd, mode=mode, conversation=record,
+                                  attachments=attachments, retarget=retarget, kind=kind)
+        else:
+            outcome = restore.rewind(repo, target, only, max_size, trigger="pre-rewind", auto_pack=auto_pack,
+                                     code=mode in ("code", "full"), mode=mode,
+                                     conversation=record, attachments=attachments, cwd=cwd, retarget=retarget,
+                                     kind=kind, by=by)
     except restore.Incomplete as exc:
         if plan is not None:  # the conversation is left where it is until the files are right
             raise restore.Incomplete(exc.target_seq, exc.safety, exc.problems,

@@ -14,8 +14,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from helpers import terminal
 from helpers.session import Agent
-from helpers.workdir import Workdir, git_env
+from helpers.workdir import REWIND, Workdir, git_env
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -196,6 +197,31 @@ def test_revert_takes_back_one_turn_and_keeps_the_later_one(w: Workdir) -> None:
     w.ok("revert", str(second), "--yes")
     assert (w.path / "src/app.py").read_text() == lines(BASE, {2: "LINE 2 by the agent", 10: "line 10, mine"})
     assert (w.path / "src/new.py").exists()
+
+
+def test_agent_only_with_patch_offers_the_merged_trees_hunks(w: Workdir) -> None:
+    _a, first, _second = two_turns(w)
+    user = w.user_state()[:3]
+    code, shown = terminal.run([*REWIND, "undo", str(first), "--agent-only", "--patch"], w.path, w.env,
+                               ["y", "n", "y"])  # app.py's one hunk, new.py's deletion, old.py's addition
+    assert code == 0, shown
+    assert "-LINE 2 by the agent\n+line 2\n" in shown and "-line 10, mine" not in shown  # the merged tree's hunks
+    assert (w.path / "src/app.py").read_text() == lines(BASE, {10: "line 10, mine"})  # the person's line stays
+    assert (w.path / "src/new.py").exists() and (w.path / "src/old.py").read_text() == "old module\n"
+    assert (w.path / "mine.txt").read_text() == "my notes\n"  # never offered
+    assert f"took back, hunk by hunk, the agents' changes since #{first}: 2 written, 0 removed" in shown
+    safety = notes(w)[-1]
+    assert safety["rewind"]["kind"] == "agent-only" and safety["rewind"]["only"] == ["src/app.py", "src/old.py"]
+    assert w.user_state()[:3] == user
+
+
+def test_revert_with_patch_and_paths_after_a_double_dash(w: Workdir) -> None:
+    _a, _first, second = two_turns(w)
+    code, shown = terminal.run([*REWIND, "revert", str(second), "--patch", "--", "src/app.py"], w.path, w.env,
+                               ["y"])
+    assert code == 0, shown
+    assert (w.path / "src/app.py").read_text() == lines(BASE, {2: "LINE 2 by the agent", 10: "line 10, mine"})
+    assert notes(w)[-1]["rewind"]["kind"] == "revert"
 
 
 def test_revert_between_two_ids(w: Workdir) -> None:

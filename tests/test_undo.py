@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import terminal
 from helpers.agentcli import disk_files
 from helpers.samples import CLAUDE_SAMPLES
 from helpers.session import MAIN, PROMPT_ID, Agent, transcript_path
-from helpers.workdir import Workdir
+from helpers.workdir import REWIND, Workdir
 
 EDIT_CALL = "toolu_mock_601f38abdb2f4e42b38d"  # the recorded Edit's tool_use id
 PROMPT_UUID = "66cf5f8e"  # prefix of the recorded prompt line's uuid
@@ -86,6 +87,26 @@ def test_an_edit_checkpoint_cuts_before_the_assistant_message_that_called_the_ed
     call = next(line for line in every if EDIT_CALL in json.dumps(line.get("message", {}).get("content", "")))
     assert call["type"] == "assistant"
     assert every[-1]["leafUuid"] == call["parentUuid"]
+
+
+def test_full_with_patch_asks_first_then_takes_hunks_then_cuts_the_conversation(claude: Agent) -> None:
+    w, transcript = claude.w, Path(claude.transcript)
+    before = transcript.read_bytes()
+    code, shown = terminal.run([*REWIND, "undo", "2", "--full", "--patch"], w.path, w.env, ["n"])
+    assert code == 1 and "Rewind the conversation to #2?" in shown and "nothing changed" in shown
+    assert transcript.read_bytes() == before and len(notes(w)) == 2
+    code, shown = terminal.run([*REWIND, "undo", "2", "--full", "--patch"], w.path, w.env, ["y", "y"])
+    assert code == 0, shown
+    assert "Apply this hunk to worktree" in shown and "patched toward #2: 1 written" in shown
+    assert w.path.joinpath("hello.py").read_text() == "print('hello')\n"
+    every = lines(transcript)
+    call = next(line for line in every if EDIT_CALL in json.dumps(line.get("message", {}).get("content", "")))
+    assert every[-1]["leafUuid"] == call["parentUuid"]
+    record = notes(w)[-1]["rewind"]
+    assert record["mode"] == "full" and record["only"] == ["hello.py"] and record["conversation"]
+    run = w.rewind("redo", "--yes")  # both come back
+    assert run.returncode == 0, run.stderr
+    assert w.path.joinpath("hello.py").read_text() == "print('hello, world')\n"
 
 
 def test_fork_writes_the_kept_chain_as_a_new_session_and_leaves_the_original(claude: Agent) -> None:
