@@ -92,10 +92,12 @@ def test_an_edit_checkpoint_cuts_before_the_assistant_message_that_called_the_ed
 def test_full_with_patch_asks_first_then_takes_hunks_then_cuts_the_conversation(claude: Agent) -> None:
     w, transcript = claude.w, Path(claude.transcript)
     before = transcript.read_bytes()
-    code, shown = terminal.run([*REWIND, "undo", "2", "--full", "--patch"], w.path, w.env, ["n"])
-    assert code == 1 and "Rewind the conversation to #2?" in shown and "nothing changed" in shown
+    # The session's turn is still open (no Stop): asked about first, then the conversation.
+    code, shown = terminal.run([*REWIND, "undo", "2", "--full", "--patch"], w.path, w.env, ["y", "n"])
+    assert code == 1 and "is in the middle of a turn" in shown
+    assert "Rewind the conversation to #2?" in shown and "nothing changed" in shown
     assert transcript.read_bytes() == before and len(notes(w)) == 2
-    code, shown = terminal.run([*REWIND, "undo", "2", "--full", "--patch"], w.path, w.env, ["y", "y"])
+    code, shown = terminal.run([*REWIND, "undo", "2", "--full", "--patch"], w.path, w.env, ["y", "y", "y"])
     assert code == 0, shown
     assert "Apply this hunk to worktree" in shown and "patched toward #2: 1 written" in shown
     assert w.path.joinpath("hello.py").read_text() == "print('hello')\n"
