@@ -386,7 +386,10 @@ def _apply(repo: Repo, plan: Plan, outcome: Outcome) -> dict[str, tuple[int, str
     temp = journal.begin(repo, [c.path for c in plan.writes])
     expected: dict[str, tuple[int, str]] = {}
     try:
-        mode_only = {c.path for c in plan.writes if _same_content_new_mode(repo, c)}
+        # A chmod alone is right only while the attributes stay: a restore that changes a .gitattributes file
+        # may change how git converts the file (the target's rules apply after it), so git writes it.
+        attributes = any(os.path.basename(c.path) == ".gitattributes" for c in plan.writes + plan.removals)
+        mode_only = set() if attributes else {c.path for c in plan.writes if _same_content_new_mode(repo, c)}
         contents = [c for c in plan.writes if c.mode != snapshot.MODE_LINK and c.path not in mode_only]
         umask = os.umask(0)
         os.umask(umask)
@@ -597,8 +600,11 @@ class _BlobReader:
         try:
             gitcmd.run(["read-tree", target_tree], cwd=self._repo.root, env=env)
             files = os.path.join(self._stage, "files") + os.sep
-            gitcmd.run(["checkout-index", "-z", "--stdin", f"--prefix={files}"], cwd=self._repo.root, env=env,
-                       input=b"".join(os.fsencode(c.path) + b"\0" for c in changes))
+            # The staging directory as the work tree: git reads .gitattributes from the index (the target's)
+            # and then the work tree, which must not be the user's, whose files the restore is about to
+            # change (a `*.txt -text` added since would keep the target's eol conversion from applying).
+            gitcmd.run([f"--work-tree={self._stage}", "checkout-index", "-z", "--stdin", f"--prefix={files}"],
+                       cwd=self._repo.root, env=env, input=b"".join(os.fsencode(c.path) + b"\0" for c in changes))
         except BaseException:
             shutil.rmtree(self._stage, ignore_errors=True)
             raise
