@@ -264,12 +264,12 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
     if same_as is not None and not req.allow_empty:
         assert tip is not None
         return Result(tip)
-    if not req.allow_empty and req.kind is not None:
+    # The work tree's newest checkpoint, any session's: read once, for the two uses below.
+    last = worktree_last(repo) if req.attribute or (not req.allow_empty and req.kind is not None) else None
+    if not req.allow_empty and req.kind is not None and last is not None and last.tree == scan.tree:
         # A hook's checkpoint (a turn end after /checkpoint's snap) that finds the tree as the work tree's newest
         # checkpoint, another session's, holds it: nothing new to record. (`snap` keeps to its session.)
-        last = worktree_last(repo)
-        if last is not None and last.tree == scan.tree:
-            return Result(last)
+        return Result(last)
     changes = None
     if req.count_changes:  # counted on exactly the tree the checkpoint records
         counts = snapshot.numstat(repo, base, scan.tree)
@@ -279,7 +279,6 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
     paths = req.paths or [p for _status, p in scan.changes]
     changed = against = None
     if req.attribute:  # what changed since this work tree's newest checkpoint, whichever session took it
-        last = worktree_last(repo)
         against = last.seq if last is not None else None
         changed = [p for _status, p in (scan.changes if last is None or last.tree == scan.base
                                         else snapshot.changed_paths(repo, last.tree, scan.tree))]

@@ -182,7 +182,7 @@ def take_back(repo: Repo, history: list[Step], start: int, current_tree: str, se
               merge: bool) -> Outcome:
     """CURRENT_TREE without the agents' changes in HISTORY (the steps after checkpoint START), every
     other change kept. SESSIONS: only the changes of these agent sessions' turns (None: any agent's)."""
-    runs, unknown, kept = _runs(repo, history, start, sessions)
+    runs, unknown = _runs(repo, history, start, sessions)
     outcome = Outcome(current_tree)
     outcome.runs = runs
     outcome.unknown = unknown
@@ -232,12 +232,10 @@ def _differs(repo: Repo, old: str, new: str, paths: list[str]) -> set[str]:
     return {os.fsdecode(p) for p in out.split(b"\0") if p}
 
 
-def _runs(repo: Repo, history: list[Step], start: int, sessions: set[str] | None
-          ) -> tuple[list[Run], list[str], set[str]]:
-    """(runs to take back, oldest first; labels of steps with unknown origins; paths changed by kept steps)."""
+def _runs(repo: Repo, history: list[Step], start: int, sessions: set[str] | None) -> tuple[list[Run], list[str]]:
+    """(runs to take back, oldest first; labels of steps with unknown origins)."""
     runs: list[Run] = []
     unknown: list[str] = []
-    kept: set[str] = set()
     run: Run | None = None
     previous = start
     for step in history:
@@ -249,7 +247,6 @@ def _runs(repo: Repo, history: list[Step], start: int, sessions: set[str] | None
         if origin is None and step.origins is not None and (sessions is None or step.session in sessions):
             # Mixed (an interrupted turn's leftovers beside the person's edits): the outside part first.
             mid = _split(repo, step)
-            kept |= {p for p, o in step.origins.items() if o == OUTSIDE}
             run = None
             step = Step(step.seq, mid, step.after, {p: o for p, o in step.origins.items() if o == AGENT},
                         step.session)
@@ -264,10 +261,9 @@ def _runs(repo: Repo, history: list[Step], start: int, sessions: set[str] | None
         else:
             if step.origins is None:
                 unknown.append(step.label)
-            kept |= set(step.origins or {})
             run = None
         previous = step.seq if step.seq is not None else previous
-    return runs, unknown, kept
+    return runs, unknown
 
 
 def _split(repo: Repo, step: Step) -> str:
