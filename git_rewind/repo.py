@@ -231,9 +231,14 @@ class Repo:
         self.git(["update-ref", "--stdin"], input="".join(script).encode())
 
     def clear_ref_locks(self, refs: list[str]) -> None:
-        """Clear the lock files a killed git left on REFS (only git-rewind writes them, under the store lock)."""
+        """Clear the lock files a killed git left on REFS (only git-rewind writes them, under the store lock),
+        and the repository-wide ones a ref transaction also takes: `packed-refs.lock` (a delete of a packed
+        ref rewrites packed-refs) and reftable's `tables.list.lock`. Those are shared with the person's own
+        git, so clear_stale_lock waits while one may be held and removes only one older than STALE_LOCK."""
         for ref in refs:
             clear_stale_lock(os.path.join(self.commondir, ref + ".lock"))
+        clear_stale_lock(os.path.join(self.commondir, "packed-refs.lock"))
+        clear_stale_lock(os.path.join(self.commondir, "reftable", "tables.list.lock"))
 
     def read_ref(self, name: str) -> str | None:
         """The object id REF points to, or None."""

@@ -67,3 +67,22 @@ def test_dropping_everything_removes_the_notes_ref(project: Workdir) -> None:
     assert project.ok("list").strip() == "no checkpoints"
     project.write("notes.txt", "fresh\n")
     assert project.ok("snap").startswith("#3 ")  # sequence ids are never reused
+
+
+def test_a_packed_refs_lock_left_by_a_killed_git_does_not_stop_gc(project: Workdir) -> None:
+    """gc killed while git deleted a packed session ref leaves `packed-refs.lock` behind (no process owns
+    it; git tells the person to remove it by hand): the next gc clears the stale lock and completes."""
+    import os
+    import time
+
+    snaps(project, 2, session="old")
+    snaps(project, 2, session="new")
+    project.git("pack-refs", "--all")
+    lock = project.path / ".git" / "packed-refs.lock"
+    lock.write_text("")
+    old = time.time() - 60
+    os.utime(lock, (old, old))
+    out = project.ok("gc", "--keep", "2")
+    assert "dropped session old" in out and not lock.exists()
+    assert project.git("for-each-ref", "refs/rewind/old") == ""
+    project.fsck()
