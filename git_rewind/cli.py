@@ -742,6 +742,8 @@ def status_command(limit: int, as_json: bool) -> None:
         click.echo("not in a git repository: no decisions to show")
         return
     click.echo(f"redos available: {info.redos}" + (" (git rewind redo)" if info.redos else ""))
+    if info.daemon is not None:
+        click.echo(f"daemon: {_daemon_line(info.daemon)}")
     click.echo("recent hook decisions:" if info.decisions else "recent hook decisions: none yet")
     for entry in info.decisions:
         what = " ".join(str(x) for x in (entry.get("event"), entry.get("tool")) if x)
@@ -751,6 +753,71 @@ def status_command(limit: int, as_json: bool) -> None:
             outcome += f" #{entry['seq']}"
         where = f"{what} {paths}" if paths else what
         click.echo(f"  {entry.get('time', '')}  {where}: {outcome} ({entry.get('reason')})")
+
+
+def _daemon_line(info: dict[str, Any]) -> str:
+    """One line for the file-watcher daemon: running since when, what it watches, its memory; or why not."""
+    if not info.get("running"):
+        return "not running" + (f" ({info['reason']})" if info.get("reason") else "")
+    memory = f", {info['memory_kib'] / 1024:.1f} MiB" if isinstance(info.get("memory_kib"), int) else ""
+    return (f"running since {info.get('since')} (pid {info.get('pid')}), watching {info.get('watched')} "
+            f"directories, {info.get('dirty')} paths changed since the last scan{memory}")
+
+
+@cli.group("daemon", context_settings=CONTEXT)
+def daemon_group() -> None:
+    """The file watcher that lets checkpoints read only what changed (Linux; one per work tree)."""
+
+
+@daemon_group.command("start")
+def daemon_start() -> None:
+    """Start this work tree's daemon in the background (it exits after daemon_idle_minutes unused)."""
+    import time
+
+    from . import daemon
+
+    repo = Repo.discover()
+    if not daemon.supported():
+        raise RewindError("the daemon needs Linux inotify; without it every command scans the tree")
+    if daemon.ask_status(repo) is None:
+        daemon.spawn(repo)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        live = daemon.ask_status(repo)
+        if live is not None:
+            click.echo(f"daemon running (pid {live.get('pid')}), watching {live.get('watched')} directories")
+            return
+        state = daemon.read_state(repo)
+        if isinstance(state.get("failed"), str):
+            raise RewindError(f"the daemon could not start: {state['failed']}")
+        time.sleep(0.05)
+    raise RewindError("the daemon did not answer within 30 s (see git rewind status)")
+
+
+@daemon_group.command("stop")
+def daemon_stop() -> None:
+    """Stop this work tree's daemon; commands scan the whole tree again until it runs."""
+    from . import daemon
+
+    click.echo("daemon stopped" if daemon.stop(Repo.discover()) else "no daemon was running")
+
+
+@daemon_group.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print it as JSON.")
+def daemon_status(as_json: bool) -> None:
+    """Whether this work tree's daemon runs, since when, what it watches, its memory."""
+    from . import daemon
+
+    info = daemon.describe(Repo.discover())
+    click.echo(json.dumps(info, indent=2) if as_json else f"daemon: {_daemon_line(info)}")
+
+
+@daemon_group.command("run", hidden=True)
+def daemon_run() -> None:
+    """Serve in the foreground (what `start` runs, detached)."""
+    from . import daemonserver
+
+    sys.exit(daemonserver.run(Repo.discover()))
 
 
 @cli.group("config", context_settings=CONTEXT)

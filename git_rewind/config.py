@@ -24,6 +24,10 @@ DEFAULTS: dict[str, Any] = {
     "gc_older_than_days": 30,
     "lock_timeout": 60,
     "auto_pack": 2000,
+    # The file-watcher daemon (daemon.py): "auto" starts it for repositories past daemon_min_files.
+    "daemon": "auto",
+    "daemon_min_files": 5000,
+    "daemon_idle_minutes": 30,
     # When hooks checkpoint: see policy.py.
     "tier": "balanced",
     "anti_spam_seconds": None,  # None: the tier's (minimal 0, balanced 30, aggressive 15)
@@ -84,6 +88,17 @@ def _non_negative_int(value: Any) -> int:
     return number
 
 
+DAEMON_MODES = ("auto", "on", "off")
+
+
+def _daemon_mode(value: Any) -> str:
+    if isinstance(value, bool):
+        value = "on" if value else "off"
+    if value not in DAEMON_MODES:
+        raise ValueError(f"not a daemon mode: {value!r} (one of {', '.join(DAEMON_MODES)})")
+    return str(value)
+
+
 def _tier(value: Any) -> str:
     if value not in TIERS:
         raise ValueError(f"not a tier: {value!r} (one of {', '.join(TIERS)})")
@@ -132,6 +147,9 @@ _CONVERT = {
     "gc_older_than_days": _non_negative_int,
     "lock_timeout": _non_negative_int,
     "auto_pack": _non_negative_int,
+    "daemon": _daemon_mode,
+    "daemon_min_files": _non_negative_int,
+    "daemon_idle_minutes": _non_negative_int,
     "tier": _tier,
     "anti_spam_seconds": _non_negative_int,
     "min_change_chars": _non_negative_int,

@@ -185,6 +185,14 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
     if rewound:
         context = f"{context}\n\n{rewound}" if context else rewound
         entry["rewound"] = "told"
+    if settings["daemon"] != "off":
+        from . import daemon
+
+        try:  # the next checkpoint reads only what changed; never a reason to fail the agent
+            if daemon.maybe_start(repo, settings):
+                entry["daemon"] = "started"
+        except OSError as exc:
+            entry["daemon"] = f"not started: {exc}"
     return entry, context
 
 

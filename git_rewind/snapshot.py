@@ -426,10 +426,123 @@ def numstat(repo: Repo, old_tree: str, new_tree: str) -> Counts:
 def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: str | None = None) -> Scan:
     """Write the whole working tree (tracked + untracked, not ignored) as a tree. Hold the work-tree lock.
 
-    With BASE_TREE, the result also lists what changed against it (one diff serves both that
-    and the check for changed .gitignore files when the last scan was that tree), and files that
-    changed since and are larger than LIMIT are left out (listed in `skipped`).
+    With BASE_TREE, the result also lists what changed against it, and files that changed since
+    and are larger than LIMIT are left out (listed in `skipped`). When the work tree's daemon runs
+    (daemon.py) and can name what changed since the tree of its last scan, only those paths are
+    read (`_scan_changed`); else, or in any doubt, the whole tree is (`_scan_full`). Either way the
+    daemon is told the tree, which its next answer builds on.
     """
+    from . import daemon
+
+    changes = daemon.begin(repo, rules_signature) if excludes_file is None else None
+    try:
+        result = None
+        if changes is not None and changes.full is None:
+            assert changes.base is not None and changes.paths is not None
+            result = _scan_changed(repo, changes.base, changes.paths, limit, base_tree)
+        if result is None:
+            result = _scan_full(repo, limit, excludes_file, base_tree)
+        if changes is not None:
+            changes.done(result.tree)
+        return result
+    finally:
+        if changes is not None:
+            changes.close()
+
+
+def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree: str | None) -> Scan | None:
+    """BASE (the tree of the daemon's last scan) with PATHS read again: the tree `git add -A` would write,
+    since nothing else changed. None when git's own scan must decide (a path git would convert).
+
+    As with `git add -A` on the private index, a path BASE holds is never dropped for being ignored
+    (the rules have not changed: the daemon answers a full scan when they do); a new one is, when the
+    rules ignore it. Large files are left out as the full scan leaves them out.
+    """
+    if paths and converts(repo, paths):
+        hashed = _hash_with_git(repo, paths, limit)
+        if hashed is None:
+            return None
+        states = hashed
+    else:
+        states = read_paths(repo, paths, limit)
+    if any(s.skipped for s in states):
+        return None  # whether git keeps a large file depends on its content against BASE_TREE: git decides
+    dirty = set(paths)
+    skipped = [e for e in load_skipped(repo) if e["path"] not in dirty]
+    if not states:
+        tree = base
+    else:
+        with gitcmd.FastImport(repo.root) as fi:
+            before = fi.ls_many([(base, os.fsencode(s.path)) for s in states])
+            new = [s.path for s, was in zip(states, before, strict=True)
+                   if was is None and (s.content is not None or s.oid is not None)]
+            ignored_now = _check_ignore(repo, new, ["--no-index"]) if new else set()
+            edits: list[PathState] = []
+            for s, was in zip(states, before, strict=True):
+                present = s.content is not None or s.oid is not None
+                if not present or s.path in ignored_now:
+                    on_disk_dir = os.path.isdir(os.path.join(repo.root, s.path))
+                    if was is not None and not (was[0] == MODE_TREE and on_disk_dir):
+                        edits.append(PathState(s.path))  # gone (a whole directory), or now a directory
+                elif was != (s.mode, s.oid):
+                    edits.append(s)
+            if not edits:
+                fi.abort()
+                tree = base
+            else:
+                fi.write(b"commit refs/rewind-scan\nmark :1\ncommitter git-rewind <git-rewind> 0 +0000\n")
+                fi.data(b"")
+                fi.write(b'M 040000 ' + base.encode() + b' ""\n')
+                write_edits(fi, edits)
+                fi.write(b"\n")
+                root = fi.ls(":1", b"")
+                fi.write(b"reset refs/rewind-scan\n\n")  # no ref moves: the commit is scaffolding
+                if root is None:
+                    raise gitcmd.GitError(["fast-import"], 1, "no tree for the changed paths")
+                tree = root[1]
+    result = Scan(tree=tree, skipped=skipped)
+    if base_tree:
+        result.changes = changed_paths(repo, base_tree, tree)
+        result.base = base_tree
+    return result
+
+
+def _hash_with_git(repo: Repo, paths: list[str], limit: int) -> list[PathState] | None:
+    """PathStates for PATHS with regular files hashed and stored by `git hash-object` (git's own conversions
+    for each path's attributes); links and absent paths as read_paths gives them."""
+    states = read_paths(repo, paths, limit)
+    files = [s for s in states if s.mode in (MODE_FILE, MODE_EXEC) and s.content is not None]
+    if not files:
+        return states
+    spec = b"".join(os.fsencode(s.path) + b"\n" for s in files)
+    if any(b"\n" in os.fsencode(s.path) for s in files):
+        return None
+    out = repo.git(["hash-object", "-w", "--stdin-paths"], input=spec).split()
+    if len(out) != len(files):
+        return None
+    for s, oid in zip(files, out, strict=True):
+        s.content = None
+        s.oid = oid.decode()
+    return states
+
+
+def write_edits(stream: gitcmd.FastImport, edits: list[PathState]) -> None:
+    """fast-import file commands for EDITS: content inline, an object already stored (oid, no content),
+    or neither: delete the path (a whole directory, if it is one)."""
+    for edit in edits:
+        path = gitcmd.quote_path(os.fsencode(edit.path))
+        if edit.content is not None:
+            stream.write(b"M %o inline " % edit.mode + path + b"\n")
+            stream.data(edit.content)
+        elif edit.oid is not None:
+            stream.write(b"M %o " % edit.mode + edit.oid.encode() + b" " + path + b"\n")
+        else:
+            stream.write(b"D " + path + b"\n")
+
+
+def _scan_full(repo: Repo, limit: int, excludes_file: str | None, base_tree: str | None) -> Scan:
+    """The whole tree through the private index (one diff serves both the changes against BASE_TREE and
+    the check for changed .gitignore files when the last scan was that tree)."""
     repo.ensure_dirs()
     journal.sweep(repo)
     _admit_objects(repo)
@@ -457,7 +570,7 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: st
         _save_skipped(repo, skipped)
     tree = _write_tree(repo)
     last_tree, last_rules = _read_scan_state(repo)
-    rules = _rules_signature(repo)
+    rules = rules_signature(repo)
     env = _index_env(repo)
     changes = changed_paths(repo, base_tree, tree, env) if base_tree else []
     if last_tree == base_tree:
@@ -515,7 +628,7 @@ def user_excludes_file(repo: Repo) -> str:
     return os.path.join(xdg_config_home(), "git", "ignore")
 
 
-def _rules_signature(repo: Repo) -> str:
+def rules_signature(repo: Repo) -> str:
     """Stat data of the ignore files outside the tree (.gitignore changes show in the tree)."""
     parts = []
     for path in (os.path.join(repo.commondir, "info", "exclude"), user_excludes_file(repo)):

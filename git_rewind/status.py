@@ -18,7 +18,8 @@ POLICY_KEYS = ("tier", "anti_spam_seconds", "min_change_chars", "auto_resume_on_
 class Status:
     """Everything `status` shows."""
 
-    __slots__ = ("repository", "config_error", "settings", "installed", "mcp_installed", "decisions", "redos")
+    __slots__ = ("repository", "config_error", "settings", "installed", "mcp_installed", "decisions", "redos",
+                 "daemon")
 
     def __init__(self, repository: str | None, config_error: str | None, settings: dict[str, config.Setting],
                  installed: list[tuple[str, str, str]], mcp_installed: list[tuple[str, str, str]],
@@ -30,6 +31,7 @@ class Status:
         self.mcp_installed = mcp_installed  # (agent, scope, file) holding our MCP server
         self.decisions = decisions  # the newest hook.log entries, oldest first
         self.redos = redos  # how many redos this work tree's redo stack holds (None outside a repository)
+        self.daemon: dict[str, Json] | None = None  # the file-watcher daemon (daemon.describe); None outside
 
     def as_json(self) -> dict[str, Json]:
         return {
@@ -40,6 +42,7 @@ class Status:
             "mcp_installed": [{"agent": a, "scope": s, "file": f} for a, s, f in self.mcp_installed],
             "decisions": self.decisions,
             "redos": self.redos,
+            "daemon": self.daemon,
         }
 
 
@@ -54,7 +57,12 @@ def collect(limit: int, path: str | None = None) -> Status:
         repo = None
     root = repo.root if repo else None
     settings, error = config.load_or_defaults(root)
-    return Status(root, error, {key: settings[key] for key in POLICY_KEYS},
-                  install.installed(root), install.mcp_installed(root),
-                  hook.read_decisions(repo, limit) if repo else [],
-                  len(undo.redo_stack(repo)) if repo else None)
+    status = Status(root, error, {key: settings[key] for key in POLICY_KEYS},
+                    install.installed(root), install.mcp_installed(root),
+                    hook.read_decisions(repo, limit) if repo else [],
+                    len(undo.redo_stack(repo)) if repo else None)
+    if repo is not None:
+        from . import daemon
+
+        status.daemon = daemon.describe(repo)
+    return status

@@ -399,13 +399,7 @@ def _commit(
             start = tip.tree  # edits apply to this work tree's own tree, not the parent's
         if start is not None:
             stream.write(b'M 040000 ' + start.encode() + b' ""\n')
-        for edit in edits or []:
-            path = quote_path(os.fsencode(edit.path))
-            if edit.content is None:
-                stream.write(b"D " + path + b"\n")
-            else:
-                stream.write(b"M %o inline " % edit.mode + path + b"\n")
-                stream.data(edit.content)
+        snapshot.write_edits(stream, edits or [])
         stream.write(b"\n")
         notes_before = _write_note(stream, repo, ":1", note, f"checkpoint #{seq}", stamp, mark=3)
         commit = Oid(stream.get_mark(1))

@@ -41,6 +41,7 @@ COMMANDS: dict[str, list[str]] = {
     "install": ["--agent", "--scope", "--mcp"],
     "uninstall": ["--agent", "--scope", "--mcp", "--everything"],
     "status": ["-n", "--json"],
+    "daemon": [],
     "config": [],
 }
 

@@ -1,0 +1,293 @@
+"""The file-watcher daemon, as the rest of git-rewind sees it: ask it, start it, stop it, describe it.
+
+One daemon per work tree (daemonserver.py) watches the tree's file events and knows which paths
+changed since the last checkpoint; a whole-tree scan (snapshot.scan) asks it over a Unix socket
+in the work tree's git-rewind directory and then reads only those paths. This module is on the
+hook's path: socket and minijson only, no pygit2, and every wait is bounded by TIMEOUT. Without
+an answer (no daemon, a stale socket, a daemon that is killed or stuck, an upgrade) the caller
+does the full scan it always did; a daemon in doubt says so, and the caller does the same.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from . import minijson
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import socket
+    from collections.abc import Callable
+
+    from .repo import Repo
+
+TIMEOUT = 0.5  # seconds: the longest a command waits on the daemon before scanning itself
+SOCKET = "daemon.sock"
+STATE = "daemon.json"  # pid, start time, why it is not running
+LOCK = "daemon.lock"  # held by the running daemon for its whole life: one per work tree
+COOKIES = "daemon-cookies"
+RETRY_SECONDS = 600  # after a daemon could not start (watch limit, no events), hooks try again this late
+_MAX_SUN_PATH = 100  # sockaddr_un holds 108 bytes with the NUL; leave a margin
+
+
+def supported() -> bool:
+    """The daemon needs inotify (Linux). Elsewhere every command scans the tree itself."""
+    return sys.platform.startswith("linux")
+
+
+def fingerprint() -> str:
+    """This installation: a daemon started by another (an upgrade) steps down when asked by this one."""
+    from . import __version__
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    parts = [__version__]
+    for name in ("__init__.py", "daemonserver.py", "watcher.py", "snapshot.py"):
+        try:
+            st = os.stat(os.path.join(here, name))
+            parts.append(f"{st.st_mtime_ns}:{st.st_size}")
+        except OSError:
+            parts.append("-")
+    return " ".join(parts)
+
+
+def socket_address(rewind_dir: str) -> tuple[str, int | None]:
+    """The path to bind or connect to, and a directory fd to close after (for a path too long for
+    sockaddr_un, the directory is reached through /proc/self/fd)."""
+    path = os.path.join(rewind_dir, SOCKET)
+    if len(os.fsencode(path)) <= _MAX_SUN_PATH:
+        return path, None
+    fd = os.open(rewind_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    return f"/proc/self/fd/{fd}/{SOCKET}", fd
+
+
+class Link:
+    """One conversation with the daemon: `begin` (what changed) then `done` (the tree that holds it)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self._buffer = b""
+
+    @classmethod
+    def open(cls, repo: Repo) -> Link | None:
+        """Connect to the work tree's daemon, or None (none there, a dead one's socket, not Linux)."""
+        if not supported():
+            return None
+        path = os.path.join(repo.rewind_dir, SOCKET)
+        if not os.path.exists(path):
+            return None  # the common case without a daemon: one stat, no socket import
+        import socket
+
+        address, fd = socket_address(repo.rewind_dir)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(TIMEOUT)
+        try:
+            sock.connect(address)
+        except OSError:
+            sock.close()
+            return None
+        finally:
+            if fd is not None:
+                os.close(fd)
+        return cls(sock)
+
+    def ask(self, request: dict[str, object]) -> dict[str, object] | None:
+        """Send REQUEST, wait at most TIMEOUT for the answer; None if none came (the link is then closed)."""
+        try:
+            self.sock.sendall(minijson.dumps(request).encode() + b"\n")
+            deadline = time.monotonic() + TIMEOUT
+            while b"\n" not in self._buffer:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                self.sock.settimeout(left)
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    raise ConnectionError
+                self._buffer += chunk
+            line, _, self._buffer = self._buffer.partition(b"\n")
+            answer = minijson.loads(line.decode("utf-8", "surrogateescape"))
+        except (OSError, ValueError):
+            self.close()
+            return None
+        return answer if isinstance(answer, dict) else None
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+class Changes:
+    """The daemon's answer to `begin`: the paths changed since BASE (its last checkpointed tree), or
+    `full` (a reason) when a full scan is needed. Report the resulting tree with `done`."""
+
+    __slots__ = ("link", "epoch", "base", "paths", "full")
+
+    def __init__(self, link: Link, answer: dict[str, object]) -> None:
+        self.link = link
+        self.epoch = answer.get("epoch")
+        base, paths = answer.get("base"), answer.get("paths")
+        self.base = base if isinstance(base, str) else None
+        self.paths = [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else None
+        full = answer.get("full")
+        self.full = full if isinstance(full, str) else (None if self.base and self.paths is not None else "no base")
+
+    def done(self, tree: str) -> None:
+        """TREE holds every change the answer covered: the daemon's next answer is relative to it."""
+        if isinstance(self.epoch, int):
+            self.link.ask({"op": "done", "epoch": self.epoch, "tree": tree})
+        self.link.close()
+
+    def close(self) -> None:
+        self.link.close()
+
+
+def begin(repo: Repo, rules: Callable[[Repo], str]) -> Changes | None:
+    """What changed since the daemon's base, for a scan under the work-tree lock; None: no daemon.
+    RULES gives the signature of the ignore files outside the tree as this process sees them."""
+    link = Link.open(repo)
+    if link is None:
+        return None
+    answer = link.ask({"op": "begin", "fingerprint": fingerprint(), "rules": rules(repo)})
+    if answer is None:
+        return None
+    if answer.get("stopping"):
+        link.close()
+        return None
+    return Changes(link, answer)
+
+
+# running it ------------------------------------------------------------------------------
+
+
+def read_state(repo: Repo) -> dict[str, object]:
+    return minijson.load_file(os.path.join(repo.rewind_dir, STATE))
+
+
+def alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def spawn(repo: Repo) -> None:
+    """Start the daemon fully detached: its own session, no inherited pipes, so nobody waits on it."""
+    import subprocess
+
+    os.makedirs(repo.rewind_dir, exist_ok=True)
+    subprocess.Popen(
+        [sys.executable, "-m", "git_rewind", "daemon", "run"],
+        cwd=repo.root, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, close_fds=True,
+    )
+
+
+def index_entries(repo: Repo) -> int:
+    """Files the person's index tracks, from its header (12 bytes: no index parse)."""
+    try:
+        with open(os.path.join(repo.gitdir, "index"), "rb") as fh:
+            header = fh.read(12)
+    except OSError:
+        return 0
+    if len(header) < 12 or header[:4] != b"DIRC":
+        return 0
+    return int.from_bytes(header[8:12], "big")
+
+
+def maybe_start(repo: Repo, settings: dict[str, object]) -> bool:
+    """At a hook's event: start the daemon when config says so and none runs (`daemon = "auto"`: the
+    repository is larger than `daemon_min_files`). A few stats when one runs already."""
+    mode = settings.get("daemon")
+    if mode == "off" or not supported():
+        return False
+    state = read_state(repo)
+    if alive(state.get("pid")) and os.path.exists(os.path.join(repo.rewind_dir, SOCKET)):
+        return False
+    now = time.time()
+    tried = state.get("tried")
+    if isinstance(tried, (int, float)) and now - tried < (RETRY_SECONDS if state.get("failed") else 10):
+        return False
+    minimum = settings.get("daemon_min_files")
+    if mode == "auto" and index_entries(repo) <= (minimum if isinstance(minimum, int) else 5000):
+        return False
+    from .fsutil import write_atomic
+
+    write_atomic(os.path.join(repo.rewind_dir, STATE), minijson.dumps({**state, "tried": now}) + "\n")
+    spawn(repo)
+    return True
+
+
+def ask_status(repo: Repo) -> dict[str, object] | None:
+    """The running daemon's own account (watched directories, dirty paths), or None."""
+    link = Link.open(repo)
+    if link is None:
+        return None
+    try:
+        return link.ask({"op": "status"})
+    finally:
+        link.close()
+
+
+def memory_kib(pid: int) -> int | None:
+    """Resident memory of PID (VmRSS), in KiB."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"VmRSS:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def describe(repo: Repo) -> dict[str, object]:
+    """For `status`: whether it runs, since when, how many directories it watches, its memory; else why not."""
+    state = read_state(repo)
+    live = ask_status(repo)
+    if live is not None and isinstance(live.get("pid"), int):
+        pid = live["pid"]
+        assert isinstance(pid, int)
+        return {"running": True, "pid": pid, "since": live.get("started"), "watched": live.get("watched"),
+                "dirty": live.get("dirty"), "nested": live.get("nested"), "memory_kib": memory_kib(pid),
+                "answered": live.get("answered"), "last_full": live.get("last_full")}
+    info: dict[str, object] = {"running": False}
+    if not supported():
+        info["reason"] = "not available on this system (it needs Linux inotify); every command scans the tree"
+    elif isinstance(state.get("failed"), str):
+        info["reason"] = state["failed"]
+    elif alive(state.get("pid")):
+        info["reason"] = "not answering"
+    return info
+
+
+def stop(repo: Repo, wait: float = 5.0) -> bool:
+    """Ask the daemon to exit (SIGTERM if it does not answer); True if one was running."""
+    state = read_state(repo)
+    pid = state.get("pid")
+    link = Link.open(repo)
+    answered = link is not None and link.ask({"op": "stop"}) is not None
+    if link is not None:
+        link.close()
+    if not answered and alive(pid):
+        import signal
+
+        assert isinstance(pid, int)
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    elif not answered:
+        return False
+    deadline = time.monotonic() + wait
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return True
