@@ -434,6 +434,8 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: st
     """
     from . import daemon
 
+    repo.ensure_dirs()
+    journal.sweep(repo)  # a killed restore's temporary files are not the tree's, either way
     changes = daemon.begin(repo, rules_signature) if excludes_file is None else None
     try:
         result = None
@@ -543,8 +545,6 @@ def write_edits(stream: gitcmd.FastImport, edits: list[PathState]) -> None:
 def _scan_full(repo: Repo, limit: int, excludes_file: str | None, base_tree: str | None) -> Scan:
     """The whole tree through the private index (one diff serves both the changes against BASE_TREE and
     the check for changed .gitignore files when the last scan was that tree)."""
-    repo.ensure_dirs()
-    journal.sweep(repo)
     _admit_objects(repo)
     os.makedirs(_quarantine(repo), exist_ok=True)
     fresh = _seed_private_index(repo)
