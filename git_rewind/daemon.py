@@ -124,7 +124,7 @@ class Changes:
     """The daemon's answer to `begin`: the paths changed since BASE (its last checkpointed tree), or
     `full` (a reason) when a full scan is needed. Report the resulting tree with `done`."""
 
-    __slots__ = ("link", "epoch", "base", "paths", "full")
+    __slots__ = ("link", "epoch", "base", "paths", "nested", "full")
 
     def __init__(self, link: Link, answer: dict[str, object]) -> None:
         self.link = link
@@ -132,6 +132,8 @@ class Changes:
         base, paths = answer.get("base"), answer.get("paths")
         self.base = base if isinstance(base, str) else None
         self.paths = [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else None
+        nested = answer.get("nested")
+        self.nested = [p for p in nested if isinstance(p, str)] if isinstance(nested, list) else []
         full = answer.get("full")
         self.full = full if isinstance(full, str) else (None if self.base and self.paths is not None else "no base")
 

@@ -258,12 +258,10 @@ class Server:
             return {"full": "the command's ignore files are not the daemon's"}
         if watcher.doubt is not None:
             return {"epoch": epoch, "full": "changes the watcher could not follow exactly"}
-        if watcher.nested:
-            return {"epoch": epoch, "full": "nested repositories"}
         if self.base is None:
             return {"epoch": epoch, "full": "no base yet"}
         paths = sorted(p for p, e in watcher.dirty.items() if e <= epoch)
-        return {"epoch": epoch, "base": self.base, "paths": paths}
+        return {"epoch": epoch, "base": self.base, "paths": paths, "nested": sorted(watcher.nested)}
 
     def done(self, request: dict[str, object]) -> dict[str, object]:
         epoch, tree = request.get("epoch"), request.get("tree")

@@ -441,7 +441,7 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: st
         result = None
         if changes is not None and changes.full is None:
             assert changes.base is not None and changes.paths is not None
-            result = _scan_changed(repo, changes.base, changes.paths, limit, base_tree)
+            result = _scan_changed(repo, changes.base, changes.paths, limit, base_tree, changes.nested)
         if result is None:
             result = _scan_full(repo, limit, excludes_file, base_tree)
         if changes is not None:
@@ -452,13 +452,16 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: st
             changes.close()
 
 
-def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree: str | None) -> Scan | None:
+def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree: str | None,
+                  nested: list[str] | None = None) -> Scan | None:
     """BASE (the tree of the daemon's last scan) with PATHS read again: the tree `git add -A` would write,
-    since nothing else changed. None when git's own scan must decide (a path git would convert).
+    since nothing else changed. None when the full scan must decide.
 
-    As with `git add -A` on the private index, a path BASE holds is never dropped for being ignored
-    (the rules have not changed: the daemon answers a full scan when they do); a new one is, when the
-    rules ignore it. Large files are left out as the full scan leaves them out.
+    Files git would convert (attributes, autocrlf) are hashed by `git hash-object`, the rest here. As with
+    `git add -A` on the private index, a path BASE holds is never dropped for being ignored (the rules
+    have not changed: the daemon answers a full scan when they do); a new one is, when the rules ignore
+    it. A changed file larger than LIMIT makes it give way to the full scan. Each NESTED repository
+    (the daemon does not look inside them) is recorded as the commit it has checked out, as git does.
     """
     if paths and converts(repo, paths):
         hashed = _hash_with_git(repo, paths, limit)
@@ -471,6 +474,13 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
         return None  # whether git keeps a large file depends on its content against BASE_TREE: git decides
     dirty = set(paths)
     skipped = [e for e in load_skipped(repo) if e["path"] not in dirty]
+    for rel in nested or []:
+        link = PathState(rel)
+        link.oid = _nested_head(repo, rel)
+        if link.oid is None:
+            return None  # no commit checked out (the full scan leaves it out, or git words the error)
+        link.mode = MODE_GITLINK
+        states.append(link)
     if not states:
         tree = base
     else:
@@ -507,6 +517,35 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
         result.changes = changed_paths(repo, base_tree, tree)
         result.base = base_tree
     return result
+
+
+def _nested_head(repo: Repo, rel: str) -> str | None:
+    """The commit a nested repository at REL has checked out, which `git add -A` records as its gitlink
+    (read from its files as git's resolve_gitlink_ref does); None when it has none or it is not plain."""
+    top = os.path.join(repo.root, rel)
+    dotgit = os.path.join(top, ".git")
+    gitdir = dotgit
+    if os.path.isfile(dotgit):
+        try:
+            with open(dotgit, encoding="utf-8") as fh:
+                line = fh.readline().strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        if not line.startswith("gitdir: "):
+            return None
+        gitdir = os.path.normpath(os.path.join(top, line[8:]))
+    commondir = gitdir
+    try:
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
+            commondir = os.path.normpath(os.path.join(gitdir, fh.read().strip()))
+    except FileNotFoundError:
+        pass
+    except (OSError, UnicodeDecodeError):
+        return None
+    if os.path.isdir(os.path.join(commondir, "reftable")):
+        return None  # read through git only: the full scan does
+    head = Repo(top, gitdir, commondir).read_ref("HEAD")
+    return head if head and all(c in "0123456789abcdef" for c in head) else None
 
 
 def _hash_with_git(repo: Repo, paths: list[str], limit: int) -> list[PathState] | None:

@@ -167,7 +167,8 @@ class Watcher:
             if not parent and name == ".git":
                 continue
             if name == ".git":  # a repository appears or goes inside the tree: its parent changes kind
-                self._mark_doubt()
+                self._mark(parent)
+                self.watch_all()  # stop (or start) looking inside it; in doubt until a full scan
                 continue
             if name == ".gitignore":  # rules changed: what is ignored, and so watched, may change
                 self._mark(path)
