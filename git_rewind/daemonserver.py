@@ -152,6 +152,7 @@ class Server:
         sel = selectors.DefaultSelector()
         sel.register(self.watcher.inotify.fileno(), selectors.EVENT_READ, "events")
         sel.register(self.listener, selectors.EVENT_READ, "listen")
+        checked = time.monotonic()
         while self.running:
             left = self.idle - (time.monotonic() - self.last_request)
             if left <= 0:
@@ -178,6 +179,10 @@ class Server:
                     break
             if self.watcher.root_gone or not os.path.isdir(self.repo.rewind_dir):
                 return
+            if time.monotonic() - checked > 60:  # installed anew (an upgrade): the next command starts its own
+                checked = time.monotonic()
+                if daemon.fingerprint() != self.fingerprint:
+                    return
 
     # requests --------------------------------------------------------------------------------
 
