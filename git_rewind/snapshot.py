@@ -35,6 +35,7 @@ MODE_LINK = 0o120000
 MODE_GITLINK = 0o160000
 MODE_TREE = 0o040000
 
+_VANISHED = re.compile(r"unable to stat '.*': No such file or directory|unable to index file|updating files failed")
 _NO_COMMIT = re.compile(r"error: '(.+?)/?' does not have a commit checked out")
 
 
@@ -592,11 +593,15 @@ def _scan_full(repo: Repo, limit: int, excludes_file: str | None, base_tree: str
     skipped = [e for e in previous if _still_skipped(repo, e, limit)]
     if skipped:
         _remove_from_index(repo, [e["path"] for e in skipped])
+    vanished = 0
     for _attempt in range(20):
         try:
             _add_all(repo, skipped, excludes_file)
             break
         except gitcmd.GitError as exc:
+            if _VANISHED.search(exc.stderr) and vanished < 5:
+                vanished += 1  # a file went between git's stat and its read (an agent at work): look again
+                continue
             empty = [m.rstrip("/") for m in _NO_COMMIT.findall(exc.stderr)]
             empty = [p for p in empty if p not in {e["path"] for e in skipped}]
             if not empty:

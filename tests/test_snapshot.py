@@ -152,3 +152,36 @@ def test_a_sparse_checkouts_absent_files_are_not_recorded_as_deleted(project: Wo
     files = project.git("ls-tree", "-r", "--name-only", "refs/rewind/manual").split()
     assert "docs/guide.md" in files and "src/lib/util.py" in files
     assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
+
+
+def test_files_vanishing_while_git_adds_them_do_not_fail_the_checkpoint(project: Workdir) -> None:
+    """An agent deleting and rewriting files while a hook scans: git add stops with "unable to stat 'x': No
+    such file or directory" when a file goes between its stat and its read; the scan looks again instead of
+    failing the checkpoint (seen as a test_concurrency flake in CI)."""
+    import threading
+
+    names = [f"churn/f{i:04}.txt" for i in range(2000)]
+    for name in names:
+        project.write(name, "0\n")
+    stop = threading.Event()
+
+    def churn() -> None:
+        round_ = 0
+        while not stop.is_set():
+            round_ += 1
+            for name in names[round_ % 7::7]:
+                path = project.path / name
+                path.unlink(missing_ok=True)
+                path.write_text(f"{round_}\n")
+
+    worker = threading.Thread(target=churn)
+    worker.start()
+    try:
+        failures = [run.stderr for run in (project.rewind("snap", "-m", f"s{i}") for i in range(25))
+                    if run.returncode != 0]
+    finally:
+        stop.set()
+        worker.join()
+    assert not failures, failures[0]
+    project.ok("snap", "-m", "still")
+    assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
