@@ -442,15 +442,39 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: st
         result = None
         if changes is not None and changes.full is None:
             assert changes.base is not None and changes.paths is not None
-            result = _scan_changed(repo, changes.base, changes.paths, limit, base_tree, changes.nested)
+            try:
+                result = _scan_changed(repo, changes.base, changes.paths, limit, base_tree, changes.nested)
+            except (gitcmd.GitError, OSError):
+                result = None  # e.g. the base tree pruned since (gc, then git gc --prune=now): scan it all
         if result is None:
-            result = _scan_full(repo, limit, excludes_file, base_tree)
+            try:
+                result = _scan_full(repo, limit, excludes_file, base_tree)
+            except gitcmd.GitError as exc:
+                if not _MISSING_OBJECT.search(exc.stderr):
+                    raise
+                _forget_private_index(repo)
+                result = _scan_full(repo, limit, excludes_file, base_tree)
         if changes is not None:
             changes.done(result.tree)
         return result
     finally:
         if changes is not None:
             changes.close()
+
+
+# What git says when an object the private index or the last scan names is gone: `gc` dropped every
+# checkpoint holding it and `git gc --prune=now` pruned it (git does not see our private index).
+_MISSING_OBJECT = re.compile(r"bad object|error building trees|invalid object|unable to read [0-9a-f]{40}")
+
+
+def _forget_private_index(repo: Repo) -> None:
+    """Drop the private index and the last scan's state: a cache, rebuilt from the person's index (whose
+    objects git keeps) by the next scan, which then hashes the files it does not track once."""
+    for path in (repo.private_index, repo.private_index + _FLAGS_CLEARED, _scan_state_file(repo)):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
 
 
 def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree: str | None,

@@ -86,3 +86,18 @@ def test_a_packed_refs_lock_left_by_a_killed_git_does_not_stop_gc(project: Workd
     assert "dropped session old" in out and not lock.exists()
     assert project.git("for-each-ref", "refs/rewind/old") == ""
     project.fsck()
+
+
+def test_checkpoints_go_on_after_gc_drops_everything_and_git_prunes_it(project: Workdir) -> None:
+    """`gc --keep 0` then the `git gc --prune=now` it suggests: the private index and the last scan named
+    objects only those checkpoints held (an untracked file's blob), git prunes them (it does not see our
+    index), and the next checkpoint rebuilds its cache instead of failing on a missing object."""
+    project.write("untracked.txt", "only a checkpoint holds this\n")
+    snaps(project, 2)
+    project.ok("gc", "--keep", "0")
+    project.git("reflog", "expire", "--expire=now", "--all")
+    project.git("gc", "-q", "--prune=now")
+    project.write("notes.txt", "after the prune\n")
+    assert project.ok("snap", "--session", "s").startswith("#3 ")
+    assert project.tree_of("refs/rewind/s") == project.add_all_tree()
+    project.fsck()
