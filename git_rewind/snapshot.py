@@ -523,6 +523,9 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
                         edits.append(PathState(s.path))  # gone (a whole directory), or now a directory
                 elif was != (s.mode, s.oid):
                     edits.append(s)
+            # Deletions first: a directory that became a file (or the reverse) loses its old entries before
+            # the new ones are written.
+            edits.sort(key=lambda e: e.content is not None or e.oid is not None)
             if not edits:
                 fi.abort()
                 tree = base
