@@ -506,6 +506,7 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
             return None  # no commit checked out (the full scan leaves it out, or git words the error)
         link.mode = MODE_GITLINK
         states.append(link)
+    listed: list[tuple[str, str]] | None = []  # what diff-tree would say, while no directory goes
     if not states:
         tree = base
     else:
@@ -521,8 +522,14 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
                     on_disk_dir = os.path.isdir(os.path.join(repo.root, s.path))
                     if was is not None and not (was[0] == MODE_TREE and on_disk_dir):
                         edits.append(PathState(s.path))  # gone (a whole directory), or now a directory
+                        listed = None if was[0] == MODE_TREE or listed is None else listed + [("D", s.path)]
                 elif was != (s.mode, s.oid):
                     edits.append(s)
+                    if was is not None and was[0] == MODE_TREE:
+                        listed = None  # a directory's files go with it: diff-tree names them
+                    elif listed is not None:
+                        listed.append(("A" if was is None else "M" if _kind(was[0]) == _kind(s.mode) else "T",
+                                       s.path))
             # Deletions first: a directory that became a file (or the reverse) loses its old entries before
             # the new ones are written.
             edits.sort(key=lambda e: e.content is not None or e.oid is not None)
@@ -542,9 +549,18 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
                 tree = root[1]
     result = Scan(tree=tree, skipped=skipped)
     if base_tree:
-        result.changes = changed_paths(repo, base_tree, tree)
+        if base_tree == base and listed is not None:  # the usual case: no diff-tree needed
+            result.changes = sorted(listed, key=lambda change: os.fsencode(change[1]))
+        else:
+            result.changes = changed_paths(repo, base_tree, tree)
         result.base = base_tree
     return result
+
+
+def _kind(mode: int) -> int:
+    """A file and an executable are one kind to diff-tree (a change between them is M); a link, a gitlink
+    and a directory are others (T)."""
+    return MODE_FILE if mode in (MODE_FILE, MODE_EXEC) else mode
 
 
 def _nested_head(repo: Repo, rel: str) -> str | None:

@@ -185,3 +185,66 @@ def test_files_vanishing_while_git_adds_them_do_not_fail_the_checkpoint(project:
     assert not failures, failures[0]
     project.ok("snap", "-m", "still")
     assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
+
+
+_SCAN_AND_DIFF = """
+import json
+from git_rewind import snapshot, store
+from git_rewind.repo import Repo
+repo = Repo.discover()
+tip = store.session_tip(repo, "manual")
+with repo.worktree_lock():
+    scan = snapshot.scan(repo, 10**9, base_tree=tip.tree)
+print(json.dumps({"tree": scan.tree, "changes": scan.changes,
+                  "diff": snapshot.changed_paths(repo, tip.tree, scan.tree)}))
+"""
+
+
+def test_a_scan_through_the_daemon_equals_git_and_lists_changes_as_diff_tree_does(repo: Workdir) -> None:
+    """Seeded random edits (files, links, directories turned files and back, exec bits, deletions) with the
+    daemon answering: each scan's tree is git's own `add -A`, and the changes it lists without running
+    diff-tree are exactly what `diff-tree -r` says; the daemon really answered with paths."""
+    import random
+    import shutil
+    import sys
+
+    repo.write("a/b/x", "1\n")
+    repo.write("a/y", "2\n")
+    repo.write("c", "f\n")
+    os.symlink("c", repo.path / "lnk")
+    repo.ok("snap", "-m", "start")
+    repo.ok("daemon", "start")
+    try:
+        rng = random.Random(7)
+        for step in range(30):
+            rel = rng.choice(["a/y", "a/b/x", "c", "lnk", "n1", "d/e/f", "a/z", "a", "a/b"])
+            path = repo.path / rel
+            op = rng.choice(["write", "write", "remove", "chmod", "link", "dir"])
+            if op in ("write", "link", "dir", "remove") and (path.is_symlink() or path.is_file()):
+                path.unlink()
+            elif op in ("write", "link", "dir", "remove") and path.is_dir():
+                shutil.rmtree(path)
+            if op in ("write", "link", "dir"):
+                try:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                except (FileExistsError, NotADirectoryError):
+                    continue  # a parent is a file now
+            if op == "write":
+                path.write_text(f"{step}\n")
+            elif op == "link":
+                os.symlink("c", path)
+            elif op == "dir":
+                path.mkdir()
+                (path / "in").write_text("x\n")
+            elif op == "chmod" and path.is_file() and not path.is_symlink():
+                path.chmod(path.stat().st_mode ^ 0o111)
+            run = subprocess.run([sys.executable, "-c", _SCAN_AND_DIFF], cwd=repo.path, env=repo.env,
+                                 capture_output=True, text=True, check=True)
+            seen = json.loads(run.stdout)
+            assert seen["changes"] == seen["diff"], f"step {step}: {op} {rel}"
+            assert seen["tree"] == repo.add_all_tree(), f"step {step}: {op} {rel}"
+            repo.ok("snap", "-m", f"step {step}", "--allow-empty")
+        answered = json.loads(repo.ok("daemon", "status", "--json"))["answered"]
+        assert answered["changes"] >= 50, answered  # two scans a step, all but the first answered with paths
+    finally:
+        repo.ok("daemon", "stop")
