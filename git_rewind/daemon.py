@@ -18,7 +18,7 @@ from . import minijson
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import socket
+    from _socket import socket
     from collections.abc import Callable
 
     from .repo import Repo
@@ -65,7 +65,7 @@ def socket_address(rewind_dir: str) -> tuple[str, int | None]:
 class Link:
     """One conversation with the daemon: `begin` (what changed) then `done` (the tree that holds it)."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket) -> None:
         self.sock = sock
         self._buffer = b""
 
@@ -77,10 +77,10 @@ class Link:
         path = os.path.join(repo.rewind_dir, SOCKET)
         if not os.path.exists(path):
             return None  # the common case without a daemon: one stat, no socket import
-        import socket
+        import _socket  # `socket` itself builds enums at import: ~10 ms a hook would pay
 
         address, fd = socket_address(repo.rewind_dir)
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         sock.settimeout(TIMEOUT)
         try:
             sock.connect(address)
