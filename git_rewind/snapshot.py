@@ -515,6 +515,12 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
             new = [s.path for s, was in zip(states, before, strict=True)
                    if was is None and (s.content is not None or s.oid is not None)]
             ignored_now = _check_ignore(repo, new, ["--no-index"]) if new else set()
+            if ignored_now:  # unless the person's index tracks one (see tracked_ignored)
+                tracked = cached_tracked_ignored(repo, _tracked_ignored_key(repo, rules_signature(repo)))
+                if tracked is None:
+                    fi.abort()
+                    return None
+                ignored_now -= set(tracked)
             edits: list[PathState] = []
             for s, was in zip(states, before, strict=True):
                 present = s.content is not None or s.oid is not None
@@ -670,6 +676,16 @@ def _scan_full(repo: Repo, limit: int, excludes_file: str | None, base_tree: str
         if _drop_newly_ignored(repo, excludes_file):
             tree = _write_tree(repo)
             changes = changed_paths(repo, base_tree, tree, env) if base_tree else []
+    left = {e["path"] for e in skipped}
+    forced = [p for p in tracked_ignored(repo, rules, refresh=fresh or rules_changed) if p not in left
+              and (os.path.islink(os.path.join(repo.root, p)) or os.path.isfile(os.path.join(repo.root, p)))]
+    if forced:  # rare: only where the person tracks files a rule ignores
+        spec = b"\0".join(b":(literal,top)" + os.fsencode(p) for p in forced)
+        repo.git(["add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"], env=env, input=spec)
+        again = _write_tree(repo)
+        if again != tree:
+            tree = again
+            changes = changed_paths(repo, base_tree, tree, env) if base_tree else []
     result = Scan(tree=tree, skipped=skipped)
     result.changes = changes
     result.base = base_tree
@@ -679,6 +695,50 @@ def _scan_full(repo: Repo, limit: int, excludes_file: str | None, base_tree: str
     _admit_objects(repo, left_out)
     _write_scan_state(repo, result.tree, rules)
     return result
+
+
+# files the person tracks that a rule ignores -----------------------------------------
+# `git add -A` keeps updating them while they are in the index. Ours can lose one (the file was
+# deleted, a checkpoint dropped its entry, it came back): git add -A then never adds it again,
+# where a copy of the person's index still tracks it. So those paths are added with -f. Their
+# list costs an ignore match of the whole index: it is kept in a file, keyed by the person's
+# index and the ignore files outside the tree, and made again when a .gitignore changed.
+
+
+def _tracked_ignored_key(repo: Repo, rules: str) -> str:
+    try:
+        st = os.stat(os.path.join(repo.gitdir, "index"))
+        index = f"{st.st_mtime_ns}:{st.st_size}:{st.st_ino}"
+    except OSError:
+        index = "-"
+    return f"{index} {rules}"
+
+
+def tracked_ignored(repo: Repo, rules: str, refresh: bool = False) -> list[str]:
+    """The files the person's index tracks that the ignore rules match (usually none)."""
+    path = os.path.join(repo.rewind_dir, "tracked-ignored")
+    key = _tracked_ignored_key(repo, rules)
+    if not refresh:
+        cached = cached_tracked_ignored(repo, key)
+        if cached is not None:
+            return cached
+    out = repo.git(["ls-files", "-z", "-c", "-i", "--exclude-standard"])
+    found = [os.fsdecode(p) for p in out.split(b"\0") if p]
+    write_atomic(path, key.encode() + b"\n" + b"\0".join(os.fsencode(p) for p in found))
+    return found
+
+
+def cached_tracked_ignored(repo: Repo, key: str) -> list[str] | None:
+    """tracked_ignored's list as last made, if KEY (_tracked_ignored_key) still holds; else None."""
+    try:
+        with open(os.path.join(repo.rewind_dir, "tracked-ignored"), "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return None
+    first, _, rest = data.partition(b"\n")
+    if first.decode("utf-8", "replace") != key:
+        return None
+    return [os.fsdecode(p) for p in rest.split(b"\0") if p]
 
 
 # ignore rules that change after a file was captured --------------------------------

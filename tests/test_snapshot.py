@@ -248,3 +248,22 @@ def test_a_scan_through_the_daemon_equals_git_and_lists_changes_as_diff_tree_doe
         assert answered["changes"] >= 50, answered  # two scans a step, all but the first answered with paths
     finally:
         repo.ok("daemon", "stop")
+
+
+def test_a_tracked_file_a_rule_ignores_comes_back_into_checkpoints(project: Workdir) -> None:
+    """A file the person tracks though `*.log` ignores it, deleted (a checkpoint drops it from the private
+    index) and written again: git add -A in a copy of the person's index tracks it, so the checkpoint holds
+    it too; an untracked ignored file beside it stays out."""
+    project.write("keep.log", "tracked on purpose\n")
+    project.git("add", "-f", "keep.log")
+    project.git("commit", "-q", "-m", "track a log")
+    project.ok("snap", "-m", "with it")
+    (project.path / "keep.log").unlink()
+    project.ok("snap", "-m", "without it")
+    assert "keep.log" not in project.git("ls-tree", "--name-only", "refs/rewind/manual")
+    project.write("keep.log", "back again\n")
+    project.write("other.log", "ignored\n")
+    project.ok("snap", "-m", "back")
+    assert project.git("show", "refs/rewind/manual:keep.log") == "back again\n"
+    assert "other.log" not in project.git("ls-tree", "--name-only", "refs/rewind/manual")
+    assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
