@@ -86,7 +86,7 @@ def run(options: dict[str, Any]) -> int:
     from . import config, store
     from .repo import Repo
 
-    repo = Repo.discover()
+    repo = Repo.find(os.getcwd())  # no process for the plain layouts; anything else asks git
     settings = config.for_repo(repo)
     summary = options.get("summary")
     if summary == "-":
