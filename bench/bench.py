@@ -36,6 +36,7 @@ from functools import partial
 from typing import Any
 
 SESSION = "bench"
+DAEMON_SESSION = "bench-daemon"
 FILES_PER_DIR = 20
 DEFAULT_SIZES = (1000, 20000, 100000)
 QUICK_SIZES = (1000, 5000)
@@ -252,6 +253,8 @@ class Bench:
         self.breakdown = False
         self.traces: list[dict[str, Any]] = []
         self.user_index_digest = ""
+        self.daemon_mode = False
+        self.daemon_info: dict[str, Any] = {}
         os.makedirs(self.repo)
         self.tree = Tree(self.repo, size, seed)
 
@@ -352,16 +355,118 @@ class Bench:
     # the tools -------------------------------------------------------------------------------
 
     def rewind_snap(self, *extra: str, expect: str | None = None) -> str:
-        proc = run([*self.rewind, "snap", "--session", SESSION, *extra], self.repo, self.env)
+        """`git rewind snap` without the daemon (in --daemon mode its socket is moved aside first)."""
+        self.daemon_visible(False)
+        return self._snap(SESSION, extra, expect)
+
+    def _snap(self, session: str, extra: tuple[str, ...], expect: str | None) -> str:
+        proc = run([*self.rewind, "snap", "--session", session, *extra], self.repo, self.env)
         text = proc.stdout.decode().strip()
         if expect and not re.match(expect, text):
             raise BenchError(f"git rewind snap {' '.join(extra)}: expected /{expect}/, got {text!r}\n"
                              f"{proc.stderr.decode(errors='replace')}")
         return text
 
+    # the daemon (--daemon) -------------------------------------------------------------------
+    # One daemon per repository, started before the warm rows and kept running. The rows of
+    # git-rewind without it run in the same repository, interleaved, with the daemon's socket
+    # moved aside (a command then finds no daemon and scans the whole tree, as without one);
+    # the daemon keeps watching, and since it is not told of those scans, its next answer still
+    # names every path changed since its own last checkpoint. Each tool has a session of its own,
+    # so each one's tip is the tree of its own last scan, as in a real session.
+
+    @property
+    def daemon_sock(self) -> str:
+        return os.path.join(self.repo, ".git", "rewind", "daemon.sock")
+
+    def daemon_visible(self, on: bool) -> None:
+        """Put the daemon's socket where commands look for it (ON), or aside."""
+        if not self.daemon_mode:
+            return
+        aside = self.daemon_sock + ".bench-aside"
+        src, dst = (aside, self.daemon_sock) if on else (self.daemon_sock, aside)
+        if os.path.exists(src):
+            os.replace(src, dst)
+
+    def daemon_status(self) -> dict[str, Any]:
+        """`git rewind daemon status --json` (the socket put in place first)."""
+        self.daemon_visible(True)
+        info: dict[str, Any] = json.loads(out([*self.rewind, "daemon", "status", "--json"], self.repo, self.env))
+        return info
+
+    def answered(self) -> tuple[int, int]:
+        info = self.daemon_status()
+        a = info.get("answered")
+        if not info.get("running") or not isinstance(a, dict):
+            raise BenchError(f"the daemon is not running: {info}")
+        return int(a["changes"]), int(a["full"])
+
+    def daemon_start(self) -> None:
+        self.daemon_visible(True)
+        run([*self.rewind, "daemon", "start"], self.repo, self.env)
+
+    def daemon_stop(self) -> None:
+        self.daemon_visible(True)
+        run([*self.rewind, "daemon", "stop"], self.repo, self.env)
+
+    def daemon_snap(self, *extra: str, expect: str | None = None, how: str = "changes") -> str:
+        """`git rewind snap` answered by the daemon, checked: HOW is "changes" (it named the changed
+        paths) or "full" (it asked for a full scan); anything else fails the bench."""
+        before = self.answered()
+        text = self._snap(DAEMON_SESSION, extra, expect)
+        self.daemon_check(before, how)
+        return text
+
+    def daemon_check(self, before: tuple[int, int], how: str) -> None:
+        after = self.answered()
+        want = (before[0] + 1, before[1]) if how == "changes" else (before[0], before[1] + 1)
+        if after != want:
+            info = self.daemon_status()
+            raise BenchError(f"a snap with the daemon was not answered with {how}: answered (changes, full) "
+                             f"went from {before} to {after}; last full scan: {info.get('last_full')!r}")
+
+    def timed_daemon_snap(self, expect: str) -> float:
+        """Wall time of the snap alone; the answered-check around it is untimed."""
+        before = self.answered()
+        ms = self.timed(self._snap, DAEMON_SESSION, (), expect)
+        self.daemon_check(before, "changes")
+        return ms
+
+    def daemon_warm(self) -> None:
+        """Start the daemon (untimed) and take the checkpoint that gives it a base."""
+        self.daemon_start()
+        wait_for_next_second(self.last_change)
+        self.daemon_snap(how="full")  # "changes the watcher could not follow exactly": none seen yet
+        self.daemon_snap(how="changes")
+
+    def daemon_idle(self, seconds: float) -> dict[str, Any]:
+        """The daemon's resident memory, and the CPU time it used over SECONDS of doing nothing."""
+        info = self.daemon_status()
+        pid = int(info["pid"])
+        ticks = os.sysconf("SC_CLK_TCK")
+
+        def cpu() -> int:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            return int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+        first = cpu()
+        time.sleep(seconds)
+        used = cpu() - first
+        return {"pid": pid, "memory_kib": info.get("memory_kib"), "watched": info.get("watched"),
+                "idle_seconds": seconds, "idle_cpu_ms": used * 1000 / ticks}
+
     def cli_snapshot(self) -> None:
         """git's CLI with a private index: add -A, write-tree, commit-tree, update-ref."""
         run(["git", "add", "-A"], self.repo, self.cli_env)
+        self.cli_commit()
+
+    def cli_first(self) -> None:
+        """cli_snapshot into a fresh private index, with its `add -A` also recorded on its own."""
+        self.record("first snapshot, add -A alone", "cli", self.timed(run, ["git", "add", "-A"], self.repo,
+                                                                        self.cli_env))
+        self.cli_commit()
+
+    def cli_commit(self) -> None:
         tree = run(["git", "write-tree"], self.repo, self.cli_env).stdout.decode().strip()
         parent = ["-p", self.cli_prev] if self.cli_prev else []
         commit = run(["git", "commit-tree", tree, *parent, "-m", "x"], self.repo,
@@ -408,10 +513,15 @@ class Bench:
             wait_for_next_second(self.last_change)
         if tool == "rewind":
             self.rewind_snap()
+        elif tool == "rewind+daemon":
+            self.daemon_snap()
         elif tool == "cli":
             self.cli_snapshot()
         else:
             self.shadow_snapshot()
+
+    def tools(self) -> list[str]:
+        return ["rewind", "cli", "shadow", *(["rewind+daemon"] if self.daemon_mode else [])]
 
     # correctness -------------------------------------------------------------------------------
 
@@ -431,6 +541,9 @@ class Bench:
         if "rewind" in tools:
             found[f"git-rewind refs/rewind/{SESSION}"] = self.git("rev-parse",
                                                                    f"refs/rewind/{SESSION}^{{tree}}")
+        if "rewind+daemon" in tools:
+            found[f"git-rewind+daemon refs/rewind/{DAEMON_SESSION}"] = self.git(
+                "rev-parse", f"refs/rewind/{DAEMON_SESSION}^{{tree}}")
         if "cli" in tools:
             found["git CLI refs/x"] = self.git("rev-parse", "refs/x^{tree}")
         if "shadow" in tools:
@@ -454,7 +567,7 @@ class Bench:
     # no tool finds its new blobs already written by another one.
 
     def measure_warm_unchanged(self) -> None:
-        for tool in ("rewind", "cli", "shadow"):
+        for tool in self.tools():
             self.sync(tool)
         tools: list[tuple[str, Callable[[], Any]]] = [
             ("rewind", lambda: self.rewind_snap(expect=r"unchanged since #\d+")),
@@ -462,9 +575,15 @@ class Bench:
             ("cli", self.cli_snapshot),
             ("shadow", self.shadow_snapshot),
         ]
+        if self.daemon_mode:
+            tools.append(("rewind+daemon", lambda: None))
         for r in range(self.runs):
             for tool, fn in rotated(tools, r):
-                self.record("warm, no change", tool, self.timed(fn))
+                if tool == "rewind+daemon":
+                    ms = self.timed_daemon_snap(r"unchanged since #\d+")
+                else:
+                    ms = self.timed(fn)
+                self.record("warm, no change", tool, ms)
         self.sync("rewind")
         self.traced("warm, no change", ["snap", "--session", SESSION])
 
@@ -475,14 +594,20 @@ class Bench:
             ("cli", self.cli_snapshot),
             ("shadow", self.shadow_snapshot),
         ]
+        if self.daemon_mode:
+            tools.append(("rewind+daemon", lambda: None))
         for r in range(self.runs):
             for tool, fn in rotated(tools, r):
                 self.sync(tool, wait=False)  # untimed: other tools' edits are not this run's changes
                 self.modify(self.tree.pick("warm", k, r), f"warm{k}-{r}-{tool}")
-                self.record(name, tool, self.timed(fn))
+                if tool == "rewind+daemon":
+                    ms = self.timed_daemon_snap(r"#\d+ ")
+                else:
+                    ms = self.timed(fn)
+                self.record(name, tool, ms)
         for tool, _fn in tools:
             self.sync(tool)
-        self.check_trees(f"after '{name}'")
+        self.check_trees(f"after '{name}'", tuple(self.tools()))
         self.traced(name, ["snap", "--session", SESSION],
                     partial(self.modify, self.tree.pick("trace", k, 0), f"trace-{k}"))
 
@@ -518,16 +643,21 @@ class Bench:
         shadow_runs = self.heavy_runs if self.size < 50000 else 1
         for r in range(self.heavy_runs):
             tools = ["rewind", "cli", "shadow"] if r < shadow_runs else ["rewind", "cli"]
+            if self.daemon_mode:
+                tools.append("rewind+daemon")
             for tool in rotated(tools, r):
                 # New untracked content, as in a fresh clone: none of it is in any object store.
                 self.modify(self.tree.untracked, f"first-{r}-{tool}")
+                if tool == "rewind+daemon":
+                    self.measure_first_daemon(r, r == self.heavy_runs - 1)
+                    continue
                 if tool == "rewind":
                     self.rewind_forget()
                     fn: Callable[[], Any] = partial(self.rewind_snap, expect=r"#1 ")
                 elif tool == "cli":
                     os.unlink(self.cli_index)
                     self.cli_prev = None
-                    fn = self.cli_snapshot
+                    fn = self.cli_first
                 else:
                     shutil.rmtree(self.shadow)
                     fn = self.shadow_first
@@ -543,11 +673,44 @@ class Bench:
                     if last:
                         self.check_trees("after the warm snapshot that follows a first one", ("rewind",))
         self.ops[("warm after first", "rewind")] = Op("warm after first", "rewind", warm_first)
+        if self.daemon_mode:
+            self.daemon_warm()  # for the warm rows
 
         def fresh() -> None:
             self.modify(self.tree.untracked, "trace-first")
             self.rewind_forget()
         self.traced("first snapshot", ["snap", "--session", SESSION], fresh)
+
+    def measure_first_daemon(self, r: int, last: bool) -> None:
+        """The first checkpoint with the daemon starting: `git rewind daemon start` (it returns once the
+        daemon answers, every directory watched) then `git rewind snap`, timed together from a fresh
+        start (no .git/rewind/, no checkpoint). The daemon, just started, answers that snap with a full
+        scan (it has no base yet); the warm snap after it must be answered with the changed paths."""
+        self.rewind_forget()
+        start = time.perf_counter()
+        self.daemon_start()
+        started = time.perf_counter()
+        self._snap(DAEMON_SESSION, (), r"#1 ")
+        end = time.perf_counter()
+        self.record("first snapshot", "rewind+daemon", (end - start) * 1000)
+        self.record("first snapshot, daemon start alone", "rewind+daemon", (started - start) * 1000)
+        self.record("first snapshot, snap alone", "rewind+daemon", (end - started) * 1000)
+        if self.answered() != (0, 1):
+            raise BenchError(f"the first snap after `daemon start` was not answered with one full scan: "
+                             f"{self.daemon_status()}")
+        if last:
+            self.check_trees("after a first snapshot (rewind+daemon)", ("rewind+daemon",))
+        wait_for_next_second(self.last_change)
+        self.modify([self.tree.untracked[r % len(self.tree.untracked)]], f"firstwarm-daemon-{r}")
+        self.record("warm after first", "rewind+daemon", self.timed_daemon_snap(r"#2 "))
+        if last:
+            self.check_trees("after the warm snapshot that follows a first one (rewind+daemon)",
+                             ("rewind+daemon",))
+        self.daemon_stop()
+
+    def measure_idle(self) -> None:
+        """The daemon's memory and its CPU time over 10 s of nothing happening."""
+        self.daemon_info = self.daemon_idle(10.0)
 
     def measure_restore(self, k: int) -> None:
         name = f"restore {k} files"
@@ -695,6 +858,67 @@ def size_rows(b: Bench) -> tuple[list[list[str]], list[dict[str, Any]]]:
     return rows, targets
 
 
+def warm_limit(size: int) -> float:
+    """The issue's target for a warm checkpoint of one changed file with the daemon, against git's CLI."""
+    return 0.25 if size >= 100000 else 0.5 if size >= 20000 else 1.5
+
+
+MEMORY_LIMIT_KIB = 150 * 1024  # at 100k files
+
+
+def daemon_rows(b: Bench) -> tuple[list[list[str]], list[dict[str, Any]]]:
+    """The --daemon table of one size: git-rewind with the daemon against git-rewind without it and git's CLI."""
+    rows: list[list[str]] = []
+    targets: list[dict[str, Any]] = []
+
+    def row(label: str, name: str, limit: float | None = None, cli_name: str | None = None,
+            cli_tool: str = "cli") -> None:
+        mine = b.median(name, "rewind+daemon")
+        plain = b.median(name, "rewind")
+        cli = b.median(cli_name or name, cli_tool)
+        ratio = mine / cli
+        cell = ""
+        if limit is not None:
+            v = verdict(ratio, limit)
+            cell = f"<={limit:g}x git CLI: {v}"
+            targets.append({"size": b.size, "target": f"daemon: {label} <= {limit}x git CLI", "ratio": ratio,
+                            "verdict": v})
+        rows.append([label, fmt_ms(mine), fmt_ms(plain), fmt_ratio(mine / plain), fmt_ms(cli), fmt_ratio(ratio),
+                     cell])
+
+    row("warm, no change (no commit)", "warm, no change", 0.5 if b.size >= 20000 else None)
+    row("warm, 1 changed", "warm, 1 changed", warm_limit(b.size))
+    row("warm, 100 changed", "warm, 100 changed")
+    row("first snapshot, daemon starting", "first snapshot", 2.0, "first snapshot, add -A alone")
+    rows[-1][4:6] = [rows[-1][4] + " (add -A)", rows[-1][5]]
+    for part in ("daemon start alone", "snap alone"):
+        ms = b.median(f"first snapshot, {part}", "rewind+daemon")
+        rows.append([f"  (of which {part})", fmt_ms(ms), "", "", "", "", ""])
+    row("  (warm right after first)", "warm after first")
+    rows[-1][4:6] = ["", ""]
+    info = b.daemon_info
+    if info:
+        mem = info.get("memory_kib")
+        cell = ""
+        if b.size >= 100000 and isinstance(mem, int):
+            v = "PASS" if mem < MEMORY_LIMIT_KIB else "FAIL"
+            cell = f"<150 MB: {v}"
+            targets.append({"size": b.size, "target": "daemon memory < 150 MB", "ratio": mem / MEMORY_LIMIT_KIB,
+                            "verdict": v})
+        rows.append([f"daemon memory (VmRSS), {info.get('watched')} dirs watched",
+                     f"{mem / 1024:.1f} MB" if isinstance(mem, int) else "-", "", "", "", "", cell])
+        cpu = float(info["idle_cpu_ms"])
+        v = "PASS" if cpu == 0 else "FAIL"
+        targets.append({"size": b.size, "target": f"daemon CPU over {info['idle_seconds']:g} s idle = 0",
+                        "ratio": cpu, "verdict": v})
+        rows.append([f"daemon CPU over {info['idle_seconds']:g} s idle", f"{cpu:.0f} ms", "", "", "", "",
+                     f"0 ms: {v}"])
+    return rows, targets
+
+
+DAEMON_HEADER = ["operation", "+daemon", "git-rewind", "ratio", "git CLI", "ratio", "target"]
+
+
 def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     print(f"\n{title}")
@@ -745,6 +969,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the repositories afterwards")
     parser.add_argument("--python-env-as-is", action="store_true",
                         help="do not give Python a bytecode cache (PYTHONPYCACHEPREFIX) in the temp dir")
+    parser.add_argument("--daemon", action="store_true",
+                        help="the snapshot rows only, with git-rewind's file-watcher daemon as one more tool")
     args = parser.parse_args(argv)
 
     sizes = [int(s.replace("_", "").replace("k", "000")) for s in args.sizes.split(",")] if args.sizes \
@@ -790,25 +1016,38 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\nbuilding {size:,} files ...", flush=True)
             b = Bench(base, size, args.seed, runs, heavy, env, rewind, lambda m: print(m, flush=True))
             b.breakdown = args.breakdown
+            b.daemon_mode = args.daemon
+            benches.append(b)
             b.build()
             steps: list[tuple[str, Callable[[], None]]] = [
                 ("first snapshot", b.measure_first),  # first: the tree is HEAD + untracked files only
                 ("warm, no change", b.measure_warm_unchanged),
                 ("warm, 1 changed", partial(b.measure_warm_changes, 1)),
                 ("warm, 100 changed", partial(b.measure_warm_changes, 100)),
-                ("--path", b.measure_path),
-                ("restore 1", partial(b.measure_restore, 1)),
-                ("restore 100", partial(b.measure_restore, min(100, len(b.tree.files)))),
-                ("restore 1000", partial(b.measure_restore, min(1000, len(b.tree.files)))),
             ]
+            if args.daemon:
+                steps += [("daemon idle", b.measure_idle), ("daemon stop", b.daemon_stop)]
+            else:
+                steps += [
+                    ("--path", b.measure_path),
+                    ("restore 1", partial(b.measure_restore, 1)),
+                    ("restore 100", partial(b.measure_restore, min(100, len(b.tree.files)))),
+                    ("restore 1000", partial(b.measure_restore, min(1000, len(b.tree.files)))),
+                ]
             for label, step in steps:
                 t0 = time.perf_counter()
                 step()
                 print(f"  {label}: {time.perf_counter() - t0:.1f} s", flush=True)
-            rows, targets = size_rows(b)
             t = b.tree
-            print_table(f"== {size:,} files ({len(t.tracked):,} tracked + {len(t.untracked):,} untracked; "
-                        f"{len(t.ignored):,} ignored) ==", HEADER, rows)
+            title = (f"== {size:,} files ({len(t.tracked):,} tracked + {len(t.untracked):,} untracked; "
+                     f"{len(t.ignored):,} ignored) ==")
+            if args.daemon:
+                rows, targets = daemon_rows(b)
+                print_table(title + "  with the daemon", DAEMON_HEADER, rows)
+                report["daemon"] = {**report.get("daemon", {}), str(size): b.daemon_info}
+            else:
+                rows, targets = size_rows(b)
+                print_table(title, HEADER, rows)
             for note in b.notes:
                 print(f"NOTE: {note}")
             report["sizes"][str(size)] = {
@@ -819,7 +1058,6 @@ def main(argv: list[str] | None = None) -> int:
             }
             report["targets"] += targets
             report["notes"] += [f"{size}: {n}" for n in b.notes]
-            benches.append(b)
             if args.breakdown:
                 report["breakdown"][str(size)] = b.traces
                 print_breakdown(b.traces)
@@ -828,7 +1066,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nABORTED: {exc}", file=sys.stderr)
         failed = True
 
-    if len(benches) >= 2 and not failed:
+    for b in benches:  # never leave a daemon behind, whatever happened
+        if b.daemon_mode and os.path.isdir(os.path.join(b.repo, ".git", "rewind")):
+            b.daemon_visible(True)
+            run([*rewind, "daemon", "stop"], b.repo, env, check=False)
+    if len(benches) >= 2 and not failed and not args.daemon:
         try:
             path_summary(benches, 2 * runs, report)
         except BenchError as exc:
