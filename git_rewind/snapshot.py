@@ -9,12 +9,11 @@ Two ways, both producing exactly the tree `git add -A` would:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
 
-from . import gitcmd, journal
+from . import gitcmd, journal, minijson
 from .config import xdg_config_home
 from .fsutil import NotRegular, read_regular, write_atomic
 from .repo import Repo, clear_stale_lock
@@ -153,7 +152,9 @@ def load_skipped(repo: Repo) -> list[dict[str, Any]]:
     """Paths left out of earlier scans (too large, or repositories with no commit)."""
     try:
         with open(_skip_file(repo), encoding="utf-8", errors="surrogateescape") as fh:
-            data = json.load(fh)
+            data = minijson.loads(fh.read())
+        if not isinstance(data, list):
+            return []
         return [entry for entry in data if isinstance(entry, dict) and "path" in entry]
     except (FileNotFoundError, ValueError):
         return []
@@ -165,6 +166,8 @@ def _save_skipped(repo: Repo, entries: list[dict[str, Any]]) -> None:
         if os.path.exists(path):
             os.unlink(path)
         return
+    import json  # rare (the list changed); minijson keeps lone surrogates, which UTF-8 cannot write
+
     write_atomic(path, json.dumps(entries))
 
 
