@@ -122,6 +122,7 @@ class Call:
     action: str  # "skip" or "checkpoint" (a checkpoint that found nothing new logs "unchanged")
     reason: str  # prefix of the logged reason
     check: Callable[[dict[str, Any]], None] | None = None  # untimed, after the call
+    daemon: bool = False  # the daemon's socket in place, and the call must be answered by it with changes
 
 
 @dataclass
@@ -141,8 +142,10 @@ class HookRepo:
     def __init__(self, base: str, size: int, seed: int, env: dict[str, str], rewind: list[str],
                  log: Callable[[str], None]) -> None:
         # Untimed git-rewind runs (the priming, `snap` to bring the private index up to date)
-        # never start a background repack: see pack().
-        self.env = {**env, "GIT_REWIND_AUTO_PACK": "0"}
+        # never start a background repack: see pack(). No hook starts the file-watcher daemon
+        # (`daemon = "auto"` would past 5,000 files): the rows are without it, except the
+        # +daemon rows of --daemon, whose daemon the benchmark starts itself.
+        self.env = {**env, "GIT_REWIND_AUTO_PACK": "0", "GIT_REWIND_DAEMON": "off"}
         self.b = Bench(base, size, seed, 1, 1, self.env, rewind, log)
         self.size = size
         self.hook_args = [*rewind, "hook", "--agent", "claude-code"]
@@ -157,9 +160,11 @@ class HookRepo:
     def abs(self, rel: str) -> str:
         return os.path.join(self.repo, rel)
 
-    def hook_env(self, tier: str = "balanced", anti_spam: str | None = None) -> dict[str, str]:
-        """The environment of a hook call: the settings' defaults except TIER and ANTI_SPAM."""
-        env = {k: v for k, v in self.env.items() if k != "GIT_REWIND_AUTO_PACK"}
+    def hook_env(self, tier: str = "balanced", anti_spam: str | None = None, daemon: bool = False) -> dict[str, str]:
+        """The environment of a hook call: the settings' defaults except TIER and ANTI_SPAM (and the
+        daemon off unless DAEMON)."""
+        drop = {"GIT_REWIND_AUTO_PACK", *(["GIT_REWIND_DAEMON"] if daemon else [])}
+        env = {k: v for k, v in self.env.items() if k not in drop}
         env["GIT_REWIND_TIER"] = tier
         if anti_spam is not None:
             env["GIT_REWIND_ANTI_SPAM_SECONDS"] = anti_spam
@@ -169,10 +174,14 @@ class HookRepo:
 
     def call(self, c: Call) -> tuple[float, dict[str, Any]]:
         """Run the hook once: wall time in ms, and its hook.log entry (checked)."""
+        self.b.daemon_visible(c.daemon)
+        answered = self.b.answered() if c.daemon else None
         settle()
         start = time.perf_counter()
         proc = subprocess.run(self.hook_args, cwd=self.repo, env=c.env, input=c.data, capture_output=True)
         ms = (time.perf_counter() - start) * 1000
+        if answered is not None:
+            self.b.daemon_check(answered, "changes")
         what = f"hook {c.session}: {c.data[:300].decode(errors='replace')}"
         if proc.returncode != 0 or proc.stderr or proc.stdout:
             raise BenchError(f"{what}\nexit {proc.returncode}, stdout {proc.stdout!r}, stderr {proc.stderr!r}")
@@ -317,13 +326,43 @@ class HookRepo:
                     self.hook_env(anti_spam="0"), session, "checkpoint", "before Edit",
                     self.blob_check(session, rel))
 
-    def sync(self, session: str) -> None:
+    def sync(self, session: str, daemon: bool = False) -> None:
         """Untimed: the private index and SESSION's tip up to date with the work tree.
 
         The same session as the timed call: as in an agent's session, the last scan is the tip's
-        (else the scan diffs the tree against both, which a lone session never does).
+        (else the scan diffs the tree against both, which a lone session never does). With DAEMON,
+        through the daemon (its base and the session's tip the same tree, as in an agent's session).
         """
+        self.b.daemon_visible(daemon)
         run([*self.b.rewind, "snap", "--session", session], self.repo, self.env)
+
+    def start_daemon(self) -> None:
+        """--daemon: start the daemon (untimed) and give it a base, through each +daemon row's session."""
+        self.b.daemon_mode = True
+        self.b.daemon_start()
+        wait_for_next_second(self.b.last_change)
+        for session in ("hb-dprompt", "hb-dbash"):
+            self.sync(session, daemon=True)
+        self.b.daemon_visible(True)
+        if self.b.answered()[0] < 1:
+            raise BenchError(f"{self.size} files: the daemon answered no checkpoint with changes after start")
+
+    def checkpoint_prompt_daemon(self, r: int) -> Call:
+        self.sync("hb-dprompt", daemon=True)
+        rel = self.b.tree.pick("dprompt", 1, r)[0]
+        self.b.modify([rel], f"dprompt-{r}")
+        c = self.prompt_call("hb-dprompt", r, self.hook_env(daemon=True))
+        c.check = self.blob_check("hb-dprompt", rel)
+        c.daemon = True
+        return c
+
+    def checkpoint_bash_daemon(self, r: int) -> Call:
+        self.sync("hb-dbash", daemon=True)
+        rel = self.b.tree.pick("dbash", 1, r)[0]
+        self.b.modify([rel], f"dbash-{r}")
+        return Call(tool_payload("PostToolUse", "hb-dbash", self.repo, self.transcript, r, "Bash", bash_input()),
+                    self.hook_env("aggressive", daemon=True), "hb-dbash", "checkpoint",
+                    "after Bash, if files changed", self.blob_check("hb-dbash", rel), daemon=True)
 
     def checkpoint_prompt(self, r: int) -> Call:
         self.sync("hb-prompt")  # then 1 changed file, as for the git CLI
@@ -393,7 +432,11 @@ BASELINES = [
     ("cli-path", "git CLI, known path (5 processes)", HookRepo.cli_path),
     ("cli-full", "git CLI, add -A + write-tree + commit (4)", HookRepo.cli_full),
 ]
-FULL_SCAN = {"prompt", "bash"}
+DAEMON_ROWS = [
+    ("prompt-d", "UserPromptSubmit +daemon", "checkpoint", HookRepo.checkpoint_prompt_daemon, "cli-full"),
+    ("bash-d", "PostToolUse Bash (aggressive) +daemon", "checkpoint", HookRepo.checkpoint_bash_daemon, "cli-full"),
+]
+FULL_SCAN = {"prompt", "bash", "prompt-d", "bash-d"}
 
 
 def measure(repos: list[HookRepo], runs: int, warmup: int, repeat: int,
@@ -496,7 +539,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="FILE", help="also write every sample, median and target to FILE")
     parser.add_argument("--tmpdir", help="where to build the repositories (default: the system's temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the repositories afterwards")
+    parser.add_argument("--daemon", action="store_true",
+                        help="also the full-scan checkpoint rows with the file-watcher daemon answering (+daemon)")
     args = parser.parse_args(argv)
+    if args.daemon:
+        HOOK_ROWS.extend(DAEMON_ROWS)
 
     sizes = [int(s.replace("_", "").replace("k", "000")) for s in args.sizes.split(",")] if args.sizes \
         else list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
@@ -544,14 +591,20 @@ def main(argv: list[str] | None = None) -> int:
         for size in sizes:
             print(f"\nbuilding {size:,} files ...", flush=True)
             h = HookRepo(base, size, args.seed, env, rewind, lambda m: print(m, flush=True))
-            h.build()
             repos.append(h)
+            h.build()
+            if args.daemon:
+                h.start_daemon()
         print(f"\nmeasuring: {runs} runs, each over every size and row in a rotating order ...", flush=True)
         results = measure(repos, runs, args.warmup, args.repeat, lambda m: print(m, flush=True))
     except BenchError as exc:
         print(f"\nABORTED: {exc}", file=sys.stderr)
         failed = True
         results = {}
+    for h in repos:
+        if h.b.daemon_mode:
+            h.b.daemon_visible(True)
+            run([*rewind, "daemon", "stop"], h.repo, env, check=False)
 
     targets: list[dict[str, Any]] = []
     if results:
@@ -593,6 +646,17 @@ def main(argv: list[str] | None = None) -> int:
         print_rows("summary: known-path checkpoint across sizes (same interleaved runs)",
                    ["", *(f"{h.size:,} files" for h in repos), f"{short(large.size)}/{short(small.size)}",
                     "target"], table, set(range(1, len(repos) + 2)))
+    if args.daemon and results:
+        table = []
+        for h in repos:
+            cli = med(results[h.size]["cli-full"].samples)
+            for key, label in (("prompt", "UserPromptSubmit"), ("bash", "PostToolUse Bash (aggressive)")):
+                plain, fast = med(results[h.size][key].samples), med(results[h.size][key + "-d"].samples)
+                table.append([f"{h.size:,}", label, fmt_ms(plain), fmt_ms(fast), fmt_ratio(fast / plain), fmt_ms(cli),
+                              fmt_ratio(plain / cli), fmt_ratio(fast / cli)])
+        print_rows("summary: full-scan checkpoint hooks without and with the daemon (same interleaved runs)",
+                   ["files", "event", "no daemon", "+daemon", "ratio", "git CLI", "no daemon/CLI", "+daemon/CLI"],
+                   table, {0, 2, 3, 4, 5, 6, 7})
     report["targets"] = targets
     return finish(report, load, started, args, base, failed)
 
