@@ -300,3 +300,37 @@ def test_every_import_goes_to_its_own_layer_or_one_listed_before_it() -> None:
               for importer, targets in graph.items() if importer != NAME
               for target, where in targets.items() if target != NAME and layers[target] > layers[importer]]
     assert not upward, "imports that reach up a layer:\n" + "\n".join(upward)
+
+
+def test_asking_the_daemon_imports_no_socket_module_json_or_selectors(tmp_path: Path) -> None:
+    """The client's link to the daemon (on every checkpoint a hook takes) uses the C _socket and minijson."""
+    import socket
+    import threading
+
+    path = tmp_path / "daemon.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(1)
+
+    def answer() -> None:
+        conn, _ = server.accept()
+        with conn:
+            buffer = b""
+            while b"\n" not in buffer:
+                buffer += conn.recv(4096)
+            conn.sendall(b'{"pid": 1, "answered": {"changes": 0, "full": 0}}\n')
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    code = (
+        "import sys\nfrom git_rewind import daemon\n"
+        f"class R:\n    rewind_dir = {str(tmp_path)!r}\n"
+        "link = daemon.Link.open(R())\nassert link is not None\nprint(link.ask({'op': 'status'}))\nlink.close()\n"
+        "print(sorted(m for m in ('socket', 'json', 'selectors', 'pygit2') if m in sys.modules))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30)
+    thread.join(5)
+    server.close()
+    answered, loaded = proc.stdout.splitlines()
+    assert answered == "{'pid': 1, 'answered': {'changes': 0, 'full': 0}}"
+    assert loaded == "[]"
