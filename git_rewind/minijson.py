@@ -111,3 +111,47 @@ def _encode(value: object) -> list[str]:
         parts.append("]")
         return parts
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def dumps_indented(value: object) -> str:
+    """What `json.dumps(VALUE, ensure_ascii=True, indent=1)` writes (a note's text), byte for byte; values
+    that function writes in ways this one does not (non-finite floats, keys that are not strings) go to it."""
+    if _json is not None:
+        try:
+            parts: list[str] = []
+            _encode_indented(value, parts, "\n")
+            return "".join(parts)
+        except (TypeError, ValueError):
+            pass
+    import json
+
+    return json.dumps(value, ensure_ascii=True, indent=1)
+
+
+def _encode_indented(value: object, parts: list[str], newline: str) -> None:
+    if isinstance(value, dict):
+        if not value:
+            parts.append("{}")
+            return
+        inner = newline + " "
+        parts.append("{")
+        for i, (key, item) in enumerate(value.items()):
+            if not isinstance(key, str):
+                raise TypeError("a key that is not a string")
+            parts.append(("," if i else "") + inner + _json.encode_basestring_ascii(key) + ": ")
+            _encode_indented(item, parts, inner)
+        parts.append(newline + "}")
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            parts.append("[]")
+            return
+        inner = newline + " "
+        parts.append("[")
+        for i, item in enumerate(value):
+            parts.append(("," if i else "") + inner)
+            _encode_indented(item, parts, inner)
+        parts.append(newline + "]")
+    elif isinstance(value, str):
+        parts.append(_json.encode_basestring_ascii(value))
+    else:
+        parts.extend(_encode(value))

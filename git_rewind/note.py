@@ -9,6 +9,8 @@ Pure values: no git, no files (the hook imports this on every checkpoint).
 
 from __future__ import annotations
 
+from . import minijson
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal
@@ -307,10 +309,9 @@ class Note:
         return out
 
     def to_bytes(self) -> bytes:
-        """The note's text as stored: one JSON object, readable in `git notes show`."""
-        import json
-
-        return (json.dumps(self.to_json(), ensure_ascii=True, indent=1) + "\n").encode()
+        """The note's text as stored: one JSON object, readable in `git notes show` (json.dumps with
+        ensure_ascii and indent=1, written without importing json: every checkpoint writes one)."""
+        return (minijson.dumps_indented(self.to_json()) + "\n").encode()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Note) and self.to_json() == other.to_json()

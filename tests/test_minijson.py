@@ -41,3 +41,17 @@ def test_non_ascii_is_written_as_is_and_control_characters_escaped() -> None:
 def test_unencodable_values_are_refused(bad: object) -> None:
     with pytest.raises((TypeError, ValueError)):
         minijson.dumps(bad)
+
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON)
+def test_dumps_indented_writes_a_note_as_json_does(value: object) -> None:
+    """A note's text (json.dumps with ensure_ascii and indent=1), byte for byte: every checkpoint writes one."""
+    assert minijson.dumps_indented(value) == json.dumps(value, ensure_ascii=True, indent=1)
+
+
+@pytest.mark.parametrize("value", [float("nan"), {"a": float("inf")}, {1: 2}, [], {}, {"a": []}, ("x", {"b": None}),
+                                   "\udcff\u20ac\U0001f600"])
+def test_dumps_indented_leaves_to_json_what_it_does_not_write_itself(value: object) -> None:
+    assert minijson.dumps_indented(value) == json.dumps(value, ensure_ascii=True, indent=1)
