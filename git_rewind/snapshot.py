@@ -41,13 +41,20 @@ _NO_COMMIT = re.compile(r"error: '(.+?)/?' does not have a commit checked out")
 class Scan:
     """A whole-tree scan: the tree id and what was left out of it."""
 
-    __slots__ = ("tree", "skipped", "changes", "base")
+    __slots__ = ("tree", "skipped", "changes", "base", "stream")
 
     def __init__(self, tree: str, skipped: list[dict[str, Any]]) -> None:
         self.tree = tree
         self.skipped = skipped
         self.changes: list[tuple[str, str]] = []  # (status, path) against `base`
         self.base: str | None = None
+        self.stream: gitcmd.FastImport | None = None  # still writing the tree (scan's KEEP_OPEN)
+
+    def finish_stream(self) -> None:
+        """Let the tree reach the repository (before any other git process reads it)."""
+        if self.stream is not None:
+            stream, self.stream = self.stream, None
+            stream.finish()
 
 
 class PathState:
@@ -427,7 +434,8 @@ def numstat(repo: Repo, old_tree: str, new_tree: str) -> Counts:
     return counts
 
 
-def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: str | None = None) -> Scan:
+def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: str | None = None,
+         keep_open: bool = False) -> Scan:
     """Write the whole working tree (tracked + untracked, not ignored) as a tree. Hold the work-tree lock.
 
     With BASE_TREE, the result also lists what changed against it, and files that changed since
@@ -435,6 +443,9 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: st
     (daemon.py) and can name what changed since the tree of its last scan, only those paths are
     read (`_scan_changed`); else, or in any doubt, the whole tree is (`_scan_full`). Either way the
     daemon is told the tree, which its next answer builds on.
+
+    KEEP_OPEN (the checkpoint's own caller): the tree may come back still inside a running fast-import,
+    `stream`, which the caller must finish (or abort) before any other git process looks at the tree.
     """
     from . import daemon
 
@@ -446,7 +457,8 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: st
         if changes is not None and changes.full is None:
             assert changes.base is not None and changes.paths is not None
             try:
-                result = _scan_changed(repo, changes.base, changes.paths, limit, base_tree, changes.nested)
+                result = _scan_changed(repo, changes.base, changes.paths, limit, base_tree, changes.nested,
+                                       keep_open)
             except (gitcmd.GitError, OSError):
                 result = None  # e.g. the base tree pruned since (gc, then git gc --prune=now): scan it all
         if result is None:
@@ -481,7 +493,7 @@ def _forget_private_index(repo: Repo) -> None:
 
 
 def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree: str | None,
-                  nested: list[str] | None = None) -> Scan | None:
+                  nested: list[str] | None = None, keep_open: bool = False) -> Scan | None:
     """BASE (the tree of the daemon's last scan) with PATHS read again: the tree `git add -A` would write,
     since nothing else changed. None when the full scan must decide.
 
@@ -490,6 +502,7 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
     have not changed: the daemon answers a full scan when they do); a new one is, when the rules ignore
     it. A changed file larger than LIMIT makes it give way to the full scan. Each NESTED repository
     (the daemon does not look inside them) is recorded as the commit it has checked out, as git does.
+    KEEP_OPEN: the fast-import that wrote the tree is left running in the result's `stream` (see scan).
     """
     if paths and converts(repo, paths):
         hashed = _hash_with_git(repo, paths, limit)
@@ -510,10 +523,10 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
         link.mode = MODE_GITLINK
         states.append(link)
     listed: list[tuple[str, str]] | None = []  # what diff-tree would say, while no directory goes
-    if not states:
-        tree = base
-    else:
-        with gitcmd.FastImport(repo.root) as fi:
+    tree, kept = base, None
+    if states:
+        fi = gitcmd.FastImport(repo.root)
+        try:
             before = fi.ls_many([(base, os.fsencode(s.path)) for s in states])
             new = [s.path for s, was in zip(states, before, strict=True)
                    if was is None and (s.content is not None or s.oid is not None)]
@@ -542,10 +555,7 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
             # Deletions first: a directory that became a file (or the reverse) loses its old entries before
             # the new ones are written.
             edits.sort(key=lambda e: e.content is not None or e.oid is not None)
-            if not edits:
-                fi.abort()
-                tree = base
-            else:
+            if edits:
                 fi.write(b"commit refs/rewind-scan\nmark :1\ncommitter git-rewind <git-rewind> 0 +0000\n")
                 fi.data(b"")
                 fi.write(b'M 040000 ' + base.encode() + b' ""\n')
@@ -556,11 +566,22 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
                 if root is None:
                     raise gitcmd.GitError(["fast-import"], 1, "no tree for the changed paths")
                 tree = root[1]
+        except BaseException:
+            fi.abort()
+            raise
+        if keep_open and edits:
+            kept = fi  # the caller's checkpoint goes on in the same stream (one git process less)
+        elif edits:
+            fi.finish()
+        else:
+            fi.abort()  # it only answered questions: it ends cleanly
     result = Scan(tree=tree, skipped=skipped)
+    result.stream = kept
     if base_tree:
         if base_tree == base and listed is not None:  # the usual case: no diff-tree needed
             result.changes = sorted(listed, key=lambda change: os.fsencode(change[1]))
         else:
+            result.finish_stream()  # diff-tree must see the tree
             result.changes = changed_paths(repo, base_tree, tree)
         result.base = base_tree
     return result

@@ -255,11 +255,22 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
         return _save_paths(repo, req, tip)
     base = tip.tree if tip is not None else head_tree(repo)
     if scan is None:
-        scan = snapshot.scan(repo, req.max_file_size, req.excludes_file, base_tree=base)
-    elif scan.base != base:
+        # The daemon's tree may come back inside a fast-import still running: the commit goes on in it.
+        scan = snapshot.scan(repo, req.max_file_size, req.excludes_file, base_tree=base, keep_open=True)
+        try:
+            return _save_scanned(repo, req, tip, base, scan)
+        finally:
+            scan.finish_stream()  # an early return (nothing new): the tree's objects are kept all the same
+    if scan.base != base:
         scan.changes = snapshot.changed_paths(repo, base, scan.tree)
         scan.base = base
         snapshot.leave_out_large(repo, scan, req.max_file_size)
+    return _save_scanned(repo, req, tip, base, scan)
+
+
+def _save_scanned(repo: Repo, req: Request, tip: Tip | None, base: str, scan: snapshot.Scan) -> Result:
+    """The checkpoint of a scanned tree, unless nothing changed. A scan's open stream (snapshot.scan's
+    KEEP_OPEN) writes the commit too; it is finished first wherever another git process reads the tree."""
     same_as = tip.seq if tip is not None and scan.tree == tip.tree else None
     if same_as is not None and not req.allow_empty:
         assert tip is not None
@@ -272,6 +283,7 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
         return Result(last)
     changes = None
     if req.count_changes:  # counted on exactly the tree the checkpoint records
+        scan.finish_stream()
         counts = snapshot.numstat(repo, base, scan.tree)
         since = f"#{tip.seq}" if tip is not None else ("HEAD" if repo.head()[0] else "an empty tree")
         req.message = f"{req.message}: {counts.text()} (since {since})"
@@ -280,11 +292,15 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
     changed = against = None
     if req.attribute:  # what changed since this work tree's newest checkpoint, whichever session took it
         against = last.seq if last is not None else None
-        changed = [p for _status, p in (scan.changes if last is None or last.tree == scan.base
-                                        else snapshot.changed_paths(repo, last.tree, scan.tree))]
+        if last is None or last.tree == scan.base:
+            changed = [p for _status, p in scan.changes]
+        else:
+            scan.finish_stream()
+            changed = [p for _status, p in snapshot.changed_paths(repo, last.tree, scan.tree)]
+    stream, scan.stream = scan.stream, None
     with repo.store_lock():
-        result = _commit(repo, req, tip, paths, scan.skipped, tree=scan.tree, changes=changes, changed=changed,
-                         since=against)
+        result = _commit(repo, req, tip, paths, scan.skipped, tree=scan.tree, fi=stream, changes=changes,
+                         changed=changed, since=against)
     result.same_as = same_as
     return result
 
