@@ -116,6 +116,7 @@ class Server:
             os.unlink(os.path.join(rewind_dir, daemon.SOCKET))  # we hold the lock: any socket here is stale
         except FileNotFoundError:
             pass
+        self.first_scan()
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(address)
         if fd is not None:
@@ -129,6 +130,25 @@ class Server:
         finally:
             self.shutdown()
         return 0
+
+    def first_scan(self) -> None:
+        """Scan the whole tree once before answering anyone, so that the first checkpoint asked of the daemon
+        already reads only what changed (a hook starts it after its own full scan). Commands meanwhile find
+        no socket and scan as they always did; on any failure the first command's full scan sets the base."""
+        from . import config, snapshot
+
+        assert self.watcher is not None
+        try:
+            limit = int(config.load_or_defaults(self.repo.root)[0]["max_file_size"].value)
+            with self.repo.worktree_lock():
+                epoch = self.watcher.settle(SETTLE_TIMEOUT)
+                if epoch is None:
+                    return
+                tree = snapshot.scan(self.repo, limit).tree
+            self.base, self.base_epoch = tree, epoch
+            self.watcher.forget(epoch)
+        except Exception:  # noqa: BLE001 - a cache warming up; the daemon still serves
+            return
 
     def fail(self, reason: str) -> int:
         """Could not watch: say why for `status`, and hooks wait RETRY_SECONDS before trying again."""
