@@ -259,6 +259,8 @@ class Server:
         epoch = watcher.settle(SETTLE_TIMEOUT)
         if epoch is None:
             return {"full": "file events did not arrive"}
+        if watcher.rewatch:  # before the full scan the doubt asks for, so a directory no longer ignored is seen
+            watcher.watch_all()
         if request.get("rules") != rules:  # its scan would follow other rules: it must not become the base
             return {"full": "the command's ignore files are not the daemon's"}
         if watcher.doubt is not None:
