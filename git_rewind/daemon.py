@@ -18,6 +18,7 @@ from . import minijson
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import subprocess
     from _socket import socket
     from collections.abc import Callable
 
@@ -181,16 +182,27 @@ def alive(pid: object) -> bool:
     return True
 
 
-def spawn(repo: Repo) -> None:
+def spawn(repo: Repo) -> subprocess.Popen[bytes]:
     """Start the daemon fully detached: its own session, no inherited pipes, so nobody waits on it."""
     import subprocess
 
     os.makedirs(repo.rewind_dir, exist_ok=True)
-    subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "-m", "git_rewind", "daemon", "run"],
         cwd=repo.root, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True, close_fds=True,
     )
+
+
+def start(repo: Repo) -> subprocess.Popen[bytes]:
+    """For `daemon start`: spawn one, first forgetting why an earlier one failed or stopped, so that what the
+    state says from now on is about this one (the pid of one that does not answer is kept, for `stop`)."""
+    from .fsutil import write_atomic
+
+    os.makedirs(repo.rewind_dir, exist_ok=True)
+    state = {k: v for k, v in read_state(repo).items() if k not in ("failed", "stopped")}
+    write_atomic(os.path.join(repo.rewind_dir, STATE), minijson.dumps({**state, "tried": time.time()}) + "\n")
+    return spawn(repo)
 
 
 def index_entries(repo: Repo) -> int:
