@@ -1,6 +1,8 @@
 """The file watcher (watcher.py, through the daemon): a checkpoint built from the paths it names is the
 checkpoint a whole-tree scan builds, and both are git's own `add -A` + `write-tree`.
 
+The Watcher itself: the cookie barrier and epochs, a .gitignore edit, the watch limit.
+
 Differential: random sequences of what people and agents do to a tree (writes, same-size rewrites in
 the same second, deletes, new nested directories, directory renames, `rm -rf`, exec bits, symbolic
 links to files, to directories and to nothing, a file becoming a directory and back, `.gitignore`
@@ -19,12 +21,73 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import pytest
 from helpers import daemon
 from helpers.agentcli import disk_files
 from helpers.oracle import agree, file_hash, oracle_tree
 from helpers.workdir import Workdir, git_env
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
+
+from git_rewind.watcher import Watcher, WatchError
+
+# the Watcher itself -----------------------------------------------------------------------------
+
+
+def _watcher(tmp_path: Path, ignored: frozenset[str] = frozenset(), max_watches: int | None = None) -> Watcher:
+    (tmp_path / "cookies").mkdir(exist_ok=True)
+    return Watcher(str(tmp_path / "tree"), str(tmp_path / "cookies"),
+                   lambda under: {d for d in ignored if d.startswith(under)}, max_watches)
+
+
+def test_the_barrier_sees_every_change_made_before_it_and_forget_keeps_later_ones(tmp_path: Path) -> None:
+    (tmp_path / "tree" / "src").mkdir(parents=True)
+    watcher = _watcher(tmp_path)
+    try:
+        first = watcher.settle(2.0)
+        assert first is not None and watcher.doubt is not None  # a new watcher knows no base
+        watcher.forget(first)
+        assert watcher.doubt is None and watcher.dirty == {}
+        (tmp_path / "tree" / "src" / "a.py").write_text("a\n")
+        (tmp_path / "tree" / "new" / "deep").mkdir(parents=True)  # before its watch is there
+        (tmp_path / "tree" / "new" / "deep" / "b.py").write_text("b\n")
+        epoch = watcher.settle(2.0)
+        assert epoch is not None
+        assert {"src/a.py", "new", "new/deep/b.py"} <= set(watcher.dirty)
+        (tmp_path / "tree" / "new" / "deep" / "c.py").write_text("c\n")  # after the barrier: a later epoch
+        later = watcher.settle(2.0)
+        assert later is not None and watcher.dirty["new/deep/c.py"] > epoch
+        watcher.forget(epoch)
+        assert set(watcher.dirty) == {"new/deep/c.py"} and watcher.doubt is None
+    finally:
+        watcher.close()
+
+
+def test_a_gitignore_edit_puts_the_watcher_in_doubt_and_asks_for_a_rewatch(tmp_path: Path) -> None:
+    (tmp_path / "tree" / "build").mkdir(parents=True)
+    watcher = _watcher(tmp_path, ignored=frozenset({"build"}))
+    try:
+        assert "build" not in watcher.wds  # ignored whole: never watched
+        watcher.forget(watcher.settle(2.0) or 0)
+        (tmp_path / "tree" / ".gitignore").write_text("")
+        epoch = watcher.settle(2.0)
+        assert epoch is not None and watcher.doubt is not None and watcher.rewatch
+        watcher._ignored_dirs = lambda under: set()  # the rule is gone
+        watcher.watch_all()
+        assert "build" in watcher.wds and not watcher.rewatch
+    finally:
+        watcher.close()
+
+
+def test_a_tree_with_more_directories_than_the_watch_limit_cannot_be_watched(tmp_path: Path) -> None:
+    for rel in ("a", "b", "c/d"):
+        (tmp_path / "tree" / rel).mkdir(parents=True)
+    with pytest.raises(WatchError, match="watch limit"):
+        _watcher(tmp_path, max_watches=3)
+
+
+# the daemon against git's own add -A -------------------------------------------------------------
+
 
 LIMIT = 2_000  # max_file_size of these repositories
 FILES = ["a.txt", "b.txt", "c.crlf", "run.sh", "sub/d.txt", "sub/deep/e.bin", "new/n1/f.txt", "new/n1/n2/g.txt",
