@@ -331,3 +331,26 @@ def test_a_directory_replaced_by_a_link_is_the_link_and_nothing_behind_it_is_rea
 
 def _stored(w: Workdir, oid: str) -> bool:
     return subprocess.run(["git", "cat-file", "-e", oid], cwd=w.path, env=w.env).returncode == 0
+
+
+def test_a_repository_made_inside_the_tree_while_the_daemon_runs_stays_a_gitlink(project: Workdir,
+                                                                                daemons: list[Workdir]) -> None:
+    """`git init vendor/lib` and a commit there while the daemon runs (it watches vendor/lib from its creation): git's
+    add -A records the commit, never the files, so a change inside it is no path of the checkpoint's."""
+    w = project
+    daemons.append(w)
+    w.ok("daemon", "start")
+    w.ok("snap")
+    w.write("vendor/lib/README", "a directory first\n")
+    nested = Workdir(w.path / "vendor" / "lib", w.env)
+    nested.git("init", "-q")
+    nested.commit_all("its own history")
+    w.ok("snap")
+    assert w.git("ls-tree", "refs/rewind/manual", "vendor/lib").split()[:2] == ["160000", "commit"]
+    w.write("vendor/lib/README", "changed inside the nested repository\n")
+    w.write("vendor/lib/new.c", "new inside it\n")
+    w.ok("snap", "--allow-empty")
+    assert w.tree_of("refs/rewind/manual") == w.add_all_tree()
+    assert w.git("ls-tree", "refs/rewind/manual", "vendor/lib").split()[:2] == ["160000", "commit"]
+    # No base, then the repository appearing (a rewatch); then its commit, read from its files.
+    assert daemon.answered(w) == {"changes": 1, "full": 2}
