@@ -168,6 +168,35 @@ def test_a_stopped_then_killed_daemon_costs_a_full_scan_never_a_hang_and_start_r
     assert daemon.answered(tree) == {"changes": 1, "full": 1}
 
 
+def test_start_and_stop_with_a_daemon_that_does_not_answer(tree: Workdir, daemons: list[Workdir]) -> None:
+    """kill -STOP (a debugger, a suspended terminal): start says so instead of waiting 30 s, stop ends it."""
+    pid = _start(tree, daemons)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        _one_line_error(_run(tree, "daemon", "start"), f"pid {pid}", "does not answer")
+        assert _run(tree, "daemon", "stop").stdout.strip() == "daemon stopped"
+        assert daemon.wait_gone(pid)
+    finally:
+        daemon.reap(tree.path)
+    _snap(tree)
+
+
+def test_stop_never_signals_a_process_that_took_a_dead_daemons_pid(tree: Workdir, daemons: list[Workdir]) -> None:
+    daemons.append(tree)
+    other = subprocess.Popen(["sleep", "60"], cwd=tree.path)
+    try:
+        rewind = tree.path / ".git" / "rewind"
+        rewind.mkdir(parents=True, exist_ok=True)
+        (rewind / "daemon.json").write_text(json.dumps({"pid": other.pid, "started": "2026-01-01T00:00:00Z"}))
+        assert _run(tree, "daemon", "stop").stdout.strip() == "no daemon was running"
+        assert daemon.status(tree) == {"running": False}
+        assert other.poll() is None
+        _start(tree, daemons)  # and a hook or start does not take it for a running daemon
+    finally:
+        other.kill()
+        other.wait()
+
+
 def test_a_daemon_killed_while_the_scanner_waits_for_its_answer(tree: Workdir, daemons: list[Workdir]) -> None:
     pid = _start(tree, daemons)
     _snap(tree)
