@@ -352,5 +352,7 @@ def test_a_repository_made_inside_the_tree_while_the_daemon_runs_stays_a_gitlink
     w.ok("snap", "--allow-empty")
     assert w.tree_of("refs/rewind/manual") == w.add_all_tree()
     assert w.git("ls-tree", "refs/rewind/manual", "vendor/lib").split()[:2] == ["160000", "commit"]
-    # No base, then the repository appearing (a rewatch); then its commit, read from its files.
-    assert daemon.answered(w) == {"changes": 1, "full": 2}
+    # The last answer names paths (the commit is read from the nested repository's files); the one before is a full
+    # scan when the daemon saw .git appear in a directory it watched, paths when vendor/ came with it already there.
+    counts = daemon.answered(w)
+    assert counts["changes"] >= 1 and sum(counts.values()) == 3, counts
