@@ -772,26 +772,10 @@ def daemon_group() -> None:
 @daemon_group.command("start")
 def daemon_start() -> None:
     """Start this work tree's daemon in the background (it exits after daemon_idle_minutes unused)."""
-    import time
-
     from . import daemon
 
-    repo = Repo.discover()
-    if not daemon.supported():
-        raise RewindError("the daemon needs Linux inotify; without it every command scans the tree")
-    if daemon.ask_status(repo) is None:
-        daemon.spawn(repo)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        live = daemon.ask_status(repo)
-        if live is not None:
-            click.echo(f"daemon running (pid {live.get('pid')}), watching {live.get('watched')} directories")
-            return
-        state = daemon.read_state(repo)
-        if isinstance(state.get("failed"), str):
-            raise RewindError(f"the daemon could not start: {state['failed']}")
-        time.sleep(0.05)
-    raise RewindError("the daemon did not answer within 30 s (see git rewind status)")
+    live = daemon.launch(Repo.discover())
+    click.echo(f"daemon running (pid {live.get('pid')}), watching {live.get('watched')} directories")
 
 
 @daemon_group.command("stop")

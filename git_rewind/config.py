@@ -88,6 +88,23 @@ def _non_negative_int(value: Any) -> int:
     return number
 
 
+def _non_negative_number(value: Any) -> int | float:
+    """A whole or fractional number, not negative (minutes: 0.5 is half a minute)."""
+    import math
+
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"not a number: {value!r}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"not a number: {value!r}") from None
+    if not math.isfinite(number):
+        raise ValueError(f"not a number: {value!r}")
+    if number < 0:
+        raise ValueError(f"must not be negative: {value!r}")
+    return int(number) if number.is_integer() else number
+
+
 DAEMON_MODES = ("auto", "on", "off")
 
 
@@ -149,7 +166,7 @@ _CONVERT = {
     "auto_pack": _non_negative_int,
     "daemon": _daemon_mode,
     "daemon_min_files": _non_negative_int,
-    "daemon_idle_minutes": _non_negative_int,
+    "daemon_idle_minutes": _non_negative_number,
     "tier": _tier,
     "anti_spam_seconds": _non_negative_int,
     "min_change_chars": _non_negative_int,

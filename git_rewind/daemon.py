@@ -18,6 +18,7 @@ from . import minijson
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import subprocess
     from _socket import socket
     from collections.abc import Callable
 
@@ -181,16 +182,70 @@ def alive(pid: object) -> bool:
     return True
 
 
-def spawn(repo: Repo) -> None:
+def ours(repo: Repo, pid: object) -> bool:
+    """PID is a daemon of this work tree: not a process that took the pid of one that died without a word."""
+    if not alive(pid):
+        return False
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            args = fh.read().split(b"\0")
+        cwd = os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return False
+    root = os.path.realpath(repo.root)
+    return args[-3:-1] == [b"daemon", b"run"] and (cwd == root or cwd.startswith(root.rstrip("/") + "/"))
+
+
+def spawn(repo: Repo) -> subprocess.Popen[bytes]:
     """Start the daemon fully detached: its own session, no inherited pipes, so nobody waits on it."""
     import subprocess
 
     os.makedirs(repo.rewind_dir, exist_ok=True)
-    subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "-m", "git_rewind", "daemon", "run"],
         cwd=repo.root, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True, close_fds=True,
     )
+
+
+def launch(repo: Repo, wait: float = 30.0) -> dict[str, object]:
+    """`daemon start`: spawn one unless one answers, and wait until it does; its status, or a RewindError
+    that says why it did not start. What an earlier daemon left in the state (why it failed or stopped) is
+    forgotten first, so that what the state says from now on is about this one."""
+    from .errors import RewindError
+    from .fsutil import write_atomic
+
+    if not supported():
+        raise RewindError("the daemon needs Linux inotify; without it every command scans the tree")
+    proc = None
+    if ask_status(repo) is None:
+        os.makedirs(repo.rewind_dir, exist_ok=True)
+        state = {k: v for k, v in read_state(repo).items() if k not in ("failed", "stopped")}
+        write_atomic(os.path.join(repo.rewind_dir, STATE), minijson.dumps({**state, "tried": time.time()}) + "\n")
+        proc = spawn(repo)
+    stuck = 0.0
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        live = ask_status(repo)
+        if live is not None:
+            return live
+        state = read_state(repo)
+        if isinstance(state.get("failed"), str):
+            raise RewindError(f"the daemon could not start: {state['failed']}")
+        # Exit status 0 without having run: another daemon holds the lock, and answers soon (unless it is stuck).
+        if proc is not None and proc.poll() is not None and (proc.returncode or "stopped" in state):
+            from . import config
+
+            idle = config.load_or_defaults(repo.root)[0]["daemon_idle_minutes"].value
+            why = "daemon_idle_minutes is 0" if not idle else f"exit status {proc.returncode}"
+            raise RewindError(f"the daemon exited as soon as it started ({why})")
+        if proc is not None and proc.poll() == 0 and ours(repo, state.get("pid")):
+            stuck = stuck or time.monotonic()
+            if time.monotonic() - stuck > 2:
+                raise RewindError(f"a daemon (pid {state['pid']}) runs but does not answer; "
+                                  "git rewind daemon stop ends it")
+        time.sleep(0.05)
+    raise RewindError(f"the daemon did not answer within {wait:.0f} s (see git rewind status)")
 
 
 def index_entries(repo: Repo) -> int:
@@ -212,7 +267,7 @@ def maybe_start(repo: Repo, settings: dict[str, object]) -> bool:
     if mode == "off" or not supported():
         return False
     state = read_state(repo)
-    if alive(state.get("pid")) and os.path.exists(os.path.join(repo.rewind_dir, SOCKET)):
+    if ours(repo, state.get("pid")) and os.path.exists(os.path.join(repo.rewind_dir, SOCKET)):
         return False
     now = time.time()
     tried = state.get("tried")
@@ -266,7 +321,7 @@ def describe(repo: Repo) -> dict[str, object]:
         info["reason"] = "not available on this system (it needs Linux inotify); every command scans the tree"
     elif isinstance(state.get("failed"), str):
         info["reason"] = state["failed"]
-    elif alive(state.get("pid")):
+    elif ours(repo, state.get("pid")):
         info["reason"] = "not answering"
     return info
 
@@ -279,12 +334,13 @@ def stop(repo: Repo, wait: float = 5.0) -> bool:
     answered = link is not None and link.ask({"op": "stop"}) is not None
     if link is not None:
         link.close()
-    if not answered and alive(pid):
+    if not answered and ours(repo, pid):
         import signal
 
         assert isinstance(pid, int)
         try:
             os.kill(pid, signal.SIGTERM)
+            os.kill(pid, signal.SIGCONT)  # a stopped one (kill -STOP, a debugger) takes its SIGTERM once continued
         except OSError:
             pass
     elif not answered:

@@ -279,12 +279,14 @@ class Server:
         epoch = watcher.settle(SETTLE_TIMEOUT)
         if epoch is None:
             return {"full": "file events did not arrive"}
+        if watcher.rewatch:  # before the full scan the doubt asks for, so a directory no longer ignored is seen
+            watcher.watch_all()
         if request.get("rules") != rules:  # its scan would follow other rules: it must not become the base
             return {"full": "the command's ignore files are not the daemon's"}
-        if watcher.doubt is not None:
-            return {"epoch": epoch, "full": "changes the watcher could not follow exactly"}
         if self.base is None:
             return {"epoch": epoch, "full": "no base yet"}
+        if watcher.doubt is not None:
+            return {"epoch": epoch, "full": "changes the watcher could not follow exactly"}
         paths = sorted(p for p, e in watcher.dirty.items() if e <= epoch)
         return {"epoch": epoch, "base": self.base, "paths": paths, "nested": sorted(watcher.nested)}
 

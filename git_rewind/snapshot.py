@@ -504,13 +504,16 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
     (the daemon does not look inside them) is recorded as the commit it has checked out, as git does.
     KEEP_OPEN: the fast-import that wrote the tree is left running in the result's `stream` (see scan).
     """
-    if paths and converts(repo, paths):
-        hashed = _hash_with_git(repo, paths, limit)
+    behind = _behind_link(repo, paths)  # absent for git: the link is what it records
+    readable = [p for p in paths if p not in behind]
+    if readable and converts(repo, readable):
+        hashed = _hash_with_git(repo, readable, limit)
         if hashed is None:
             return None
         states = hashed
     else:
-        states = read_paths(repo, paths, limit)
+        states = read_paths(repo, readable, limit)
+    states += [PathState(p) for p in sorted(behind)]
     if any(s.skipped for s in states):
         return None  # whether git keeps a large file depends on its content against BASE_TREE: git decides
     dirty = set(paths)
@@ -620,6 +623,23 @@ def _nested_head(repo: Repo, rel: str) -> str | None:
         return None  # read through git only: the full scan does
     head = Repo(top, gitdir, commondir).read_ref("HEAD")
     return head if head and all(c in "0123456789abcdef" for c in head) else None
+
+
+def _behind_link(repo: Repo, paths: list[str]) -> set[str]:
+    """Of PATHS, those whose directory is not a directory on disk: gone, a file, or a symbolic link (a directory
+    replaced by a link to another). Reading them would follow the link, maybe out of the work tree."""
+    real: dict[str, bool] = {"": True}
+
+    def is_dir(rel: str) -> bool:
+        if rel not in real:
+            try:
+                mode = os.lstat(os.path.join(repo.root, rel)).st_mode if is_dir(os.path.dirname(rel)) else 0
+            except OSError:
+                mode = 0
+            real[rel] = stat.S_ISDIR(mode)
+        return real[rel]
+
+    return {p for p in paths if not is_dir(os.path.dirname(p))}
 
 
 def _hash_with_git(repo: Repo, paths: list[str], limit: int) -> list[PathState] | None:

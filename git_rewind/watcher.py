@@ -53,6 +53,7 @@ class Watcher:
         self.epoch = 1
         self.events = 0
         self.root_gone = False
+        self.rewatch = False  # a .gitignore changed: a directory ignored whole (so unwatched) may no longer be
         self._cookie_seq = 0
         self._cookie_wd = self.inotify.add_watch(cookie_dir, _COOKIE_MASK)
         self.watch_all()
@@ -70,6 +71,7 @@ class Watcher:
         self.wds.clear()
         self.nested.clear()
         self.ignored = self._ignored_dirs("")
+        self.rewatch = False
         self._mark_doubt()
         self._watch_tree("")
 
@@ -173,6 +175,7 @@ class Watcher:
             if name == ".gitignore":  # rules changed: what is ignored, and so watched, may change
                 self._mark(path)
                 self._mark_doubt()
+                self.rewatch = True
                 continue
             if event.mask & flags.ISDIR:
                 if event.mask & (flags.MOVED_FROM | flags.MOVED_TO):

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import daemon
 from helpers.samples import AGENT_ENV
 from helpers.workdir import Workdir, git_env
 
@@ -57,7 +59,6 @@ def project(repo: Workdir) -> Workdir:
     return repo
 
 
-
 @pytest.fixture
 def agent_project(project: Workdir, home: Path) -> Workdir:
     """`project` with no agent in its environment and the hook's outside-repository log under HOME."""
@@ -65,3 +66,15 @@ def agent_project(project: Workdir, home: Path) -> Workdir:
         project.env.pop(key, None)
     project.env["XDG_STATE_HOME"] = str(home / ".local" / "state")
     return project
+
+
+@pytest.fixture
+def daemons(tmp_path: Path) -> Iterator[list[Workdir]]:
+    """Work trees whose file-watcher daemon the test starts: each is stopped after it (`git rewind daemon
+    stop`), and any daemon still running under the test's directory is then killed by its pid."""
+    started: list[Workdir] = []
+    yield started
+    for w in started:
+        if w.path.is_dir():  # a test may delete its work tree (the daemon then exits by itself)
+            w.rewind("daemon", "stop")
+    daemon.reap(tmp_path)

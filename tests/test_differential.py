@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 from helpers.agentcli import disk_files
+from helpers.oracle import agree, file_hash, oracle_tree
 from helpers.workdir import Workdir, git_env
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
@@ -134,56 +135,6 @@ def _skipped(w: Workdir) -> set[str]:
     return {r[2:] for r in w.git("ls-files", "-v", "-z").split("\0") if r[:1] == "S"}
 
 
-def _oracle_tree(w: Workdir) -> str:
-    """`git add -A` + `write-tree` in a copy of the user's index, as a checkpoint's private index means it."""
-    index = w.path / ".git" / "index"
-    scratch = w.path / ".git" / "oracle-index"
-    if index.exists():
-        shutil.copy2(index, scratch)  # its mtime too: git re-hashes entries as new as the index file
-    env = {**w.env, "GIT_INDEX_FILE": str(scratch)}
-
-    def git(*args: str, input: bytes | None = None) -> bytes:
-        return subprocess.run(["git", *args], cwd=w.path, env=env, input=input, capture_output=True,
-                              check=True).stdout
-
-    if index.exists():
-        listed = git("ls-files", "-v", "-z").split(b"\0")
-        assumed = [r[2:] for r in listed if r[:1].islower()]
-        skipped = [r[2:] for r in listed if r[:1].upper() == b"S" and os.path.lexists(w.path / os.fsdecode(r[2:]))]
-        for flag, paths in (("--no-assume-unchanged", assumed), ("--no-skip-worktree", skipped)):
-            if paths:
-                git("update-index", flag, "-z", "--stdin", input=b"".join(p + b"\0" for p in paths))
-    tracked = set(git("ls-files", "-z").split(b"\0"))
-    spec = [b"."]
-    big = w.path / BIG
-    if big.is_file() and big.stat().st_size > LIMIT and BIG.encode() not in tracked:
-        spec.append(b":(exclude,literal,top)" + BIG.encode())
-    git("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", input=b"\0".join(spec))
-    tree = git("write-tree").decode().strip()
-    scratch.unlink()
-    return tree
-
-
-def _agree(w: Workdir, ours: str, oracle: str) -> bool:
-    """The trees are equal, or differ only where git's own answer depends on timing.
-
-    After an attribute change, a tracked file that did not change keeps its old blob while its
-    index entry is stat-clean, and is cleaned afresh when the entry is "racily clean" (as new as
-    the index file): the private index and the oracle's copy of the user's index have different
-    mtimes, so either may hold either blob. Such a path is accepted when one tree has the user's
-    index blob and the other the blob git makes of the file now.
-    """
-    if ours == oracle:
-        return True
-    out = w.git("diff-tree", "-r", "-z", "--no-renames", ours, oracle).split("\0")
-    for meta, path in zip(out[0:-1:2], out[1::2], strict=True):
-        _old_mode, _new_mode, mine, theirs, status = meta.lstrip(":").split()
-        staged = w.git("ls-files", "-s", "--", path).split()
-        if status != "M" or not staged or {mine, theirs} != {staged[1], _hash(w, path)}:
-            return False
-    return True
-
-
 def _checked_out(w: Workdir, commit: str, tmp: Path) -> Path:
     """What `git checkout-index` writes of COMMIT's tree, under its attributes and the repository's config."""
     out = tmp / "checkout"
@@ -204,15 +155,6 @@ def _user_index(w: Workdir) -> bytes:
 def _blobs(w: Workdir, commit: str) -> dict[str, str]:
     out = w.git("ls-tree", "-r", "-z", "--full-tree", commit)
     return {entry.split("\t", 1)[1]: entry.split()[2] for entry in out.split("\0") if entry}
-
-
-def _hash(w: Workdir, path: str) -> str:
-    """The blob git makes of PATH as it is on disk (its filters and eol conversion applied)."""
-    full = w.path / path
-    if full.is_symlink():
-        return subprocess.run(["git", "hash-object", "--stdin"], input=os.fsencode(os.readlink(full)), cwd=w.path,
-                              env=w.env, capture_output=True, check=True).stdout.decode().strip()
-    return w.git("hash-object", "--path", path, "--", path).strip()
 
 
 def _not_capturable(w: Workdir, paths: list[str]) -> set[str]:
@@ -250,17 +192,17 @@ def test_every_checkpoint_equals_gits_own_add_all_and_an_undo_writes_what_git_ch
                 assert run.returncode == 0, run.stderr
                 assert _user_index(w) == index_before
                 if "safety checkpoint" in run.stdout:
-                    assert _agree(w, w.tree_of("refs/rewind/manual"), safety_oracle), (op, run.stdout)
+                    assert agree(w, w.tree_of("refs/rewind/manual"), safety_oracle), (op, run.stdout)
                 continue
             _apply(w, op)
-            safety_oracle = _oracle_tree(w)  # what a checkpoint of this state must hold
+            safety_oracle = oracle_tree(w, LIMIT)  # what a checkpoint of this state must hold
             if op[0] != "snap":
                 continue
             index_before = _user_index(w)
             run = w.rewind("snap", "-m", f"step {len(checkpoints)}", "--allow-empty")
             assert run.returncode == 0, run.stderr
             assert _user_index(w) == index_before
-            assert _agree(w, w.tree_of("refs/rewind/manual"), safety_oracle), (op, run.stderr)
+            assert agree(w, w.tree_of("refs/rewind/manual"), safety_oracle), (op, run.stderr)
             checkpoints.append(w.git("rev-parse", "refs/rewind/manual").strip())
         target = checkpoints[pick % len(checkpoints)]
         seq = json.loads(w.git("notes", "--ref=rewind", "show", target))["seq"]
@@ -275,7 +217,7 @@ def test_every_checkpoint_equals_gits_own_add_all_and_an_undo_writes_what_git_ch
             if path in disk and disk[path] != value:
                 # Left as it was, as git's checkout leaves a file it sees as unchanged: the same blob.
                 safety = w.git("ls-tree", "refs/rewind/manual", "--", path)
-                assert disk[path] == disk_before.get(path) and _hash(w, path) == blobs[path], (
+                assert disk[path] == disk_before.get(path) and file_hash(w, path) == blobs[path], (
                     path, run.stdout, safety, disk_before.get(path), disk[path], value)
             elif path not in disk:
                 # only a path a checkpoint never captures may be missing

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 
+import pytest
 from helpers.workdir import Workdir
 
 
@@ -266,4 +267,48 @@ def test_a_tracked_file_a_rule_ignores_comes_back_into_checkpoints(project: Work
     project.ok("snap", "-m", "back")
     assert project.git("show", "refs/rewind/manual:keep.log") == "back again\n"
     assert "other.log" not in project.git("ls-tree", "--name-only", "refs/rewind/manual")
+    assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
+
+
+def test_a_tracked_file_that_a_rule_ignores_is_captured_when_it_is_made_again(project: Workdir) -> None:
+    """`build/` tracked, then ignored; `rm -r build`, then the build writes build/out.o again: git status shows it
+    modified (git tracks it), so a checkpoint holds it, as `git add -A` on a copy of the user's index does."""
+    project.write("build/out.o", "one\n")
+    project.commit_all("track build output")
+    project.ok("snap")
+    project.write(".gitignore", "build/\n")
+    project.ok("snap")
+    (project.path / "build" / "out.o").unlink()
+    project.ok("snap")
+    project.write("build/out.o", "two\n")
+    assert project.git("status", "--porcelain", "--", "build").strip() == "M build/out.o"
+    project.ok("snap")
+    assert project.git("show", "refs/rewind/manual:build/out.o", check=False) == "two\n"
+    assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
+
+
+@pytest.mark.xfail(strict=True, reason="the private index keeps the files it captured of a directory that then "
+                   "becomes a repository, and add -A updates them (found by test_watcher)")
+def test_a_captured_directory_that_becomes_a_repository_is_a_gitlink(project: Workdir) -> None:
+    project.write("vendor/lib/README", "a directory first\n")
+    project.ok("snap")
+    nested = Workdir(project.path / "vendor" / "lib", project.env)
+    nested.git("init", "-q")
+    nested.commit_all("its own history")
+    project.ok("snap")
+    assert project.git("ls-tree", "refs/rewind/manual", "vendor/lib").split()[:2] == ["160000", "commit"]
+    assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
+
+
+@pytest.mark.xfail(strict=True, reason="the private index keeps the gitlink of a nested repository whose .git is "
+                   "gone, and add -A never replaces it by the directory's files (found by test_watcher)")
+def test_a_nested_repository_whose_git_directory_goes_is_its_files_again(project: Workdir) -> None:
+    nested = Workdir(project.path / "vendor" / "lib", project.env)
+    nested.write("README", "a repository first\n")
+    nested.git("init", "-q")
+    nested.commit_all("its own history")
+    project.ok("snap")
+    subprocess.run(["rm", "-rf", str(nested.path / ".git")], check=True)
+    project.ok("snap")
+    assert project.git("show", "refs/rewind/manual:vendor/lib/README", check=False) == "a repository first\n"
     assert project.tree_of("refs/rewind/manual") == project.add_all_tree()

@@ -1,0 +1,93 @@
+"""The file-watcher daemon in tests: its account of itself, and making sure none outlives its test.
+
+A daemon is found by what it is, not by name: a process whose command line ends in `daemon run` and
+whose working directory (the work tree it was started in) lies under the test's own directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+from helpers.workdir import Workdir
+
+HANG = 10.0  # seconds: a command that takes longer hangs (a bound for hangs, never a timing measure)
+
+
+def status(w: Workdir, cwd: Path | None = None) -> dict:
+    """`git rewind daemon status --json`."""
+    return json.loads(w.ok("daemon", "status", "--json", cwd=cwd))
+
+
+def answered(w: Workdir, cwd: Path | None = None) -> dict[str, int]:
+    """How the running daemon answered `begin` so far: {"changes": n, "full": n}."""
+    info = status(w, cwd)
+    assert info["running"], info
+    return info["answered"]
+
+
+def state(gitdir: Path) -> dict:
+    """rewind/daemon.json of a git directory (a linked worktree's own under .git/worktrees/<name>)."""
+    try:
+        return json.loads((gitdir / "rewind" / "daemon.json").read_text())
+    except (FileNotFoundError, ValueError):
+        return {}
+
+
+def pids_under(root: Path) -> list[int]:
+    """Daemons (`… daemon run`) running in a work tree under ROOT."""
+    found = []
+    real = os.path.realpath(root)
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                cmdline = fh.read().split(b"\0")
+            cwd = os.readlink(f"/proc/{name}/cwd")
+        except OSError:
+            continue
+        if cmdline[-3:-1] == [b"daemon", b"run"] and (cwd == real or cwd.startswith(real + "/")) and alive(int(name)):
+            found.append(int(name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """PID runs (a zombie no longer does: nobody of ours reaps a daemon, it is not our child)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False
+
+
+def wait_gone(pid: int, timeout: float = HANG) -> bool:
+    deadline = time.monotonic() + timeout
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def reap(root: Path) -> list[int]:
+    """Kill (SIGCONT, then SIGKILL) every daemon left under ROOT; returns their pids."""
+    left = pids_under(root)
+    for pid in left:
+        for sig in (signal.SIGCONT, signal.SIGKILL):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+    for pid in left:
+        wait_gone(pid)
+    return left
+
+
+def stop(w: Workdir) -> None:
+    """`git rewind daemon stop`, then whatever did not go is killed."""
+    w.rewind("daemon", "stop")
+    reap(w.path)

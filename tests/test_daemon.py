@@ -1,0 +1,385 @@
+"""The file-watcher daemon as a person and a hook meet it: `git rewind daemon start|stop|status`, hooks that
+start it, and everything that can go wrong around it.
+
+Whatever happens to the daemon (a filesystem without events, the machine's watch limit, SIGKILL, SIGSTOP
+in the middle of a question, a second daemon, a socket left by a dead one, another installation asking),
+every checkpoint is still git's own `add -A` tree, `status` says in one line what is going on, and no
+command hangs: each is run with a bound (helpers.daemon.HANG, 10 s) that only a hang exceeds, never a
+timing measure. The daemon's own count of how it answered (`daemon status --json`) proves which path, its
+paths or the fallback scan, built a checkpoint. Every daemon a test starts is stopped after it (the
+`daemons` fixture).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from helpers import daemon
+from helpers.session import Agent, decisions
+from helpers.workdir import REWIND, Run, Workdir
+
+HANG = daemon.HANG
+
+
+def _run(w: Workdir, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> Run:
+    """`git rewind ARGS`, which must return before HANG seconds (a hang fails the test, not a slow machine)."""
+    proc = subprocess.run([*REWIND, *args], cwd=cwd or w.path, env={**w.env, **(env or {})}, capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, timeout=HANG)
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def _snap(w: Workdir, cwd: Path | None = None, ref: str = "refs/rewind/manual") -> str:
+    """A checkpoint, whose tree must be git's own `add -A`; returns it."""
+    run = _run(w, "snap", "--allow-empty", "-m", "checkpoint", cwd=cwd)
+    assert run.returncode == 0, run.stderr
+    tree = w.git("rev-parse", f"{ref}^{{tree}}", cwd=cwd).strip()
+    expected = Workdir(cwd, w.env).add_all_tree() if cwd else w.add_all_tree()
+    assert tree == expected
+    return tree
+
+
+def _start(w: Workdir, daemons: list[Workdir], cwd: Path | None = None, env: dict[str, str] | None = None) -> int:
+    daemons.append(Workdir(cwd, w.env) if cwd else w)
+    run = _run(w, "daemon", "start", cwd=cwd, env=env)
+    assert run.returncode == 0, run.stderr
+    info = daemon.status(w, cwd)
+    assert info["running"], info
+    return int(info["pid"])
+
+
+def _wait(condition, what: str) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + HANG
+    while not condition():
+        assert time.monotonic() < deadline, f"still waiting after {HANG} s for {what}"
+        time.sleep(0.05)
+
+
+def _one_line_error(run: Run, *words: str) -> None:
+    assert run.returncode != 0
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert all(word in lines[0] for word in words), run.stderr
+
+
+def _status_line(w: Workdir) -> str:
+    lines = [x for x in w.ok("status").splitlines() if x.startswith("daemon: ")]
+    assert len(lines) == 1
+    return lines[0]
+
+
+@pytest.fixture
+def tree(project: Workdir) -> Workdir:
+    """`project` with a few more directories than a small watch limit allows."""
+    for rel in ("lib/a/x.py", "lib/b/y.py", "docs/guide/intro.md"):
+        project.write(rel, f"{rel}\n")
+    return project
+
+
+# the fast path, proved ---------------------------------------------------------------------------
+
+
+def test_a_running_daemon_names_what_changed_and_the_checkpoint_is_gits_own(tree: Workdir,
+                                                                           daemons: list[Workdir]) -> None:
+    pid = _start(tree, daemons)
+    _snap(tree)  # its first question: no base yet, a full scan
+    assert daemon.status(tree)["last_full"] == "no base yet"
+    assert daemon.answered(tree) == {"changes": 0, "full": 1}
+    tree.write("src/app.py", "print('changed')\n")
+    tree.write("lib/c/new.py", "new\n")
+    (tree.path / "notes.txt").unlink()
+    _snap(tree)
+    assert daemon.answered(tree) == {"changes": 1, "full": 1}
+    line = _status_line(tree)
+    assert f"(pid {pid})" in line and "running since" in line
+    assert _run(tree, "daemon", "stop").stdout.strip() == "daemon stopped"
+    assert daemon.wait_gone(pid)
+    assert not (tree.path / ".git" / "rewind" / "daemon.sock").exists()
+    assert _run(tree, "daemon", "stop").stdout.strip() == "no daemon was running"
+
+
+# where it cannot run -----------------------------------------------------------------------------
+
+
+def test_on_a_filesystem_without_events_start_fails_in_one_line_and_says_why(tree: Workdir,
+                                                                              daemons: list[Workdir]) -> None:
+    daemons.append(tree)
+    run = _run(tree, "daemon", "start", env={"GIT_REWIND_DAEMON_FSTYPE": "nfs"})
+    _one_line_error(run, "could not start", "nfs")
+    info = daemon.status(tree)
+    assert not info["running"] and "nfs" in info["reason"], info
+    assert "not running (the work tree is on nfs" in _status_line(tree)
+    assert daemon.pids_under(tree.path) == []
+    tree.write("src/app.py", "print('changed')\n")
+    _snap(tree)
+    _snap(tree)
+
+
+def test_at_the_watch_limit_start_fails_in_one_line_and_says_why(tree: Workdir, daemons: list[Workdir]) -> None:
+    daemons.append(tree)
+    run = _run(tree, "daemon", "start", env={"GIT_REWIND_DAEMON_MAX_WATCHES": "2"})
+    _one_line_error(run, "could not start", "watch limit")
+    info = daemon.status(tree)
+    assert not info["running"] and "watch limit" in info["reason"], info
+    assert "watch limit reached" in _status_line(tree)
+    assert daemon.pids_under(tree.path) == []
+    tree.write("lib/a/x.py", "changed\n")
+    _snap(tree)
+    # Once the limit is no longer reached, it starts.
+    _start(tree, daemons)
+    _snap(tree)
+    tree.write("lib/b/y.py", "changed\n")
+    _snap(tree)
+    assert daemon.answered(tree)["changes"] == 1
+
+
+# killed, stopped, stale ---------------------------------------------------------------------------
+
+
+def test_a_stopped_then_killed_daemon_costs_a_full_scan_never_a_hang_and_start_replaces_it(
+        tree: Workdir, daemons: list[Workdir]) -> None:
+    pid = _start(tree, daemons)
+    _snap(tree)
+    os.kill(pid, signal.SIGSTOP)  # stuck in the middle of every question from now on
+    try:
+        tree.write("src/app.py", "print('while stopped')\n")
+        _snap(tree)  # it waits half a second for an answer, then scans the whole tree itself
+        info = daemon.status(tree)
+        assert not info["running"] and info["reason"] == "not answering", info
+        assert "not running (not answering)" in _status_line(tree)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+    assert daemon.wait_gone(pid)
+    assert (tree.path / ".git" / "rewind" / "daemon.sock").exists()  # left behind, refusing connections
+    tree.write("src/app.py", "print('after the kill')\n")
+    _snap(tree)
+    assert not daemon.status(tree)["running"]
+    new = _start(tree, daemons)
+    assert new != pid
+    _snap(tree)
+    tree.write("lib/a/x.py", "changed\n")
+    _snap(tree)
+    assert daemon.answered(tree) == {"changes": 1, "full": 1}
+
+
+def test_start_and_stop_with_a_daemon_that_does_not_answer(tree: Workdir, daemons: list[Workdir]) -> None:
+    """kill -STOP (a debugger, a suspended terminal): start says so instead of waiting 30 s, stop ends it."""
+    pid = _start(tree, daemons)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        _one_line_error(_run(tree, "daemon", "start"), f"pid {pid}", "does not answer")
+        assert _run(tree, "daemon", "stop").stdout.strip() == "daemon stopped"
+        assert daemon.wait_gone(pid)
+    finally:
+        daemon.reap(tree.path)
+    _snap(tree)
+
+
+def test_stop_never_signals_a_process_that_took_a_dead_daemons_pid(tree: Workdir, daemons: list[Workdir]) -> None:
+    daemons.append(tree)
+    other = subprocess.Popen(["sleep", "60"], cwd=tree.path)
+    try:
+        rewind = tree.path / ".git" / "rewind"
+        rewind.mkdir(parents=True, exist_ok=True)
+        (rewind / "daemon.json").write_text(json.dumps({"pid": other.pid, "started": "2026-01-01T00:00:00Z"}))
+        assert _run(tree, "daemon", "stop").stdout.strip() == "no daemon was running"
+        assert daemon.status(tree) == {"running": False}
+        assert other.poll() is None
+        _start(tree, daemons)  # and a hook or start does not take it for a running daemon
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_a_daemon_killed_while_the_scanner_waits_for_its_answer(tree: Workdir, daemons: list[Workdir]) -> None:
+    pid = _start(tree, daemons)
+    _snap(tree)
+    os.kill(pid, signal.SIGSTOP)
+    tree.write("src/app.py", "print('asked, then killed')\n")
+    snap = subprocess.Popen([*REWIND, "snap", "--allow-empty"], cwd=tree.path, env=tree.env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    time.sleep(0.2)  # most likely waiting for the answer now; either way the result is the same
+    os.kill(pid, signal.SIGKILL)
+    out, err = snap.communicate(timeout=HANG)
+    assert snap.returncode == 0, err
+    assert tree.tree_of("refs/rewind/manual") == tree.add_all_tree()
+    assert daemon.wait_gone(pid)
+    tree.fsck()
+
+
+def test_a_socket_left_by_a_dead_daemon_is_passed_over_and_start_replaces_it(tree: Workdir,
+                                                                              daemons: list[Workdir]) -> None:
+    rewind = tree.path / ".git" / "rewind"
+    rewind.mkdir(parents=True, exist_ok=True)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(rewind / "daemon.sock"))
+    stale.close()  # bound, never listened to, not removed: what a SIGKILLed daemon leaves
+    (rewind / "daemon.json").write_text(json.dumps({"pid": 2**22 + 12345, "started": "2026-01-01T00:00:00Z"}))
+    _snap(tree)
+    assert daemon.status(tree) == {"running": False}
+    assert _status_line(tree) == "daemon: not running"
+    _start(tree, daemons)
+    _snap(tree)
+    tree.write("src/app.py", "print('changed')\n")
+    _snap(tree)
+    assert daemon.answered(tree)["changes"] == 1
+
+
+def test_two_daemons_started_at_once_leave_exactly_one(tree: Workdir, daemons: list[Workdir]) -> None:
+    daemons.append(tree)
+    procs = [subprocess.Popen([*REWIND, "daemon", "run"], cwd=tree.path, env=tree.env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(2)]
+    try:
+        _wait(lambda: any(p.poll() is not None for p in procs), "one of two daemons to step down")
+        loser = next(p for p in procs if p.poll() is not None)
+        winner = next(p for p in procs if p is not loser)
+        assert loser.returncode == 0
+        _wait(lambda: daemon.status(tree)["running"], "the other daemon to answer")
+        assert daemon.status(tree)["pid"] == winner.pid and winner.poll() is None
+        assert daemon.pids_under(tree.path) == [winner.pid]
+        _snap(tree)
+        tree.write("src/app.py", "print('changed')\n")
+        _snap(tree)
+        assert daemon.answered(tree)["changes"] == 1
+        assert _run(tree, "daemon", "stop").returncode == 0
+        assert winner.wait(timeout=HANG) == 0
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+# when it exits by itself -------------------------------------------------------------------------
+
+
+def test_an_idle_daemon_exits_and_the_next_checkpoint_scans_the_tree(tree: Workdir,
+                                                                     daemons: list[Workdir]) -> None:
+    pid = _start(tree, daemons, env={"GIT_REWIND_DAEMON_IDLE_MINUTES": "0.02"})  # 1.2 s without a question
+    _snap(tree)
+    assert daemon.wait_gone(pid)
+    assert not (tree.path / ".git" / "rewind" / "daemon.sock").exists()
+    assert daemon.status(tree) == {"running": False}
+    tree.write("src/app.py", "print('changed')\n")
+    _snap(tree)
+
+
+def test_an_idle_time_of_zero_is_refused_or_start_says_the_daemon_exited(tree: Workdir,
+                                                                         daemons: list[Workdir]) -> None:
+    daemons.append(tree)
+    run = _run(tree, "daemon", "start", env={"GIT_REWIND_DAEMON_IDLE_MINUTES": "0"})
+    _one_line_error(run, "daemon")
+    assert daemon.pids_under(tree.path) == []
+    _snap(tree)
+
+
+def test_a_daemon_exits_when_its_work_tree_is_deleted(tree: Workdir, daemons: list[Workdir]) -> None:
+    pid = _start(tree, daemons)
+    _snap(tree)
+    import shutil
+
+    shutil.rmtree(tree.path)
+    assert daemon.wait_gone(pid)
+
+
+def test_a_daemon_steps_down_when_another_installation_asks(tree: Workdir, daemons: list[Workdir]) -> None:
+    pid = _start(tree, daemons)
+    _snap(tree)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(HANG)
+        sock.connect(str(tree.path / ".git" / "rewind" / "daemon.sock"))
+        sock.sendall(json.dumps({"op": "begin", "fingerprint": "0.0.1 another installation", "rules": ""}).encode()
+                     + b"\n")
+        answer = json.loads(sock.makefile("rb").readline())
+    assert answer == {"stopping": True, "why": "upgraded"}
+    assert daemon.wait_gone(pid)
+    tree.write("src/app.py", "print('changed')\n")
+    _snap(tree)
+
+
+# started by a hook -------------------------------------------------------------------------------
+
+
+def test_a_hook_in_a_repository_past_daemon_min_files_starts_it_detached(agent_project: Workdir,
+                                                                         daemons: list[Workdir]) -> None:
+    w = agent_project
+    daemons.append(w)
+    agent = Agent(w, env={"GIT_REWIND_DAEMON_MIN_FILES": "3", "GIT_REWIND_ANTI_SPAM_SECONDS": "0"})
+    payload = json.dumps(agent.payload("UserPromptSubmit", prompt="go", prompt_id="p1"))
+    hook = subprocess.Popen([*REWIND, "hook"], cwd=w.path, env={**w.env, **agent.env}, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # Returns once the hook exits and nothing else holds its pipes: the daemon inherited none of them.
+    out, err = hook.communicate(payload.encode(), timeout=HANG)
+    assert (hook.returncode, err) == (0, b"")
+    _wait(lambda: daemon.status(w)["running"], "the daemon the hook started")
+    assert decisions(w)[-1]["daemon"] == "started"
+    pid = daemon.status(w)["pid"]
+    assert daemon.pids_under(w.path) == [pid] and pid != hook.pid
+    # The next hooks see it running and start no other; the first checkpoint it is asked for is its base.
+    for n in (2, 3):
+        w.write("src/app.py", f"print('change {n}, which the daemon names')\n" * 5)
+        assert "daemon" not in agent.send("UserPromptSubmit", prompt=f"prompt {n}", prompt_id=f"p{n}")
+    assert daemon.answered(w) == {"changes": 1, "full": 1}
+    assert w.tree_of("refs/rewind/sess-1") == w.add_all_tree()
+    assert daemon.pids_under(w.path) == [pid]
+
+
+def test_a_hook_below_daemon_min_files_starts_none(agent_project: Workdir, daemons: list[Workdir]) -> None:
+    daemons.append(agent_project)
+    agent = Agent(agent_project, env={"GIT_REWIND_DAEMON_MIN_FILES": "100"})
+    agent.prompt("go")
+    assert "daemon" not in decisions(agent_project)[-1]
+    assert daemon.pids_under(agent_project.path) == []
+
+
+# linked worktrees --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["linked", "w" * 120])
+def test_a_linked_worktree_has_its_own_daemon(tree: Workdir, daemons: list[Workdir], tmp_path: Path,
+                                              name: str) -> None:
+    linked = tmp_path / name
+    tree.git("worktree", "add", "-q", str(linked))
+    gitdir = tree.path / ".git" / "worktrees" / name / "rewind"
+    assert name == "linked" or len(os.fsencode(gitdir / "daemon.sock")) > 107
+    pid = _start(tree, daemons, cwd=linked)
+    assert (gitdir / "daemon.sock").exists()
+    assert not (tree.path / ".git" / "rewind" / "daemon.sock").exists()
+    assert daemon.state(tree.path / ".git" / "worktrees" / name)["pid"] == pid
+    _snap(tree, cwd=linked)
+    (linked / "src" / "app.py").write_text("print('in the linked worktree')\n")
+    _snap(tree, cwd=linked)
+    assert daemon.answered(tree, cwd=linked) == {"changes": 1, "full": 1}
+    assert not daemon.status(tree)["running"]  # the main work tree has none of its own
+    _snap(tree)
+    main = _start(tree, daemons)
+    assert main != pid and sorted(daemon.pids_under(tmp_path)) == sorted([main, pid])
+
+
+# a restore under a running daemon ----------------------------------------------------------------
+
+
+def test_an_undo_with_the_daemon_running_is_byte_exact_and_the_next_checkpoint_sees_it(
+        tree: Workdir, daemons: list[Workdir]) -> None:
+    _start(tree, daemons)
+    _snap(tree)
+    first = json.loads(tree.ok("list", "--json", "-n", "1"))[0]["seq"]
+    state = tree.state()
+    tree.write("src/app.py", "print('edited')\n")
+    tree.write("lib/new/module.py", "new\n")
+    (tree.path / "lib" / "a" / "x.py").unlink()
+    (tree.path / "bin" / "run.sh").chmod(0o644)
+    _snap(tree)
+    run = _run(tree, "undo", str(first), "--yes")
+    assert run.returncode == 0, run.stderr
+    assert tree.state() == state
+    _snap(tree)
+    tree.write("docs/after.md", "after the undo\n")
+    _snap(tree)
+    assert daemon.answered(tree)["changes"] >= 2
