@@ -234,11 +234,7 @@ def launch(repo: Repo, wait: float = 30.0) -> dict[str, object]:
             raise RewindError(f"the daemon could not start: {state['failed']}")
         # Exit status 0 without having run: another daemon holds the lock, and answers soon (unless it is stuck).
         if proc is not None and proc.poll() is not None and (proc.returncode or "stopped" in state):
-            from . import config
-
-            idle = config.load_or_defaults(repo.root)[0]["daemon_idle_minutes"].value
-            why = "daemon_idle_minutes is 0" if not idle else f"exit status {proc.returncode}"
-            raise RewindError(f"the daemon exited as soon as it started ({why})")
+            raise RewindError(f"the daemon exited as soon as it started (exit status {proc.returncode})")
         if proc is not None and proc.poll() == 0 and ours(repo, state.get("pid")):
             stuck = stuck or time.monotonic()
             if time.monotonic() - stuck > 2:

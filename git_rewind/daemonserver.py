@@ -10,7 +10,7 @@ delimited JSON requests one at a time, between reading file events (watcher.py):
 - `done` {epoch, tree}: TREE holds every change up to EPOCH: it is the base from now on;
 - `status`, `stop`.
 
-It exits after `daemon_idle_minutes` without a `begin`, on `stop`, when the work tree or its git
+It exits after `daemon_idle_minutes` without a `begin` (0: never for that), on `stop`, when the work tree or its git
 directory goes away, and when a command of another installation asks (an upgrade).
 """
 
@@ -174,7 +174,7 @@ class Server:
         sel.register(self.listener, selectors.EVENT_READ, "listen")
         checked = time.monotonic()
         while self.running:
-            left = self.idle - (time.monotonic() - self.last_request)
+            left = self.idle - (time.monotonic() - self.last_request) if self.idle else 60.0  # 0: never idles out
             if left <= 0:
                 return
             for key, _mask in sel.select(timeout=min(left, 60.0)):
