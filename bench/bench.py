@@ -433,10 +433,10 @@ class Bench:
         return ms
 
     def daemon_warm(self) -> None:
-        """Start the daemon (untimed) and take the checkpoint that gives it a base."""
+        """Start the daemon (untimed: it scans the tree once, its base) and take a first checkpoint with it."""
         self.daemon_start()
         wait_for_next_second(self.last_change)
-        self.daemon_snap(how="full")  # "changes the watcher could not follow exactly": none seen yet
+        self.daemon_snap(how="changes")
         self.daemon_snap(how="changes")
 
     def daemon_idle(self, seconds: float) -> dict[str, Any]:
