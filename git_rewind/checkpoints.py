@@ -296,12 +296,9 @@ def stats(repo: Repo) -> dict[str, Any]:
     sessions: dict[str, int] = {}
     for item in items:
         sessions[item.session] = sessions.get(item.session, 0) + 1
-    storage = 0
-    refs = [f"refs/rewind/{name}" for name in repo.session_refs()]
-    if items and refs:
-        # Objects reachable from our refs and not from the user's own history: what we add.
-        out = repo.git(["rev-list", "--objects", "--disk-usage", *refs, NOTES_REF, "--not", "--branches", "--tags"])
-        storage = int(out.strip() or 0)
+    from .storage import measure
+
+    storage = measure(repo, items) if items else 0
 
     def brief(item: Checkpoint) -> dict[str, Any]:
         return {"seq": item.seq, "created": item.note.created, "message": item.message}

@@ -529,29 +529,65 @@ def redo_command(dry_run: bool, yes: bool) -> None:
         click.echo(f"{more} more redo{'s' if more != 1 else ''} available (git rewind redo)")
 
 
+def _seqs(items: list[checkpoints.Checkpoint]) -> str:
+    """`#1..#3, #5`: the sequence numbers of ITEMS, runs shortened."""
+    seqs = sorted(c.seq for c in items)
+    runs: list[list[int]] = []
+    for seq in seqs:
+        if runs and seq == runs[-1][1] + 1:
+            runs[-1][1] = seq
+        else:
+            runs.append([seq, seq])
+    return ", ".join(f"#{a}" if a == b else f"#{a}..#{b}" for a, b in runs)
+
+
+def _size(value: str) -> int:
+    try:
+        return config.parse_size(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 @cli.command("gc", context_settings=CONTEXT)
 @click.option("--keep", type=click.IntRange(min=0), help="Keep the newest N checkpoints [config gc_keep: 1000].")
 @click.option("--older-than", "older_than", type=click.IntRange(min=0),
               help="Drop checkpoints older than DAYS [config gc_older_than_days: 30].")
+@click.option("--max-size", "max_size", metavar="SIZE", type=_size,
+              help="Then drop the oldest until the store takes at most SIZE, e.g. 500M; 0: no cap "
+                   "[config max_store_size: 1G].")
 @click.option("--dry-run", is_flag=True, help="Say what would be dropped; drop nothing.")
-def gc_command(keep: int | None, older_than: int | None, dry_run: bool) -> None:
+def gc_command(keep: int | None, older_than: int | None, max_size: int | None, dry_run: bool) -> None:
     """Drop old checkpoints and their notes so that `git gc` can prune them."""
     from . import gc
+    from .storage import human
 
     repo = Repo.discover()
     settings = config.for_repo(repo)
     keep = settings["gc_keep"] if keep is None else keep
     days = settings["gc_older_than_days"] if older_than is None else older_than
+    max_size = settings["max_store_size"] if max_size is None else max_size
     result = gc.collect(repo, keep, days, dry_run=dry_run)
+    capped = gc.cap(repo, max_size, dry_run=dry_run, dropping=result.dropped if dry_run else None)
     verb = "would drop" if dry_run else "dropped"
-    if not result.dropped:
+    if not result.dropped and not capped.dropped:
         click.echo(f"nothing to drop ({len(result.kept)} checkpoints kept)")
-        return
-    seqs = [c.seq for c in result.dropped]
-    click.echo(f"{verb} {len(seqs)} checkpoints (#{min(seqs)}..#{max(seqs)}), kept {len(result.kept)}")
-    for session in result.sessions_removed:
-        click.echo(f"{verb} session {session}")
-    if not dry_run:
+    if result.dropped:
+        click.echo(f"{verb} {len(result.dropped)} checkpoints ({_seqs(result.dropped)}), kept {len(result.kept)}")
+        for session in result.sessions_removed:
+            click.echo(f"{verb} session {session}")
+    if capped.dropped:
+        click.echo(f"{verb} {len(capped.dropped)} {'more ' if result.dropped else ''}checkpoints "
+                   f"({_seqs(capped.dropped)}) for max_store_size {human(max_size)}, kept {capped.kept}")
+    size = f"{'about ' if dry_run and capped.dropped else ''}{human(capped.after)}"
+    if capped.unmet:
+        click.echo(f"the store {'would still take' if dry_run else 'still takes'} {size}, over max_store_size "
+                   f"{human(max_size)}: only what gc must keep is left (each work tree's newest checkpoint and "
+                   "redo stack; git rewind status)")
+    else:
+        now = " now" if dry_run and not capped.dropped else ""  # before what the dry run would drop
+        click.echo(f"the store {'would take' if dry_run and not now else 'takes'} {size}{now}"
+                   + (f" of max_store_size {human(max_size)}" if max_size else " (no max_store_size)"))
+    if not dry_run and (result.dropped or capped.dropped):
         click.echo("their objects go at your next `git gc` (now: git gc --prune=now)")
 
 
@@ -744,6 +780,14 @@ def status_command(limit: int, as_json: bool) -> None:
     click.echo(f"redos available: {info.redos}" + (" (git rewind redo)" if info.redos else ""))
     if info.daemon is not None:
         click.echo(f"daemon: {_daemon_line(info.daemon)}")
+    if info.store is not None:
+        from .storage import human
+
+        cap = f"max_store_size {human(info.store.max_size)}" if info.store.max_size else "no max_store_size"
+        click.echo(f"store: {human(info.store.size)} ({cap})")
+        warning = info.store.warning()
+        if warning:
+            click.echo(f"warning: {warning}")
     click.echo("recent hook decisions:" if info.decisions else "recent hook decisions: none yet")
     for entry in info.decisions:
         what = " ".join(str(x) for x in (entry.get("event"), entry.get("tool")) if x)

@@ -28,6 +28,8 @@ DEFAULTS: dict[str, Any] = {
     "daemon": "auto",
     "daemon_min_files": 5000,
     "daemon_idle_minutes": 30,
+    # What the checkpoints' own objects may take on disk (storage.py); 0: no cap.
+    "max_store_size": 1 << 30,
     # When hooks checkpoint: see policy.py.
     "tier": "balanced",
     "anti_spam_seconds": None,  # None: the tier's (minimal 0, balanced 30, aggressive 15)
@@ -167,6 +169,7 @@ _CONVERT = {
     "daemon": _daemon_mode,
     "daemon_min_files": _non_negative_int,
     "daemon_idle_minutes": _non_negative_number,
+    "max_store_size": parse_size,
     "tier": _tier,
     "anti_spam_seconds": _non_negative_int,
     "min_change_chars": _non_negative_int,

@@ -306,6 +306,7 @@ def _checkpoint(repo: Repo, event: Event, decision: Decision, settings: dict[str
         allow_empty=decision.allow_empty,
         max_file_size=settings["max_file_size"],
         auto_pack=settings["auto_pack"],
+        max_store_size=settings["max_store_size"],
         attribute=settings["tier"] != "minimal",
         kind=event.kind,
     )

@@ -113,6 +113,7 @@ def run(options: dict[str, Any]) -> int:
         allow_empty=bool(options.get("allow_empty") or options.get("message") or options.get("tags")),
         max_file_size=settings["max_file_size"],
         auto_pack=settings["auto_pack"],
+        max_store_size=settings["max_store_size"],
     )
     result = store.save(repo, request)
     note = result.note

@@ -8,6 +8,7 @@ from .repo import Repo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from .checkpoints import Checkpoint
     from .note import Json
 
 # The settings that decide what hooks do.
@@ -19,11 +20,11 @@ class Status:
     """Everything `status` shows."""
 
     __slots__ = ("repository", "config_error", "settings", "installed", "mcp_installed", "decisions", "redos",
-                 "daemon")
+                 "daemon", "store")
 
     def __init__(self, repository: str | None, config_error: str | None, settings: dict[str, config.Setting],
                  installed: list[tuple[str, str, str]], mcp_installed: list[tuple[str, str, str]],
-                 decisions: list[dict[str, Json]], redos: int | None = None) -> None:
+                 decisions: list[dict[str, Json]], redos: int | None = None, store: Store | None = None) -> None:
         self.repository = repository  # the work tree's root; None outside a repository
         self.config_error = config_error  # an invalid config: hooks run on the defaults meanwhile
         self.settings = settings  # POLICY_KEYS only
@@ -32,6 +33,7 @@ class Status:
         self.decisions = decisions  # the newest hook.log entries, oldest first
         self.redos = redos  # how many redos this work tree's redo stack holds (None outside a repository)
         self.daemon: dict[str, Json] | None = None  # the file-watcher daemon (daemon.describe); None outside
+        self.store = store  # the store's size and cap (None outside a repository)
 
     def as_json(self) -> dict[str, Json]:
         return {
@@ -43,12 +45,52 @@ class Status:
             "decisions": self.decisions,
             "redos": self.redos,
             "daemon": self.daemon,
+            "store": self.store.as_json() if self.store else None,
         }
+
+
+class Store:
+    """The store's size against max_store_size, and why it stays over when gc cannot bring it under."""
+
+    __slots__ = ("size", "max_size", "needed", "error")
+
+    def __init__(self, size: int, max_size: int, needed: int | None, error: str | None = None) -> None:
+        self.size = size  # bytes (storage.measure)
+        self.max_size = max_size  # 0: no cap
+        self.needed = needed  # over the cap: about what gc must keep takes (None: not over)
+        self.error = error  # why the last enforcement in the background failed
+
+    @property
+    def over(self) -> bool:
+        return self.max_size > 0 and self.size > self.max_size
+
+    @property
+    def unmet(self) -> bool:
+        """gc cannot meet the cap: what it must keep (redo stacks, newest checkpoints) is over it alone."""
+        return self.needed is not None and self.needed > self.max_size
+
+    def warning(self) -> str | None:
+        from .storage import human
+
+        if self.error:
+            return f"the last enforcement of max_store_size in the background failed: {self.error}"
+        if not self.over:
+            return None
+        if self.unmet:
+            return (f"the store ({human(self.size)}) is over max_store_size ({human(self.max_size)}) and gc cannot "
+                    f"bring it under: what it must keep (each work tree's redo stack and newest checkpoint) takes "
+                    f"about {human(self.needed or 0)}; git rewind redo, or raise max_store_size")
+        return (f"the store ({human(self.size)}) is over max_store_size ({human(self.max_size)}): git rewind gc "
+                "drops the oldest checkpoints (hooks start it in the background)")
+
+    def as_json(self) -> dict[str, Json]:
+        return {"bytes": self.size, "max_store_size": self.max_size, "over": self.over, "unmet": self.unmet,
+                "needed": self.needed, "error": self.error, "warning": self.warning()}
 
 
 def collect(limit: int, path: str | None = None) -> Status:
     """The status seen from PATH (default: the current directory), with the newest LIMIT decisions (0: all)."""
-    from . import hook, install, undo
+    from . import checkpoints, hook, install
     from .errors import NotARepository
 
     try:
@@ -57,12 +99,32 @@ def collect(limit: int, path: str | None = None) -> Status:
         repo = None
     root = repo.root if repo else None
     settings, error = config.load_or_defaults(root)
+    redos = store = None
+    if repo:
+        items = checkpoints.load_all(repo)
+        redos = len(checkpoints.redo_stack(checkpoints.of_worktree(items, repo.worktree)))
+        store = _store(repo, items, settings["max_store_size"].value)
     status = Status(root, error, {key: settings[key] for key in POLICY_KEYS},
                     install.installed(root), install.mcp_installed(root),
-                    hook.read_decisions(repo, limit) if repo else [],
-                    len(undo.redo_stack(repo)) if repo else None)
+                    hook.read_decisions(repo, limit) if repo else [], redos, store)
     if repo is not None:
         from . import daemon
 
         status.daemon = daemon.describe(repo)
     return status
+
+
+def _store(repo: Repo, items: list[Checkpoint], max_size: int) -> Store:
+    """The store's size; over MAX_SIZE, also about what gc must keep takes."""
+    from . import gc, storage
+
+    size = storage.measure(repo, items)
+    error = storage.read_state(repo).get("error")
+    error = error if isinstance(error, str) else None
+    if not max_size or size <= max_size:
+        return Store(size, max_size, None, error)
+    keep = gc.must_keep(repo, items)
+    kept = [c for c in items if c.seq in keep]
+    needed = storage.measure_kept(repo, kept, storage.commit_sizes(repo, [c.commit for c in kept]),
+                                  storage.attachments(repo))
+    return Store(size, max_size, needed, error)

@@ -36,7 +36,7 @@ class Request:
 
     __slots__ = ("session", "message", "agent", "trigger", "tool", "paths", "tags", "prompt",
                  "summary", "conversation", "rewind", "count_changes", "allow_empty", "max_file_size",
-                 "excludes_file", "auto_pack", "attachments", "attribute", "kind")
+                 "excludes_file", "auto_pack", "max_store_size", "attachments", "attribute", "kind")
 
     def __init__(
         self,
@@ -56,6 +56,7 @@ class Request:
         max_file_size: int = 50 * 1024 * 1024,
         excludes_file: str | None = None,
         auto_pack: int = 2000,
+        max_store_size: int = 0,
         attachments: Attachments | None = None,
         attribute: bool | None = None,
         kind: str | None = None,
@@ -76,6 +77,7 @@ class Request:
         self.max_file_size = max_file_size
         self.excludes_file = excludes_file
         self.auto_pack = auto_pack
+        self.max_store_size = max_store_size  # checked in the background now and then (storage.py); 0: never
         self.attachments = attachments
         # Record origins: False under the minimal tier (no prompt or turn end is checkpointed, so agent and
         # outside changes share checkpoints); None: as the repository's config says.
@@ -435,6 +437,10 @@ def _commit(
     write_atomic(os.path.join(repo.rewind_dir, LAST), f"{req.session} {commit} {new_tree} {seq}\n", makedirs=True)
     if req.auto_pack:
         maybe_pack(repo, req.auto_pack)
+    if req.max_store_size:
+        from . import storage
+
+        storage.maybe_enforce(repo, req.max_store_size)
     return Result(tip, note)
 
 

@@ -40,6 +40,7 @@ def test_layers_in_order(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 @pytest.mark.parametrize("text,needle", [
     ("gc_keep = -1\n", "gc_keep"),
     ("max_file_size = 'lots'\n", "max_file_size"),
+    ("max_store_size = '-1G'\n", "max_store_size"),
     ("gc_keep = \n", "invalid TOML"),
 ])
 def test_invalid_values_name_file_and_key(isolated: Path, text: str, needle: str) -> None:
@@ -205,6 +206,7 @@ def test_user_and_project_scopes(repo: Workdir, tmp_path: Path) -> None:
     ("gc_keep", "many", "gc_keep"),
     ("gc_keep", "-5", "must not be negative"),
     ("max_file_size", "lots", "not a size"),
+    ("max_store_size", "2 GB of it", "not a size"),
     ("tier", "reckless", "not a tier"),
     ("risky_prompts", "refactor (all", "not a regular expression"),
     ("critical_files", '["a", 1]', "not a list of strings"),
@@ -304,3 +306,11 @@ def test_a_negative_value_reaches_the_check_instead_of_being_read_as_an_option(r
     run = repo.rewind("config", "set", "anti_spam_seconds", "-5")
     assert run.returncode == 1 and "must not be negative: '-5'" in run.stderr and "No such option" not in run.stderr
     assert not (repo.path / ".git-rewind.toml").exists()
+
+
+def test_max_store_size_defaults_to_a_gibibyte_and_reads_sizes(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert config.load(str(isolated))["max_store_size"].value == 1 << 30
+    (isolated / ".git-rewind.toml").write_text("max_store_size = '2GiB'\n")
+    assert config.load(str(isolated))["max_store_size"].value == 2 << 30
+    monkeypatch.setenv("GIT_REWIND_MAX_STORE_SIZE", "0")  # no cap
+    assert config.load(str(isolated))["max_store_size"].value == 0

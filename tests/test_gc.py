@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 from helpers.checkpoints import listing, snaps
@@ -101,3 +102,69 @@ def test_checkpoints_go_on_after_gc_drops_everything_and_git_prunes_it(project: 
     assert project.ok("snap", "--session", "s").startswith("#3 ")
     assert project.tree_of("refs/rewind/s") == project.add_all_tree()
     project.fsck()
+# max_store_size --------------------------------------------------------------------------------------------
+
+
+def _big_snaps(w: Workdir, versions: list[int], size: int = 100 * 1024) -> None:
+    """A checkpoint of session s per version of big.bin: SIZE random bytes each (incompressible)."""
+    for i in versions:
+        (w.path / "big.bin").write_bytes(os.urandom(size))
+        w.ok("snap", "--session", "s", "-m", f"v{i}", env={"GIT_REWIND_MAX_STORE_SIZE": "0"})
+
+
+def _store_bytes(w: Workdir) -> int:
+    return int(json.loads(w.ok("status", "--json"))["store"]["bytes"])
+
+
+def test_max_size_drops_the_oldest_until_the_store_fits(project: Workdir) -> None:
+    _big_snaps(project, [1, 2, 3, 4, 5])
+    assert _store_bytes(project) > 500 * 1024
+    out = project.ok("gc", "--max-size", "250K", "--dry-run")
+    assert "would drop 3 checkpoints (#1..#3) for max_store_size 250.0 KiB, kept 2" in out
+    assert len(listing(project)) == 5
+    out = project.ok("gc", "--max-size", "250K")
+    assert "dropped 3 checkpoints (#1..#3) for max_store_size 250.0 KiB, kept 2" in out
+    assert [d["seq"] for d in listing(project)] == [5, 4]
+    assert 200 * 1024 < _store_bytes(project) <= 250 * 1024
+    assert "nothing to drop (2 checkpoints kept)" in project.ok("gc", "--max-size", "250K")
+    project.fsck()
+
+
+def test_the_cap_comes_from_config_and_zero_is_none(project: Workdir) -> None:
+    _big_snaps(project, [1, 2, 3])
+    project.write(".git-rewind.toml", 'max_store_size = "150K"\n')
+    assert "(no max_store_size)" in project.ok("gc", "--max-size", "0")
+    assert len(listing(project)) == 3
+    assert "dropped 2 checkpoints (#1..#2) for max_store_size 150.0 KiB" in project.ok("gc")
+
+
+def test_the_cap_never_drops_what_redo_needs_and_says_when_it_cannot_be_met(project: Workdir) -> None:
+    _big_snaps(project, [1, 2, 3])
+    project.ok("undo", "1", "--yes")  # #4: the safety checkpoint redo goes back to, holding v3
+    (project.path / "big.bin").unlink()
+    project.write("notes.txt", "small\n")
+    project.ok("snap", "--session", "s", "-m", "small")  # #5
+    project.write("notes.txt", "smaller\n")
+    project.ok("snap", "--session", "s", "-m", "smaller")  # #6
+    out = project.ok("gc", "--max-size", "50K")
+    assert "dropped 4 checkpoints (#1..#3, #5) for max_store_size 50.0 KiB, kept 2" in out
+    assert "the store still takes" in out and "over max_store_size 50.0 KiB" in out
+    assert [d["seq"] for d in listing(project)] == [6, 4]
+    project.ok("redo", "--yes")
+    assert len((project.path / "big.bin").read_bytes()) == 100 * 1024  # v3 is back
+    project.fsck()
+
+
+def test_the_cap_leaves_checkpoints_held_by_other_refs_alone(project: Workdir) -> None:
+    """A checkpoint whose commit lives outside refs/rewind/ (as a fetched one will) keeps its note and its ref."""
+    _big_snaps(project, [1, 2, 3])
+    first = listing(project)[-1]
+    note = {k: v for k, v in first.items() if k != "commit"}
+    elsewhere = project.git("commit-tree", "-m", "#0 fetched", project.tree_of(first["commit"])).strip()
+    project.git("update-ref", "refs/rewind-fetched/origin/s", elsewhere)
+    project.git("notes", "--ref=rewind", "add", "-m", json.dumps({**note, "seq": 0}), elsewhere)
+    project.ok("gc", "--max-size", "150K")
+    kept = {d["seq"]: d["commit"] for d in listing(project)}
+    assert 1 not in kept and kept[0] == elsewhere
+    assert project.git("rev-list", "refs/rewind/s").split() == [kept[3]]
+    assert project.git("rev-parse", "refs/rewind-fetched/origin/s").strip() == elsewhere

@@ -35,7 +35,7 @@ COMMANDS: dict[str, list[str]] = {
              "--agent-only", "--merge", "-p", "--patch"],
     "redo": ["--dry-run", "-y", "--yes"],
     "revert": ["--merge", "--dry-run", "-y", "--yes", "--only", "-p", "--patch"],
-    "gc": ["--keep", "--older-than", "--dry-run"],
+    "gc": ["--keep", "--older-than", "--max-size", "--dry-run"],
     "hook": ["--agent"],
     "mcp": ["--repo"],
     "install": ["--agent", "--scope", "--mcp"],

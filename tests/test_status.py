@@ -45,3 +45,32 @@ def test_an_invalid_config_shows_the_defaults_hooks_run_on_and_why(isolated: Any
     assert (info.settings["tier"].value, info.settings["tier"].source) == ("balanced", "default")
     outside = status.collect(5, str(tmp_path))
     assert outside.repository is None and outside.decisions == []
+
+
+def test_the_store_size_and_a_warning_when_gc_cannot_meet_the_cap(isolated: Any) -> None:
+    import os
+
+    project = isolated
+    project.write("big.bin", os.urandom(100 * 1024))
+    project.ok("snap", "--session", "s")  # #1
+    project.write("big.bin", os.urandom(100 * 1024))
+    project.ok("snap", "--session", "s")  # #2
+    info = status.collect(0, str(project.path))
+    assert info.store is not None and info.store.size > 200 * 1024 and info.store.max_size == 1 << 30
+    assert info.store.warning() is None and info.as_json()["store"]["over"] is False  # type: ignore[index]
+
+    project.write(".git-rewind.toml", 'max_store_size = "150K"\n')
+    info = status.collect(0, str(project.path))
+    assert info.store is not None and info.store.over and not info.store.unmet
+    assert "git rewind gc drops the oldest" in (info.store.warning() or "")
+
+    project.ok("undo", "1", "--yes")  # #3, on the redo stack, holds #2's big.bin
+    project.write(".git-rewind.toml", 'max_store_size = "50K"\n')
+    assert "dropped 2 checkpoints (#1..#2)" in project.ok("gc")  # #3 stays: still over
+    info = status.collect(0, str(project.path))
+    assert info.store is not None and info.store.unmet and info.store.needed is not None
+    assert info.store.needed > 100 * 1024
+    assert "gc cannot bring it under" in (info.store.warning() or "")
+    shown = project.ok("status")
+    assert "store: " in shown and "(max_store_size 50.0 KiB)" in shown and "warning: " in shown
+    assert json.loads(project.ok("status", "--json"))["store"]["unmet"] is True
