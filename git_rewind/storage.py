@@ -107,28 +107,46 @@ def on_our_chains(repo: Repo) -> set[str]:
 # the hook path: a cheap estimate, a detached enforcement -------------------------------------------
 
 
+LOOSE_SAMPLE = 2000  # loose objects stat'ed at most per estimate; beyond, the rest is extrapolated
+
+
 def objects_bytes(repo: Repo) -> int:
-    """The repository's object store on disk, from stat calls alone: every pack and index, every loose
-    object (a large file's blob is often one; auto_pack keeps them to a few thousand)."""
+    """The repository's object store on disk, from stat calls alone: every pack and index, and the loose
+    objects (a large file's blob is often one), every one while there are up to LOOSE_SAMPLE of them
+    (auto_pack keeps them near 2000), else those of the fan-out directories read by then, extrapolated
+    (starting at a directory that changes every second, so no directory is always left out)."""
     objects = os.path.join(repo.commondir, "objects")
     try:
-        folders = [name for name in os.listdir(objects) if len(name) == 2 or name == "pack"]
+        fanout = sorted(name for name in os.listdir(objects) if len(name) == 2)
     except FileNotFoundError:
         return 0
-    total = 0
-    for name in folders:
-        try:
-            with os.scandir(os.path.join(objects, name)) as entries:
-                for entry in entries:
-                    if name == "pack" and not entry.name.endswith((".pack", ".idx")):
-                        continue
-                    try:
-                        total += entry.stat(follow_symlinks=False).st_size
-                    except FileNotFoundError:  # a repack removed it meanwhile
-                        pass
-        except (FileNotFoundError, NotADirectoryError):
-            pass
-    return total
+    total = _sizes(os.path.join(objects, "pack"), (".pack", ".idx"))[0]
+    start = int(time.time()) % len(fanout) if fanout else 0
+    loose = seen = read = 0
+    for name in fanout[start:] + fanout[:start]:
+        size, count = _sizes(os.path.join(objects, name))
+        loose, seen, read = loose + size, seen + count, read + 1
+        if seen >= LOOSE_SAMPLE:
+            break
+    return total + (loose * len(fanout) // read if read else 0)
+
+
+def _sizes(folder: str, suffixes: tuple[str, ...] | None = None) -> tuple[int, int]:
+    """The bytes and the number of the files in FOLDER (those ending in SUFFIXES)."""
+    size = count = 0
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if suffixes and not entry.name.endswith(suffixes):
+                    continue
+                try:
+                    size += entry.stat(follow_symlinks=False).st_size
+                    count += 1
+                except FileNotFoundError:  # a repack removed it meanwhile
+                    pass
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    return size, count
 
 
 def read_state(repo: Repo) -> dict[str, Any]:
