@@ -64,6 +64,21 @@ def wait_for_repack(root: str, timeout: float = 300) -> None:
         time.sleep(0.2)
 
 
+def by_type(root: str, revs: list[str]) -> dict[str, list[int]]:
+    """The objects `git rev-list --objects REVS` lists, by type: [count, bytes on disk]."""
+    listed = subprocess.run(["git", "rev-list", "--objects", "--no-object-names", *revs], cwd=root,
+                            capture_output=True, check=True).stdout
+    sizes = subprocess.run(["git", "cat-file", "--batch-check=%(objecttype) %(objectsize:disk)"], cwd=root,
+                           input=listed, capture_output=True, check=True).stdout.decode()
+    kinds: dict[str, list[int]] = {}
+    for line in sizes.splitlines():
+        kind, size = line.split()
+        entry = kinds.setdefault(kind, [0, 0])
+        entry[0] += 1
+        entry[1] += int(size)
+    return kinds
+
+
 def one_line_change(text: bytes, rng: random.Random, n: int) -> bytes:
     """TEXT with one of its lines replaced by an edited version of itself."""
     lines = text.split(b"\n")
@@ -102,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     start_objects = tree_bytes(os.path.join(gitdir, "objects"))
     start_private = tree_bytes(os.path.join(gitdir, "rewind"))
     start_store = storage.measure(repo, checkpoints.load_all(repo))
+    start_refs = [repo.read_ref("refs/rewind/bench"), repo.read_ref("refs/notes/rewind")]
 
     rng = random.Random(args.seed)
     targets = rng.sample(b.tree.tracked, args.spread)
@@ -138,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     plan_ms = (time.perf_counter() - t) * 1000
     n = args.checkpoints
     growth = objects - start_objects
+    kinds = by_type(b.repo, ["refs/rewind/bench", "refs/notes/rewind", "--not", *[r for r in start_refs if r]])
     report: dict[str, Any] = {
         "files": args.files, "checkpoints": n, "spread": args.spread,
         "user_objects_bytes": user_objects,
@@ -149,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         "patches_zlib_bytes": patch_z, "blobs_zlib_bytes": blob_z, "blobs_raw_bytes": blob_raw,
         "ratio_to_patches": growth / patch_z, "ratio_to_blobs": growth / blob_z,
         "checkpoint_ms": took * 1000 / n, "measure_ms": measure_ms, "cap_plan_ms": plan_ms,
-        "cap_plan_drops": len(plan.dropped),
+        "cap_plan_drops": len(plan.dropped), "new_objects_by_type": kinds,
     }
     print()
     print(f"{args.files} files; {n} checkpoints of a one-line change to {args.spread} file(s) in turn "
@@ -158,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  the session's first checkpoint        {start_objects - user_objects:>12,} B  (its untracked files)")
     print(f"  .git/objects growth, {n} checkpoints  {growth:>12,} B  ({growth / n:,.0f} B each)")
     print(f"    before the final repack             {loose_before - start_objects:>12,} B")
+    for kind, (count, size) in sorted(kinds.items()):
+        print(f"    {kind + 's':<8} {count:>6} new, on disk {size:>12,} B  ({size / n:,.0f} B per checkpoint)")
     print(f"  .git/rewind growth (private files)    {private - start_private:>12,} B")
     print(f"  the store's size grew by              {store_bytes - start_store:>12,} B  (storage.measure)")
     print(f"  what changed, zlib: one-line diffs    {patch_z:>12,} B  ({patch_z / n:,.0f} B each)")

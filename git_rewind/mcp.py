@@ -97,7 +97,8 @@ class Tools:
         result = store.save(repo, store.Request(
             session=self.session_for(client), message=description.strip() or "checkpoint", agent="mcp",
             trigger="mcp", tool="checkpoint_create", paths=paths, tags=list(tags or []), summary=structured,
-            allow_empty=True, max_file_size=settings["max_file_size"], auto_pack=settings["auto_pack"]))
+            allow_empty=True, max_file_size=settings["max_file_size"], auto_pack=settings["auto_pack"],
+            max_store_size=settings["max_store_size"]))
         assert result.note is not None  # allow_empty: always a new checkpoint
         text = f"checkpoint #{result.seq} {result.commit[:7]}: {result.note.message}"
         return text, _checkpoint_json(result.commit, result.note)
