@@ -756,7 +756,7 @@ def _echo_removal(change: Change, what: str) -> None:
               help="How many recent hook decisions to show (0: all in the log).")
 @click.option("--json", "as_json", is_flag=True, help="Print everything as one JSON object.")
 def status_command(limit: int, as_json: bool) -> None:
-    """The checkpoint tier and where it comes from, recent hook decisions, installed hooks."""
+    """The checkpoint tier and where it comes from, recent hook decisions, installed hooks, the store's size."""
     from . import status
 
     info = status.collect(limit)
