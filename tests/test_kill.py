@@ -198,7 +198,14 @@ def _check_store(w: Workdir) -> dict[int, dict]:
 
 
 def _tmp_files(root: Path) -> list[str]:
-    return [str(p.relative_to(root)) for p in root.rglob("*.rewind-tmp")]
+    """A restore's temporary files left in the work tree (not .git, where a background `git repack` removes
+    empty object directories while a walk reads them)."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        if dirpath == str(root) and ".git" in dirnames:
+            dirnames.remove(".git")
+        found += [os.path.relpath(os.path.join(dirpath, f), root) for f in filenames if f.endswith(".rewind-tmp")]
+    return found
 
 
 def _next_snap_is_exact(w: Workdir) -> None:
