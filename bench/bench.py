@@ -1193,7 +1193,9 @@ def path_summary(benches: list[Bench], runs: int, report: dict[str, Any]) -> Non
 
 
 def print_breakdown(items: list[dict[str, Any]]) -> None:
-    print("\nbreakdown (one traced run each; git processes by trace2 t_abs; the rest is Python)")
+    print("\nbreakdown (one traced run each; git processes by trace2 t_abs; the rest is Python. A restore's\n"
+          "processes overlap: ls-files runs beside the scan and cat-file beside the writes, so there 'git' counts\n"
+          "some time twice and 'rest' is less than Python's share)")
     for item in items:
         git_ms = sum(p["ms"] for p in item["git"])
         print(f"  {item['op']}: total {item['total_ms']:.1f} ms, git {git_ms:.1f} ms "
