@@ -198,7 +198,14 @@ def _check_store(w: Workdir) -> dict[int, dict]:
 
 
 def _tmp_files(root: Path) -> list[str]:
-    return [str(p.relative_to(root)) for p in root.rglob("*.rewind-tmp")]
+    """A restore's temporary files left in the work tree. (.git is not walked: a restore writes none
+    there, and a background pack may remove a loose-object directory under the walk.)"""
+    found = []
+    for folder, dirs, names in os.walk(root):
+        if folder == str(root):
+            dirs[:] = [d for d in dirs if d != ".git"]
+        found += [os.path.relpath(os.path.join(folder, n), root) for n in names + dirs if n.endswith(".rewind-tmp")]
+    return found
 
 
 def _next_snap_is_exact(w: Workdir) -> None:
