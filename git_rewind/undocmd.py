@@ -40,7 +40,7 @@ def run(ident: str | None) -> int:
     from .repo import Repo
 
     try:
-        repo = Repo.discover()
+        repo = Repo.find(os.getcwd())  # no process for the plain layouts (as snap and hooks); else git is asked
         settings = config.for_repo(repo)
         items = checkpoints.load_all(repo)
         target = (checkpoints.lookup(repo, ident, items, repo.worktree) if ident is not None
