@@ -46,6 +46,33 @@ WORDS = ("src lib core util api model view test component service handler config
 EXTS = ("py", "ts", "js", "md", "json", "go", "rs", "c", "h", "txt", "tsx", "css")
 
 
+# `git rewind undo` as the console script runs it (git_rewind.main.main), with the time spent in the safety
+# checkpoint (snapshot.scan, the whole-tree scan the plan is made from, and store.save_locked, which commits it)
+# summed and written to $BENCH_SAFETY_OUT: a restore's time excluding the safety scan is the whole process's
+# minus that, from the same run.
+SAFETY_TIMER = """\
+import atexit, os, time
+from git_rewind import snapshot, store
+from git_rewind.main import main
+spent = [0.0]
+def timed(function):
+    def call(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            spent[0] += time.perf_counter() - start
+    return call
+snapshot.scan = timed(snapshot.scan)
+store.save_locked = timed(store.save_locked)
+def report():
+    with open(os.environ["BENCH_SAFETY_OUT"], "w") as fh:
+        fh.write(repr(spent[0] * 1000))
+atexit.register(report)
+main()
+"""
+
+
 class BenchError(Exception):
     """A setup step or a correctness check failed: the numbers would mean nothing."""
 
@@ -736,6 +763,7 @@ class Bench:
                         raise BenchError(f"git rewind undo {seq}: expected {len(paths)} written, "
                                          f"got {text!r}")
                     self.check_contents(before, f"git rewind undo ({name})")
+                    self.record(name, "rewind excl. safety", ms - self.safety_ms())
                 else:
                     ms = self.timed(run, ["git", "restore", f"--source={source}", "--worktree", "--", "."],
                                     self.repo, self.cli_env)
@@ -744,10 +772,27 @@ class Bench:
                     run(["git", "add", "-A"], self.repo, self.cli_env)
                 self.record(name, tool, ms)
         self.traced(name, ["undo", seq, "--yes"],
-                    partial(self.modify, self.tree.pick("trace-restore", k, 0), f"trace-restore-{k}"))
+                    partial(self.modify, self.tree.pick("trace-restore", k, 0), f"trace-restore-{k}"), safety=True)
 
     def rewind_undo(self, seq: str, done: list[subprocess.CompletedProcess[bytes]]) -> None:
-        done.append(run([*self.rewind, "undo", seq, "--yes"], self.repo, self.env))
+        """`git rewind undo SEQ --yes`, as the console script runs it, timing its safety checkpoint (SAFETY_TIMER)."""
+        done.append(run(self.undo_command(seq), self.repo, {**self.env, "BENCH_SAFETY_OUT": self.safety_file}))
+
+    def undo_command(self, seq: str) -> list[str]:
+        timer = os.path.join(self.dir, "safety_timer.py")
+        if not os.path.exists(timer):
+            with open(timer, "w") as fh:
+                fh.write(SAFETY_TIMER)
+        return [sys.executable, timer, "undo", seq, "--yes"]
+
+    @property
+    def safety_file(self) -> str:
+        return os.path.join(self.dir, "safety-ms")
+
+    def safety_ms(self) -> float:
+        """What the last undo spent in its safety checkpoint (scan + commit), in ms."""
+        with open(self.safety_file) as fh:
+            return float(fh.read())
 
     def read(self, rel: str) -> bytes:
         with open(os.path.join(self.repo, rel), "rb") as fh:
@@ -761,9 +806,11 @@ class Bench:
 
     # where the time goes -------------------------------------------------------------------------
 
-    def traced(self, label: str, args: list[str], prep: Callable[[], None] | None = None) -> None:
+    def traced(self, label: str, args: list[str], prep: Callable[[], None] | None = None,
+               safety: bool = False) -> None:
         """With --breakdown: one more run of a git-rewind command, with the git processes it ran
-        and their times (GIT_TRACE2_EVENT); whatever is left is Python's."""
+        and their times (GIT_TRACE2_EVENT); whatever is left is Python's. SAFETY (an undo): also the
+        time its safety checkpoint took (SAFETY_TIMER)."""
         if not self.breakdown:
             return
         if prep:
@@ -771,11 +818,15 @@ class Bench:
         trace = os.path.join(self.dir, "trace2.json")
         if os.path.exists(trace):
             os.unlink(trace)
-        env = {**self.env, "GIT_TRACE2_EVENT": trace}
+        env = {**self.env, "GIT_TRACE2_EVENT": trace, "BENCH_SAFETY_OUT": self.safety_file}
+        command = self.undo_command(args[1]) if safety else [*self.rewind, *args]
         start = time.perf_counter()
-        run([*self.rewind, *args], self.repo, env)
+        run(command, self.repo, env)
         total = (time.perf_counter() - start) * 1000
-        self.traces.append({"op": label, "total_ms": total, "git": parse_trace2(trace)})
+        item = {"op": label, "total_ms": total, "git": parse_trace2(trace)}
+        if safety:
+            item["safety_ms"] = self.safety_ms()
+        self.traces.append(item)
 
 
 def parse_trace2(path: str) -> list[dict[str, Any]]:
@@ -856,6 +907,7 @@ def size_rows(b: Bench) -> tuple[list[list[str]], list[dict[str, Any]]]:
     for k in (1, 100, 1000):
         kk = min(k, len(b.tree.files))
         row(f"restore {kk} files", f"restore {kk} files", limit=1.0 if k == 1000 else None)
+        row("  excl. safety checkpoint", f"restore {kk} files", "rewind excl. safety")
     return rows, targets
 
 
@@ -1141,11 +1193,16 @@ def path_summary(benches: list[Bench], runs: int, report: dict[str, Any]) -> Non
 
 
 def print_breakdown(items: list[dict[str, Any]]) -> None:
-    print("\nbreakdown (one traced run each; git processes by trace2 t_abs; the rest is Python)")
+    print("\nbreakdown (one traced run each; git processes by trace2 t_abs; the rest is Python. A restore's\n"
+          "processes overlap: ls-files runs beside the scan and cat-file beside the writes, so there 'git' counts\n"
+          "some time twice and 'rest' is less than Python's share)")
     for item in items:
         git_ms = sum(p["ms"] for p in item["git"])
-        print(f"  {item['op']}: total {item['total_ms']:.1f} ms, git {git_ms:.1f} ms, "
-              f"rest {item['total_ms'] - git_ms:.1f} ms")
+        print(f"  {item['op']}: total {item['total_ms']:.1f} ms, git {git_ms:.1f} ms "
+              f"({len(item['git'])} processes), rest {item['total_ms'] - git_ms:.1f} ms")
+        if "safety_ms" in item:
+            print(f"      safety checkpoint (scan + commit, in-process) {item['safety_ms']:.1f} ms; "
+                  f"the restore without it {item['total_ms'] - item['safety_ms']:.1f} ms")
         for p in item["git"]:
             print(f"      {p['ms']:8.1f}  git {p['argv'][:110]}")
 

@@ -2,7 +2,7 @@
 `git checkout <tree> -- .` doing the same work in the same run.
 
 After writing and removing, a restore reads back every path it touched (removed ones must be gone,
-contents hashed by one `git hash-object --no-filters --stdin-paths`). This bench restores N changed
+contents read and hashed in-process, as `git hash-object --no-filters` would). This bench restores N changed
 files of a repository of --files files, four ways, interleaved in a rotating order, each after the
 same N files were changed again (untimed, with content unique to the run):
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from . import __version__, agents, checkpoints, config, output, snapcmd
+from . import __version__, agents, checkpoints, config, output, snapcmd, undocmd
 from .errors import RewindError
 from .note import mode_of
 from .repo import Repo
@@ -301,48 +301,6 @@ def ask_if_agents_at_work(repo: Repo, yes: bool, dry_run: bool) -> None:
         sys.exit(1)
 
 
-def _print_result(result: undo.Result, target_seq: int, verb: str, warned: bool = False,
-                  headline: str | None = None, back: str = "git rewind redo", listed: bool = False) -> None:
-    from . import restore
-
-    outcome = result.outcome
-    if outcome is not None and outcome.safety is not None and not warned:
-        for line in restore.warnings(outcome.plan):
-            click.echo(f"warning: {line}", err=True)
-    if outcome is None or outcome.safety is None:
-        click.echo(f"the working tree already matches #{target_seq}" if headline is None
-                   else "every file is already as it would be")
-    else:
-        click.echo(f"safety checkpoint #{outcome.safety.seq} {outcome.safety.commit[:7]} ({back} goes back)")
-        if outcome.written or outcome.removed or outcome.plan.writes or outcome.plan.removals:
-            checked = " (verified)" if outcome.verified else ""
-            kept = f", {len(outcome.conflicts)} not restored" if outcome.conflicts else ""
-            click.echo(f"{headline or f'{verb} #{target_seq}'}: {len(outcome.written)} written, "
-                       f"{len(outcome.removed)} removed{kept}{checked}")
-            if listed:  # a patch session: which of the paths offered it changed
-                for path in outcome.written:
-                    click.echo(f"  written  {path}")
-                for path in outcome.removed:
-                    click.echo(f"  removed  {path}")
-        elif outcome.plan.files:  # a redo records itself all the same (it pops the redo stack)
-            click.echo(f"the working tree already matches #{target_seq}")
-        for path in outcome.plan.left_alone:
-            click.echo(f"left alone: {path}", err=True)
-        for path in outcome.conflicts:
-            click.echo(f"not restored (a directory with uncaptured files is in the way): {path}", err=True)
-        for path in outcome.reinstated:
-            click.echo(f"kept git-rewind installed: its entries are back in {path}")
-    if result.applied is not None:
-        click.echo(result.applied.detail)
-    plan = result.plan
-    if plan is not None and plan.prompt:
-        click.echo("the prompt it cut, to send again or edit:")
-        for line in plan.prompt.splitlines() or [""]:
-            click.echo(f"  {line}")
-    if result.resume:
-        click.echo(f"resume with: {result.resume}")
-
-
 @cli.command("undo", cls=_PathsAfterDashes, context_settings=CONTEXT)
 @click.argument("ident", metavar="[ID]", required=False)
 @click.option("--code", "mode", flag_value="code", default=True, help="Rewind the working tree only (the default).")
@@ -380,7 +338,7 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
     With --patch, each change comes hunk by hunk through git's own prompts ([y,n,q,a,d,s,e,?], as
     `git restore -p`), binary files whole first; with --full the conversation is rewound after.
     """
-    from . import takeback, undo
+    from . import undo
 
     paths = _paths()
     _check_patch(patch, paths, mode=mode, fork=fork, dry_run=dry_run)
@@ -395,13 +353,17 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
     items = checkpoints.load_all(repo)
     where = _worktree(repo, items, worktree)
     target = (checkpoints.lookup(repo, ident, items, where) if ident is not None
-              else checkpoints.latest_work(repo, where))
+              else checkpoints.latest_work(repo, where, items))
     cwd = os.getcwd()
     conversation = undo.plan_conversation(target, fork) if mode != "code" else None
     ask_if_agents_at_work(repo, yes, dry_run)
     described = undo.describe(conversation) if conversation is not None else None
-    planner = takeback.agent_only(repo, checkpoints.of_worktree(items, repo.worktree), target, merge,
-                                  list(only), cwd) if agent_only else None
+    planner = None
+    if agent_only:
+        from . import takeback
+
+        planner = takeback.agent_only(repo, checkpoints.of_worktree(items, repo.worktree), target, merge,
+                                      list(only), cwd)
     go, warned = True, False
     if not patch or described is not None:  # with --patch the hunks are the preview: only a conversation asks
         go, warned = _confirm_plan(repo, target, list(only), mode != "conversation" and not patch, described,
@@ -414,14 +376,12 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
     if planner is not None:
         _print_takeback_result(result, planner, warned, patch)
     else:
-        _print_result(result, target.seq, "patched toward" if patch else "restored", warned, listed=patch)
+        undocmd.print_result(result, target.seq, "patched toward" if patch else "restored", warned, listed=patch)
 
 
 def _check_patch(patch: bool, paths: tuple[str, ...], mode: str = "code", fork: bool = False,
                  dry_run: bool = False) -> None:
     """--patch chooses hunks of the code on a terminal: what does not go with it, in one line, before anything."""
-    from . import patch as hunks
-
     if not patch:
         if paths:
             raise RewindError("paths after -- go with --patch; to restore only some paths use --only PATHSPEC")
@@ -429,6 +389,8 @@ def _check_patch(patch: bool, paths: tuple[str, ...], mode: str = "code", fork: 
     for given, name in ((mode == "conversation", "--conversation"), (fork, "--fork"), (dry_run, "--dry-run")):
         if given:
             raise RewindError(f"--patch does not go with {name}: it chooses hunks of the code, on a terminal")
+    from . import patch as hunks  # tempfile and shutil: only a patch session pays for them
+
     hunks.need_terminal()
 
 
@@ -437,7 +399,7 @@ def _print_takeback_result(result: undo.Result, planner: takeback.Planner, warne
     """The result of an agent-only undo or a revert: the undo's lines, then what was merged or left in conflict."""
     outcome = planner.outcome
     how = ", hunk by hunk," if patch else ""
-    _print_result(result, planner.start.seq, "", warned,
+    undocmd.print_result(result, planner.start.seq, "", warned,
                   headline=f"took back{how} the agents' changes {_range_words(planner)}", listed=patch)
     if outcome is None:
         return
@@ -522,7 +484,7 @@ def redo_command(dry_run: bool, yes: bool) -> None:
         return
     result = undo.redo(repo, settings["max_file_size"], settings["auto_pack"], plan)
     safety = result.outcome.safety if result.outcome is not None else None
-    _print_result(result, plan.target.seq, "restored", warned,
+    undocmd.print_result(result, plan.target.seq, "restored", warned,
                   back=f"git rewind undo {safety.seq}" if safety is not None else "git rewind undo")
     if plan.depth > 1:
         more = plan.depth - 1

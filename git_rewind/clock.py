@@ -17,12 +17,38 @@ def utc_now() -> str:
 
 def parse_utc(text: object) -> float | None:
     """Seconds since the epoch of a recorded stamp, or None for anything else."""
-    import calendar
+    fast = _parse_stamp(text) if isinstance(text, str) else None
+    if fast is not None:
+        return fast
+    import calendar  # with strptime: ~4 ms of imports, for stamps not written as utc_now writes them
 
     try:
         return float(calendar.timegm(time.strptime(str(text), STAMP)))
     except ValueError:
         return None
+
+
+def _parse_stamp(text: str) -> float | None:
+    """A stamp exactly as utc_now writes it (`2026-11-22T10:00:00Z`), by arithmetic; None for anything else."""
+    if len(text) != 20 or text[4] != "-" or text[7] != "-" or text[10] != "T" or text[13] != ":" \
+            or text[16] != ":" or text[19] != "Z":
+        return None
+    fields = (text[0:4], text[5:7], text[8:10], text[11:13], text[14:16], text[17:19])
+    if not all(f.isascii() and f.isdigit() for f in fields):
+        return None
+    year, month, day, hour, minute, second = (int(f) for f in fields)
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    days_in_month = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+    if not (1 <= month <= 12 and 1 <= day <= days_in_month[month - 1] and hour <= 23 and minute <= 59
+            and second <= 61):
+        return None
+    # Days since 1970-01-01 of a proleptic Gregorian date (the civil-from-days inverse, H. Hinnant).
+    y = year - (month <= 2)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    return float(days * 86400 + hour * 3600 + minute * 60 + second)
 
 
 def age(stamp: object, now: float | None = None, words: bool = False) -> str:

@@ -58,6 +58,34 @@ def run(
     return proc.stdout
 
 
+class Background:
+    """`git ARGS` started now and read later (`result`): a command whose answer is needed only after
+    other work, which it runs beside (the machine's other core). Its output is read at the end, so it
+    suits commands that print little; `close` ends one whose answer is no longer wanted."""
+
+    def __init__(self, args: Sequence[str], cwd: str | None = None) -> None:
+        self._args = list(args)
+        self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+            ["git", *_QUIET, *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE)
+
+    def result(self) -> bytes:
+        """Its stdout, once it has ended; GitError if it failed."""
+        assert self._proc is not None, "result() read twice"
+        proc, self._proc = self._proc, None
+        out, err = proc.communicate()
+        if proc.returncode != 0:
+            raise GitError(self._args, proc.returncode, err.decode("utf-8", "replace"))
+        return out
+
+    def close(self) -> None:
+        """Stop it, if it still runs and its answer was not read."""
+        if self._proc is not None:
+            proc, self._proc = self._proc, None
+            proc.kill()
+            proc.communicate()
+
+
 def cat_file(oids: Sequence[str], cwd: str) -> list[tuple[str, bytes] | None]:
     """(type, content) of each object in OIDS, in order, through one `git cat-file --batch`; None for a
     missing one. Objects as stored: no filters (callers that need checked-out bytes use checkout-index)."""

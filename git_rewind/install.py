@@ -9,9 +9,7 @@ nothing and uninstall removes exactly ours), and the file is replaced atomically
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-from typing import Any
 
 from . import agents
 from .agents.base import MCP_SCOPES
@@ -38,6 +36,10 @@ from .settingsfile import (
     hook_command as _hook_command,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 __all__ = ["BACKUP_SUFFIX", "Change", "CommandChange", "is_own"]  # for callers of install
 
 
@@ -46,6 +48,7 @@ def executable() -> list[str]:
     beside = os.path.join(os.path.dirname(sys.executable), "git-rewind")
     if os.access(beside, os.X_OK):
         return [beside]
+    import shutil  # here: its imports (bz2, lzma, ~5 ms) are for copies, which a restore makes none of
     found = shutil.which("git-rewind")
     if found:
         return [os.path.abspath(found)]
@@ -168,6 +171,7 @@ def install_commands(agent: str, scope: str, root: str | None, home: str | None 
         backup = None
         if current is not None:
             backup = free_backup(path)
+            import shutil
             shutil.copy2(path, backup)
         write_atomic(path, content, makedirs=True)
         changes.append(CommandChange(path, "installed", backup))

@@ -1,7 +1,7 @@
 """The `git-rewind` entry point: dispatch, and the one place an error becomes a line and an exit code.
 
-`snap`, `hook` and `mcp` are served without importing click (~40 ms, more than a known-path
-checkpoint); everything else goes through cli.py.
+`snap`, `hook`, `mcp` and `undo ID --yes` are served without importing click (~40 ms, more than a
+known-path checkpoint); everything else goes through cli.py.
 """
 
 from __future__ import annotations
@@ -32,6 +32,12 @@ def _dispatch(args: list[str]) -> None:
         options = snapcmd.parse(args[1:])
         if options is not None:
             sys.exit(snapcmd.run(options))
+    if args[:1] == ["undo"]:
+        from . import undocmd
+
+        plain = undocmd.parse(args[1:])
+        if plain is not None:
+            sys.exit(undocmd.run(*plain))
     if args[:1] == ["hook"] and not {"-h", "--help"} & set(args):
         from . import hook
 

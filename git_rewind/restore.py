@@ -15,7 +15,6 @@ import os
 import re
 import stat
 import subprocess
-from dataclasses import dataclass, field
 
 from . import ignore, journal, snapshot, store
 from .checkpoints import Checkpoint
@@ -31,36 +30,54 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import IO
 
+    from . import gitcmd
     from .note import ConversationRecord, Mode
 
     Retarget = Callable[[str], str]  # the current tree → the tree to restore
 
 
-@dataclass
 class Change:
     """One path to bring to the target: mode/oid None means remove it."""
 
-    path: str
-    mode: int | None
-    oid: str | None
-    old_mode: int | None
+    __slots__ = ("path", "mode", "oid", "old_mode")
+
+    def __init__(self, path: str, mode: int | None, oid: str | None, old_mode: int | None) -> None:
+        self.path = path
+        self.mode = mode
+        self.oid = oid
+        self.old_mode = old_mode
+
+    def _key(self) -> tuple[str, int | None, str | None, int | None]:
+        return (self.path, self.mode, self.oid, self.old_mode)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Change) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Change{self._key()!r}"
 
 
-@dataclass
+# Plain classes, not dataclasses: `dataclasses` imports `inspect` (~10 ms), which a restore needs nowhere else.
 class Plan:
     """What a rewind to TARGET would do, computed from a fresh scan of the working tree."""
 
-    target: Checkpoint
-    target_tree: str
-    current_tree: str
-    writes: list[Change] = field(default_factory=list)
-    removals: list[Change] = field(default_factory=list)
-    left_alone: list[str] = field(default_factory=list)
-    skipped_scan: list[dict[str, object]] = field(default_factory=list)
-    head_now: tuple[str | None, str | None] = (None, None)  # (HEAD commit, branch) when planned
-    ignored_changed: list[str] = field(default_factory=list)  # ignored, changed since the target: left as they are
-    ignored_unseen: int = 0  # more of them than IGNORED_SHOWN
-    files: bool = True  # False: a conversation-only rewind, which leaves every file as it is
+    def __init__(self, target: Checkpoint, target_tree: str, current_tree: str,
+                 skipped_scan: list[dict[str, object]] | None = None,
+                 head_now: tuple[str | None, str | None] = (None, None), files: bool = True) -> None:
+        self.target = target
+        self.target_tree = target_tree
+        self.current_tree = current_tree
+        self.writes: list[Change] = []
+        self.removals: list[Change] = []
+        self.left_alone: list[str] = []
+        self.skipped_scan = skipped_scan if skipped_scan is not None else []
+        self.head_now = head_now  # (HEAD commit, branch) when planned
+        self.ignored_changed: list[str] = []  # ignored, changed since the target: left as they are
+        self.ignored_unseen = 0  # more of them than IGNORED_SHOWN
+        self.files = files  # False: a conversation-only rewind, which leaves every file as it is
 
     @property
     def empty(self) -> bool:
@@ -72,18 +89,18 @@ class Plan:
         return sorted({c.path for c in self.writes + self.removals} | set(self.left_alone))
 
 
-@dataclass
 class Outcome:
     """What a rewind did."""
 
-    plan: Plan
-    safety: store.Result | None
-    written: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    conflicts: list[str] = field(default_factory=list)
-    reinstated: list[str] = field(default_factory=list)  # settings files whose git-rewind entries were put back
-    failed: dict[str, str] = field(default_factory=dict)  # path → why the system refused to write or remove it
-    verified: bool = False  # every path written or removed was read back as planned
+    def __init__(self, plan: Plan, safety: store.Result | None) -> None:
+        self.plan = plan
+        self.safety = safety
+        self.written: list[str] = []
+        self.removed: list[str] = []
+        self.conflicts: list[str] = []
+        self.reinstated: list[str] = []  # settings files whose git-rewind entries were put back
+        self.failed: dict[str, str] = {}  # path → why the system refused to write or remove it
+        self.verified = False  # every path written or removed was read back as planned
 
 
 class Incomplete(RewindError):
@@ -173,20 +190,28 @@ def plan_locked(
     hold the work-tree lock. Returns the plan, the scan (what a safety checkpoint records) and the excludes
     file holding the target's ignore rules (None when they are the disk's)."""
     excludes = os.path.join(repo.rewind_dir, "target-excludes")
-    target_tree = repo.tree_of(target.commit)
-    used = ignore.target_excludes(repo, target_tree, excludes)
     # The safety checkpoint goes on the target's session: diff against its tip once, here.
     tip = store.session_tip(repo, target.session or "manual")
-    scan = snapshot.scan(repo, max_size, used, base_tree=tip.tree if tip else store.head_tree(repo))
-    if retarget is not None:  # a tree made from the current one (takeback.py): computed under the same lock
-        target_tree = retarget(scan.tree)
-    plan = Plan(target=target, target_tree=target_tree, current_tree=scan.tree, skipped_scan=scan.skipped,
-                head_now=repo.head(), files=code)
-    where = _pathspec_cwd(repo, cwd)
-    if only:
-        _check_matches(repo, target, target_tree, only, where)
-    if code:  # what a restore of the files leaves: nothing to say when the files are left as they are
-        plan.ignored_changed, plan.ignored_unseen = _ignored_changed_since(repo, target, used)
+    # A plain undo goes back to its session's newest checkpoint, whose tree the tip already names.
+    target_tree = tip.tree if tip is not None and tip.commit == target.commit else repo.tree_of(target.commit)
+    used = ignore.target_excludes(repo, target_tree, excludes)
+    # What a restore of the files leaves (nothing to say when the files are left as they are): git lists
+    # the ignored files while the scan runs, on the other core.
+    ignored = _list_ignored(repo, target, used) if code else None
+    try:
+        scan = snapshot.scan(repo, max_size, used, base_tree=tip.tree if tip else store.head_tree(repo))
+        if retarget is not None:  # a tree made from the current one (takeback.py): computed under the same lock
+            target_tree = retarget(scan.tree)
+        plan = Plan(target=target, target_tree=target_tree, current_tree=scan.tree, skipped_scan=scan.skipped,
+                    head_now=repo.head(), files=code)
+        where = _pathspec_cwd(repo, cwd)
+        if only:
+            _check_matches(repo, target, target_tree, only, where)
+        if ignored is not None:
+            plan.ignored_changed, plan.ignored_unseen = _ignored_changed_since(repo, target, ignored.result())
+    finally:
+        if ignored is not None:
+            ignored.close()
     for change in _diff(repo, scan.tree, target_tree, only, where):
         if change.path == PROJECT_FILE:  # git-rewind's own settings survive every restore
             plan.left_alone.append(change.path)
@@ -211,9 +236,23 @@ def _uncaptured_file(full: str) -> bool:
     return os.path.islink(full) or (os.path.lexists(full) and not os.path.isdir(full))
 
 
-def _ignored_changed_since(repo: Repo, target: Checkpoint, excludes: str | None) -> tuple[list[str], int]:
-    """Ignored files (under the current rules and the target's) changed since TARGET was taken: a restore
-    leaves them as they are, and says so. (The first IGNORED_SHOWN, and how many more.)
+def _list_ignored(repo: Repo, target: Checkpoint, excludes: str | None) -> gitcmd.Background | None:
+    """Start git listing the ignored files (under the current rules and the target's EXCLUDES), for
+    _ignored_changed_since; None when TARGET's time is unreadable (nothing would be compared)."""
+    from . import clock, gitcmd
+
+    if clock.parse_utc(target.note.created) is None:
+        return None
+    journal.sweep(repo)  # (the scan sweeps too) a temporary file a killed restore left is not listed
+    args = ["-c", f"core.excludesFile={excludes}"] if excludes else []
+    return gitcmd.Background(args + ["ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory"],
+                             cwd=repo.root)
+
+
+def _ignored_changed_since(repo: Repo, target: Checkpoint, listing: bytes) -> tuple[list[str], int]:
+    """Ignored files (under the current rules and the target's: LISTING, as _list_ignored has git list
+    them) changed since TARGET was taken: a restore leaves them as they are, and says so. (The first
+    IGNORED_SHOWN, and how many more.)
 
     Checkpoints never hold ignored files, so their modification time is all there is: a file whose
     mtime is not older than the checkpoint's second counts as changed. git lists them without
@@ -226,10 +265,8 @@ def _ignored_changed_since(repo: Repo, target: Checkpoint, excludes: str | None)
     since = clock.parse_utc(target.note.created)
     if since is None:
         return [], 0
-    args = ["-c", f"core.excludesFile={excludes}"] if excludes else []
-    out = repo.git(args + ["ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory"])
     changed = []
-    for raw in out.split(b"\0"):
+    for raw in listing.split(b"\0"):
         if not raw:
             continue
         try:
@@ -433,9 +470,9 @@ def _apply(repo: Repo, plan: Plan, outcome: Outcome) -> dict[str, tuple[int, str
 
 def _verify(repo: Repo, outcome: Outcome, expected: dict[str, tuple[int, str]]) -> list[tuple[str, str]]:
     """Read back every path the restore wrote or removed; (path, what is wrong) where the disk is not what
-    it meant to leave. Contents are hashed by git in one `hash-object --no-filters --stdin-paths`: the id
-    of the bytes on disk, compared with the target's blob (or, where git converts content, with the id
-    of what git's checkout-index wrote, which is what `git checkout` writes)."""
+    it meant to leave. Contents are read and hashed here (the id of the bytes on disk, as `git hash-object
+    --no-filters` gives it: no git process to start), and compared with the target's blob (or, where git
+    converts content, with the id of what git's checkout-index wrote, which is what `git checkout` writes)."""
     root = repo.root
     problems = [(path, why) for path, why in outcome.failed.items()]
     for path in outcome.removed:
@@ -443,7 +480,6 @@ def _verify(repo: Repo, outcome: Outcome, expected: dict[str, tuple[int, str]]) 
         if os.path.islink(full) or os.path.lexists(full) and not os.path.isdir(full):
             # (a directory may stand there now: the target's files below it were written)
             problems.append((path, "still there after its removal"))
-    to_hash: list[str] = []
     for path in outcome.written:
         mode, oid = expected[path]
         full = os.path.join(root, path)
@@ -459,23 +495,18 @@ def _verify(repo: Repo, outcome: Outcome, expected: dict[str, tuple[int, str]]) 
             problems.append((path, "not a regular file after it was written"))
         elif bool(st.st_mode & stat.S_IXUSR) != (mode == snapshot.MODE_EXEC):
             problems.append((path, "executable bit differs"))
-        else:
-            to_hash.append(path)
-    for path, oid in zip(to_hash, _hash_on_disk(repo, to_hash), strict=True):
-        if oid != expected[path][1]:
+        elif _hash_on_disk(repo, full) != oid:
             problems.append((path, "content differs from the checkpoint after it was written"))
     return problems
 
 
-def _hash_on_disk(repo: Repo, paths: list[str]) -> list[str]:
-    """The blob ids of PATHS' bytes as they are on disk (no filters), from one git process."""
-    from . import gitcmd
-
-    if not paths:
-        return []
-    out = gitcmd.run(["hash-object", "--no-filters", "--stdin-paths"], cwd=repo.root,
-                     input=b"".join(gitcmd.quote_path(os.fsencode(p)) + b"\n" for p in paths))
-    return out.decode().split()
+def _hash_on_disk(repo: Repo, full: str) -> str | None:
+    """The blob id of the bytes at FULL as they are on disk (no filters); None when it cannot be read as a
+    regular file (replaced by a link or a FIFO since its lstat, or unreadable)."""
+    try:
+        return blob_oid(read_regular(full, nofollow=True), repo.object_format)
+    except OSError:
+        return None
 
 
 def _same_content_new_mode(repo: Repo, change: Change) -> bool:

@@ -14,12 +14,14 @@ import json
 import os
 import re
 import shlex
-import shutil
-from collections.abc import Callable
-from typing import Any
 
 from .errors import RewindError
 from .fsutil import write_atomic
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 BACKUP_SUFFIX = ".git-rewind-backup"
 _OWN = re.compile(r"(?:^|[\s/'\"])git-rewind['\"]?\s+hook\b|-m\s+git_rewind['\"]?\s+hook\b|\bgit\s+rewind\s+hook\b")
@@ -175,6 +177,7 @@ def write_text(path: str, text: str, original: str | None) -> str | None:
     backup = None
     if original is not None and not os.path.exists(path + BACKUP_SUFFIX):
         backup = path + BACKUP_SUFFIX
+        import shutil  # here: its imports (bz2, lzma, ~5 ms) are for copies, which a restore makes none of
         shutil.copy2(path, backup)
     write_atomic(path, text, follow=True, makedirs=True)
     return backup
@@ -196,6 +199,7 @@ def restore_backup(path: str, same: Callable[[str], bool]) -> bool:
             return False
     except (RewindError, OSError, ValueError):  # unreadable, not UTF-8, not valid
         return False
+    import shutil
     shutil.copy2(backup, path)
     return True
 

@@ -9,8 +9,7 @@ through the agent module and its Place → record the resolved message in the ta
 
 from __future__ import annotations
 
-from . import agents, checkpoints, conversation, restore, store
-from .agents.base import Rewinder
+from . import agents, checkpoints, restore, store
 from .checkpoints import Checkpoint
 from .errors import RewindError
 from .note import ConversationRecord, Note, Oid, RewindRecord, mode_of
@@ -19,6 +18,8 @@ from .snapshot import blob_oid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from . import conversation  # (a code undo has no conversation: nor its module's imports)
+    from .agents.base import Rewinder
     from .note import Mode
 
 
@@ -81,6 +82,8 @@ def describe(plan: conversation.Plan) -> str:
 
 def _record(repo: Repo, plan: conversation.Plan, rewinder: Rewinder) -> ConversationRecord:
     """What redo needs, kept in the safety checkpoint's note."""
+    from . import conversation
+
     return ConversationRecord(
         plan.agent, plan.session, plan.transcript.path, backup=conversation.backup_name(plan.transcript.path),
         backup_blob=Oid(blob_oid(plan.transcript.data, repo.object_format)),
@@ -208,6 +211,8 @@ def redo(repo: Repo, max_size: int, auto_pack: int, plan: RedoPlan | None = None
     """Reverse the rewind on top of the redo stack: the code (as it undid it) and its conversation, back as
     they were before it. What is there now goes into the redo's own safety checkpoint (`pre-redo`, whose
     record names the checkpoint it went back to), which pops the stack and can itself be undone."""
+    from . import conversation
+
     plan = plan or plan_redo(repo)
     target, record = plan.target, plan.record
     info = record.conversation

@@ -198,13 +198,13 @@ def _check_store(w: Workdir) -> dict[int, dict]:
 
 
 def _tmp_files(root: Path) -> list[str]:
-    """A restore's temporary files left in the work tree (not .git, where a background `git repack` removes
-    empty object directories while a walk reads them)."""
+    """A restore's temporary files left in the work tree. (.git is not walked: a restore writes none
+    there, and a background pack may remove a loose-object directory under the walk.)"""
     found = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        if dirpath == str(root) and ".git" in dirnames:
-            dirnames.remove(".git")
-        found += [os.path.relpath(os.path.join(dirpath, f), root) for f in filenames if f.endswith(".rewind-tmp")]
+    for folder, dirs, names in os.walk(root):
+        if folder == str(root):
+            dirs[:] = [d for d in dirs if d != ".git"]
+        found += [os.path.relpath(os.path.join(folder, n), root) for n in names + dirs if n.endswith(".rewind-tmp")]
     return found
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -61,6 +63,40 @@ def test_undo_defaults_to_newest_and_accepts_every_id_form(project: Workdir) -> 
     assert (project.path / "notes.txt").read_text() == "three\n"
     assert "restored #4" in project.ok("undo", "latest~1", "--yes")
     assert (project.path / "notes.txt").read_text() == "two\n"
+
+
+def test_a_scripted_undo_loads_no_click_and_prints_what_the_click_command_prints(project: Workdir) -> None:
+    """`undo [ID] --yes` is read without click (~40 ms of imports of a restore); any other form goes
+    through click. Both print the same lines for the same restore."""
+    project.ok("snap", "-m", "good")
+    probe = ("import atexit, sys\nfrom git_rewind.main import main\n"
+             "atexit.register(lambda: print('click loaded' if 'click' in sys.modules else 'no click',\n"
+             "                              file=sys.stderr))\n"
+             "main(sys.argv[1:])\n")
+    outputs = []
+    for args, loaded in ((["undo", "1", "--yes"], "no click"), (["undo", "--code", "-y"], "no click"),
+                         (["undo", "1", "--yes", "--only", "."], "click loaded")):
+        project.write("src/app.py", "broken\n")
+        os.unlink(project.path / "notes.txt")
+        proc = subprocess.run([sys.executable, "-c", probe, *args], cwd=project.path, env=project.env,
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr.splitlines()[-1] == loaded, (args, proc.stderr)
+        outputs.append(re.sub(r"#\d+ [0-9a-f]{7}", "#N", proc.stdout))
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert outputs[0].splitlines() == ["safety checkpoint #N (git rewind redo goes back)",
+                                       "restored #1: 2 written, 0 removed (verified)"]
+
+
+def test_a_scripted_undo_reads_only_its_plain_forms() -> None:
+    from git_rewind import undocmd
+
+    assert undocmd.parse(["3", "--yes"]) == ("3",)
+    assert undocmd.parse(["-y", "--code"]) == (None,)
+    assert undocmd.parse(["@~1", "--code", "--yes"]) == ("@~1",)
+    for other in (["3"], ["3", "--yes", "--dry-run"], ["--yes", "--full"], ["3", "4", "--yes"], ["--yes", "--help"],
+                  ["--yes=1"], ["-yp"], ["3", "--yes", "--", "a.txt"], ["--yes", "--only", "a"]):
+        assert undocmd.parse(other) is None, other
 
 
 def test_a_plain_undo_after_an_undo_does_not_flip_back(project: Workdir) -> None:

@@ -1,0 +1,105 @@
+"""`git rewind undo` in its plain scripted form, without click, and the lines every rewind command prints.
+
+Importing click costs ~40 ms, a tenth of a whole restore of one file. `parse` reads
+`undo [ID] [--code] --yes` (`-y`): nothing to preview and nothing to ask, so no click is needed.
+Every other form (a terminal that is asked, --dry-run, --only, --full, help, errors) goes to
+cli.py's click command, which prints its result through the same `print_result`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .undo import Result
+
+
+def parse(argv: list[str]) -> tuple[str | None] | None:
+    """(ID or None,) from ARGV (after 'undo') when it is `[ID] [--code] --yes`; None to let click handle it."""
+    ident = None
+    yes = False
+    for arg in argv:
+        if arg in ("--yes", "-y"):
+            yes = True
+        elif arg == "--code":
+            continue
+        elif arg.startswith("-") or ident is not None:
+            return None
+        else:
+            ident = arg
+    return (ident,) if yes else None
+
+
+def run(ident: str | None) -> int:
+    """Rewind this work tree's files to checkpoint IDENT (default: the newest that is not a safety checkpoint),
+    as `git rewind undo ID --yes` through click does; print the result; the exit code."""
+    import os
+
+    from . import checkpoints, config, undo
+    from .repo import Repo
+
+    try:
+        repo = Repo.find(os.getcwd())  # no process for the plain layouts (as snap and hooks); else git is asked
+        settings = config.for_repo(repo)
+        items = checkpoints.load_all(repo)
+        target = (checkpoints.lookup(repo, ident, items, repo.worktree) if ident is not None
+                  else checkpoints.latest_work(repo, repo.worktree, items))
+        result = undo.undo(repo, target, "code", False, [], settings["max_file_size"], settings["auto_pack"],
+                           cwd=os.getcwd())
+    except KeyboardInterrupt:  # as click says it
+        echo("", err=True)
+        echo("aborted", err=True)
+        return 1
+    print_result(result, target.seq, "restored")
+    return 0
+
+
+def echo(text: str, err: bool = False) -> None:
+    """One line on stdout (or stderr), flushed at once as click.echo does: the two streams stay in order."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def print_result(result: Result, target_seq: int, verb: str, warned: bool = False,
+                 headline: str | None = None, back: str = "git rewind redo", listed: bool = False) -> None:
+    """What an undo, redo, revert or agent-only undo did: the safety checkpoint, the counts, what it left."""
+    from . import restore
+
+    outcome = result.outcome
+    if outcome is not None and outcome.safety is not None and not warned:
+        for line in restore.warnings(outcome.plan):
+            echo(f"warning: {line}", err=True)
+    if outcome is None or outcome.safety is None:
+        echo(f"the working tree already matches #{target_seq}" if headline is None
+             else "every file is already as it would be")
+    else:
+        echo(f"safety checkpoint #{outcome.safety.seq} {outcome.safety.commit[:7]} ({back} goes back)")
+        if outcome.written or outcome.removed or outcome.plan.writes or outcome.plan.removals:
+            checked = " (verified)" if outcome.verified else ""
+            kept = f", {len(outcome.conflicts)} not restored" if outcome.conflicts else ""
+            echo(f"{headline or f'{verb} #{target_seq}'}: {len(outcome.written)} written, "
+                 f"{len(outcome.removed)} removed{kept}{checked}")
+            if listed:  # a patch session: which of the paths offered it changed
+                for path in outcome.written:
+                    echo(f"  written  {path}")
+                for path in outcome.removed:
+                    echo(f"  removed  {path}")
+        elif outcome.plan.files:  # a redo records itself all the same (it pops the redo stack)
+            echo(f"the working tree already matches #{target_seq}")
+        for path in outcome.plan.left_alone:
+            echo(f"left alone: {path}", err=True)
+        for path in outcome.conflicts:
+            echo(f"not restored (a directory with uncaptured files is in the way): {path}", err=True)
+        for path in outcome.reinstated:
+            echo(f"kept git-rewind installed: its entries are back in {path}")
+    if result.applied is not None:
+        echo(result.applied.detail)
+    plan = result.plan
+    if plan is not None and plan.prompt:
+        echo("the prompt it cut, to send again or edit:")
+        for line in plan.prompt.splitlines() or [""]:
+            echo(f"  {line}")
+    if result.resume:
+        echo(f"resume with: {result.resume}")
