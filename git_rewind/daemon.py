@@ -15,6 +15,7 @@ import sys
 import time
 
 from . import minijson
+from .fsutil import alive
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -170,18 +171,6 @@ def read_state(repo: Repo) -> dict[str, object]:
     return minijson.load_file(os.path.join(repo.rewind_dir, STATE))
 
 
-def alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def ours(repo: Repo, pid: object) -> bool:
     """PID is a daemon of this work tree: not a process that took the pid of one that died without a word."""
     if not alive(pid):
@@ -198,14 +187,10 @@ def ours(repo: Repo, pid: object) -> bool:
 
 def spawn(repo: Repo) -> subprocess.Popen[bytes]:
     """Start the daemon fully detached: its own session, no inherited pipes, so nobody waits on it."""
-    import subprocess
+    from .gitcmd import detached
 
     os.makedirs(repo.rewind_dir, exist_ok=True)
-    return subprocess.Popen(
-        [sys.executable, "-m", "git_rewind", "daemon", "run"],
-        cwd=repo.root, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, close_fds=True,
-    )
+    return detached([sys.executable, "-m", "git_rewind", "daemon", "run"], repo.root)
 
 
 def launch(repo: Repo, wait: float = 30.0) -> dict[str, object]:

@@ -26,7 +26,7 @@ def sweep_temporaries(folder: str) -> list[str]:
     swept = []
     for name in names:
         pid = name.rpartition(_TMP_MARK)[2][:-len(_TMP_END)] if name.endswith(_TMP_END) else ""
-        if _TMP_MARK not in name or not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+        if _TMP_MARK not in name or not pid.isdigit() or int(pid) == os.getpid() or alive(int(pid)):
             continue
         try:
             os.unlink(os.path.join(folder, name))
@@ -36,7 +36,10 @@ def sweep_temporaries(folder: str) -> list[str]:
     return swept
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: object) -> bool:
+    """Whether a process PID exists (one of another user counts)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

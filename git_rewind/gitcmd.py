@@ -58,6 +58,13 @@ def run(
     return proc.stdout
 
 
+def detached(args: list[str], cwd: str) -> subprocess.Popen[bytes]:
+    """Start ARGS fully detached: its own session, no inherited pipes or descriptors, so nobody (an agent
+    waiting on a hook's output) waits for it."""
+    return subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+
+
 class Background:
     """`git ARGS` started now and read later (`result`): a command whose answer is needed only after
     other work, which it runs beside (the machine's other core). Its output is read at the end, so it

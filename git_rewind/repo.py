@@ -57,6 +57,32 @@ def clear_stale_lock(path: str) -> None:
         time.sleep(0.05)
 
 
+def git_dirs(top: str) -> tuple[str, str] | None:
+    """The git directory and the common one of the work tree at TOP, read from its files as git reads them:
+    `.git` a directory, or a `.git` file saying `gitdir: …`; a `commondir` file there (a linked work tree).
+    None when one of them cannot be read."""
+    dotgit = os.path.join(top, ".git")
+    gitdir = dotgit
+    if os.path.isfile(dotgit):
+        try:
+            with open(dotgit, encoding="utf-8") as fh:
+                line = fh.readline().strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        if not line.startswith("gitdir: "):
+            return None
+        gitdir = os.path.normpath(os.path.join(top, line[8:]))
+    commondir = gitdir
+    try:
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
+            commondir = os.path.normpath(os.path.join(gitdir, fh.read().strip()))
+    except FileNotFoundError:
+        pass
+    except (OSError, UnicodeDecodeError):
+        return None
+    return gitdir, commondir
+
+
 def _pin_environment(gitdir: str, root: str, outside: bool) -> None:
     """Name the repository to the git processes we run at the work tree's root as git found it from here.
 
@@ -124,31 +150,16 @@ class Repo:
         current = os.path.realpath(path)
         while True:
             dotgit = os.path.join(current, ".git")
-            if os.path.isdir(dotgit):
-                gitdir = dotgit
-                break
-            if os.path.isfile(dotgit):
-                try:
-                    with open(dotgit, encoding="utf-8") as fh:
-                        line = fh.readline().strip()
-                except (OSError, UnicodeDecodeError):
-                    return cls.discover(path)
-                if not line.startswith("gitdir: "):
-                    return cls.discover(path)
-                gitdir = os.path.normpath(os.path.join(current, line[8:]))
+            if os.path.isdir(dotgit) or os.path.isfile(dotgit):
                 break
             parent = os.path.dirname(current)
             if parent == current or os.path.basename(current) == ".git":
                 return cls.discover(path)  # not a repository, or inside a .git: git words the error
             current = parent
-        commondir = gitdir
-        try:
-            with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
-                commondir = os.path.normpath(os.path.join(gitdir, fh.read().strip()))
-        except FileNotFoundError:
-            pass
-        except (OSError, UnicodeDecodeError):
+        dirs = git_dirs(current)
+        if dirs is None:
             return cls.discover(path)
+        gitdir, commondir = dirs
         try:
             with open(os.path.join(commondir, "config"), "rb") as fh:
                 git_config = fh.read()

@@ -16,7 +16,7 @@ import stat
 from . import gitcmd, journal, minijson
 from .config import xdg_config_home
 from .fsutil import NotRegular, read_regular, write_atomic
-from .repo import Repo, clear_stale_lock
+from .repo import Repo, clear_stale_lock, git_dirs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -600,25 +600,10 @@ def _nested_head(repo: Repo, rel: str) -> str | None:
     """The commit a nested repository at REL has checked out, which `git add -A` records as its gitlink
     (read from its files as git's resolve_gitlink_ref does); None when it has none or it is not plain."""
     top = os.path.join(repo.root, rel)
-    dotgit = os.path.join(top, ".git")
-    gitdir = dotgit
-    if os.path.isfile(dotgit):
-        try:
-            with open(dotgit, encoding="utf-8") as fh:
-                line = fh.readline().strip()
-        except (OSError, UnicodeDecodeError):
-            return None
-        if not line.startswith("gitdir: "):
-            return None
-        gitdir = os.path.normpath(os.path.join(top, line[8:]))
-    commondir = gitdir
-    try:
-        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
-            commondir = os.path.normpath(os.path.join(gitdir, fh.read().strip()))
-    except FileNotFoundError:
-        pass
-    except (OSError, UnicodeDecodeError):
+    dirs = git_dirs(top)
+    if dirs is None:
         return None
+    gitdir, commondir = dirs
     if os.path.isdir(os.path.join(commondir, "reftable")):
         return None  # read through git only: the full scan does
     head = Repo(top, gitdir, commondir).read_ref("HEAD")

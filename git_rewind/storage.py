@@ -189,17 +189,11 @@ def maybe_enforce(repo: Repo, cap: int) -> bool:
     write_atomic(stamp, f"{int(time.time())}\n")
     if estimate(repo) <= cap:
         return False
-    import subprocess
     import sys
 
-    subprocess.Popen(
-        [sys.executable, "-m", "git_rewind.gc"],
-        cwd=repo.root,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    from .gitcmd import detached
+
+    detached([sys.executable, "-m", "git_rewind.gc"], repo.root)
     return True
 
 

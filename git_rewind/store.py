@@ -503,14 +503,7 @@ def maybe_pack(repo: Repo, threshold: int) -> bool:
     except FileNotFoundError:
         pass
     write_atomic(stamp, f"{int(time.time())}\n")
-    import subprocess
+    from .gitcmd import detached
 
-    subprocess.Popen(
-        ["git", "repack", "-d", "-q"],
-        cwd=repo.root,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    detached(["git", "repack", "-d", "-q"], repo.root)
     return True
