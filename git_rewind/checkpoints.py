@@ -288,14 +288,19 @@ def since_previous(repo: Repo, item: Checkpoint) -> tuple[str, str]:
     session in its work tree (the session's chain may interleave work trees); for a session's first,
     the commit HEAD was at when it was taken (else the empty tree), so
     that `show` lists what changed, not the whole repository."""
+    parent = compared_with(repo, load_all(repo), item)
+    return parent, repo.git(["diff", "--stat", "--summary", parent, item.commit]).decode("utf-8", "replace")
+
+
+def compared_with(repo: Repo, items: list[Checkpoint], item: Checkpoint) -> str:
+    """What `show` compares ITEM with (since_previous), among ITEMS (load_all): a commit or tree id."""
     from .snapshot import empty_tree
 
-    before = previous(load_all(repo), item)
+    before = previous(items, item)
     parent = before.commit if before is not None else ""
     if not parent and item.note.head:
         parent = repo.git(["rev-parse", "--verify", "-q", item.note.head + "^{commit}"], check=False).decode().strip()
-    parent = parent or empty_tree(repo)
-    return parent, repo.git(["diff", "--stat", "--summary", parent, item.commit]).decode("utf-8", "replace")
+    return parent or empty_tree(repo)
 
 
 def stats(repo: Repo) -> dict[str, Any]:
