@@ -27,6 +27,7 @@ def serve(repo: Repo, port: int = 0, open_browser: bool = True, read_only: bool 
         from ..errors import RewindError
 
         raise RewindError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
+    sock.listen(128)  # from now on a request waits in the backlog: the URL below is good at once
     bound = sock.getsockname()[1]
     token = new_token()
     url = f"http://127.0.0.1:{bound}/?token={token}"

@@ -64,9 +64,9 @@ class Colour:
     """Pygments, with a lexer per file name (plain text when none fits)."""
 
     def __init__(self) -> None:
-        from pygments.formatters import HtmlFormatter
-
         import threading
+
+        from pygments.formatters import HtmlFormatter
 
         self.formatter = HtmlFormatter(nowrap=True)
         self._lexers: dict[str, Any] = {}
