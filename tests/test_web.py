@@ -88,6 +88,9 @@ def test_the_api_wants_the_cookie_and_the_header(project: Workdir, serve: Serve)
         assert refused.status == 403, (cookie, header)
         assert refused.text.startswith("refused:")
     assert server.request("GET", "/static/app.js", cookie=None, header=None).status == 403
+    for query, cookie in (("", "token"), ("?token=wrong", "token"), (f"?token={server.token}", None)):
+        assert server.request("GET", f"/api/events{query}", cookie=cookie, header=None).status == 403, query
+    assert server.request("GET", f"/api/info?token={server.token}", header=None).status == 403  # events only
 
 
 def test_a_foreign_host_is_refused(project: Workdir, serve: Serve) -> None:

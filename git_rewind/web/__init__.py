@@ -32,7 +32,7 @@ def serve(repo: Repo, port: int = 0, open_browser: bool = True, read_only: bool 
     token = new_token()
     url = f"http://127.0.0.1:{bound}/?token={token}"
     print(url, flush=True)
-    app = build(repo, token, bound, read_only)
+    app = build(repo, token, bound, read_only)  # it starts reading the checkpoints meanwhile
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                             timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)

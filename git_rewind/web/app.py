@@ -234,6 +234,7 @@ async def _bad_request(request: Request, exc: Exception) -> Response:
 def build(repo: Repo, token: str, port: int, read_only: bool) -> Any:
     """The ASGI application: the routes behind the guard."""
     server = Server(repo, token, read_only)
+    server.listing.warm()  # 10,000 checkpoints take a second to read: start before the page asks
     routes = [
         Route("/", server.page),
         Route("/api/info", server.info),

@@ -12,6 +12,7 @@ import threading
 
 from .. import checkpoints
 from ..checkpoints import Checkpoint
+from ..errors import RewindError
 from ..repo import NOTES_REF, Repo
 
 TYPE_CHECKING = False
@@ -100,6 +101,21 @@ class Listing:
     def state(self) -> str | None:
         """The notes ref's value: what every change of the checkpoints changes."""
         return self.repo.read_ref(NOTES_REF)
+
+    def warm(self) -> None:
+        """Read the checkpoints in a background thread now; the first request waits for it (the lock)."""
+        ready = threading.Event()
+
+        def read() -> None:
+            with self._lock:
+                ready.set()
+                try:
+                    self._view = View(self.state(), checkpoints.load_all(self.repo), self.repo.worktree)
+                except RewindError:
+                    pass  # the first request reads again and answers the error
+
+        threading.Thread(target=read, name="rewind-web-warm", daemon=True).start()
+        ready.wait()  # the lock is taken: no request can come first and read them twice
 
     def view(self) -> View:
         key = self.state()

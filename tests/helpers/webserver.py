@@ -89,8 +89,9 @@ class Served:
     def events(self) -> http.client.HTTPResponse:
         """The open event stream (read it line by line; close the connection when done)."""
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        conn.request("GET", "/api/events", headers={"Host": self.host, "Cookie": f"rewind_token={self.token}",
-                                                    "X-Rewind-Token": self.token})
+        # as an EventSource asks: the cookie, and the token in the query (it cannot send a header)
+        conn.request("GET", f"/api/events?token={self.token}", headers={
+            "Host": self.host, "Cookie": f"rewind_token={self.token}"})
         response = conn.getresponse()
         assert response.status == 200 and response.getheader("content-type", "").startswith("text/event-stream")
         return response
