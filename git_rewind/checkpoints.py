@@ -94,6 +94,12 @@ def load_one(repo: Repo, commit: str) -> Checkpoint | None:
     return found[0] if found else None
 
 
+def read_listed(repo: Repo, listing: bytes) -> list[Checkpoint]:
+    """Checkpoints from lines shaped as `git notes list` prints them (`<note blob> <commit>`): a reader that
+    knows which notes changed (the web server, from the notes ref's own history) reads only those."""
+    return _read(repo, listing)
+
+
 def _read(repo: Repo, listing: bytes) -> list[Checkpoint]:
     """Checkpoints from `git notes list` output (`<note blob> <commit>` lines), through one cat-file."""
     from .gitcmd import cat_file

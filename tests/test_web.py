@@ -339,3 +339,34 @@ def test_the_hook_and_the_cli_do_not_load_the_web_libraries() -> None:
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     for name in ("starlette", "uvicorn", "sse_starlette", "pygments", "unidiff", "anyio", "git_rewind.web"):
         assert f"'{name}'" not in loaded, name
+
+
+# the cache -----------------------------------------------------------------------------------------
+
+
+def test_the_cache_follows_every_change_of_the_notes(project: Workdir, git_environ: dict[str, str]) -> None:
+    """Read once, then only the notes that changed (from the notes ref's history): always what load_all reads."""
+    from git_rewind import checkpoints
+    from git_rewind.repo import Repo
+    from git_rewind.web.listing import Listing, item_json
+
+    w = snaps(project)
+    repo = Repo.discover(str(w.path))
+    listing = Listing(repo)
+
+    def same_as_load_all() -> None:
+        view = listing.view()
+        every = checkpoints.load_all(repo)
+        assert [(c.commit, c.note_blob) for c in view.every] == [(c.commit, c.note_blob) for c in every]
+        assert view.rows == [item_json(c) for c in reversed(every)]
+
+    same_as_load_all()
+    first = listing.view()
+    assert listing.view() is first  # the notes ref did not move: nothing read
+    w.write("src/new.py", "new\n")
+    w.ok("snap", "-m", "one more")
+    same_as_load_all()
+    assert listing.view().rows[1] is first.rows[0]  # an unchanged note keeps its row
+    w.ok("gc", "--keep", "2", "--older-than", "0")  # notes removed
+    same_as_load_all()
+    assert len(listing.view().every) < 4
