@@ -97,10 +97,22 @@ def _worktree(repo: Repo, items: list[checkpoints.Checkpoint], name: str | None)
 @click.option("--all-worktrees", "all_worktrees", is_flag=True, help="Every work tree's checkpoints.")
 @click.option("-n", "limit", type=click.IntRange(min=0), default=20, show_default=True,
               help="How many, newest first (0: all).")
+@click.option("--grep", "grep", multiple=True, metavar="TEXT",
+              help="Only checkpoints with TEXT in their message, prompt or summary (any case; repeatable: any).")
+@click.option("--path", "paths", multiple=True, metavar="PATHSPEC",
+              help="Only checkpoints that changed what these git pathspecs match (relative to the current directory).")
+@click.option("--tag", "tags", multiple=True, metavar="TAG", help="Only checkpoints with this tag (repeatable: all).")
+@click.option("--agent", "agent", metavar="NAME", help="Only checkpoints this agent took (`manual`: taken by hand).")
+@click.option("--since", "since", metavar="DATE",
+              help='Only checkpoints at or after DATE (git\'s date syntax: "2 hours ago", "yesterday", ISO).')
+@click.option("--until", "until", metavar="DATE", help="Only checkpoints at or before DATE (git's date syntax).")
 @click.option("--json", "as_json", is_flag=True, help="A JSON array of notes, each with its commit.")
 def list_command(session: str | None, all_sessions: bool, worktree: str | None, all_worktrees: bool, limit: int,
-                 as_json: bool) -> None:
-    """List this work tree's checkpoints, newest first."""
+                 grep: tuple[str, ...], paths: tuple[str, ...], tags: tuple[str, ...], agent: str | None,
+                 since: str | None, until: str | None, as_json: bool) -> None:
+    """List this work tree's checkpoints, newest first; the filters narrow it (all must hold)."""
+    from . import search
+
     if session and all_sessions:
         raise click.UsageError("--session and --all exclude each other")
     if worktree and all_worktrees:
@@ -110,14 +122,13 @@ def list_command(session: str | None, all_sessions: bool, worktree: str | None, 
     if not all_worktrees:
         items = checkpoints.of_worktree(items, _worktree(repo, items, worktree))
     scope = None if all_sessions else (session or os.environ.get("GIT_REWIND_SESSION"))
-    if scope:
-        scope = checkpoints.session_named(items, scope)
-    items, more = checkpoints.newest_first(items, scope, limit=limit)
+    query = search.Query(grep, paths, tags, agent, scope, since, until, cwd=os.getcwd())
+    items, more = checkpoints.newest_first(search.select(repo, items, query), limit=limit)
     if as_json:
         click.echo(json.dumps([c.as_json() for c in items], indent=2))
         return
     if not items:
-        click.echo("no checkpoints" + (f" in session {scope}" if scope else ""))
+        click.echo("no checkpoints" + (f" matching {query.describe()}" if query else ""))
         return
     for item in items:
         click.echo(output.line(item, worktree=all_worktrees))
@@ -170,6 +181,30 @@ def diff_command(ident: str, ident2: str | None, stat: bool, name_status: bool, 
         new = snapshot.current_tree(repo, config.for_repo(repo)["max_file_size"])
     args = ["git", "diff"] + (["--stat"] if stat else []) + (["--name-status"] if name_status else [])
     sys.exit(subprocess.call(args + [old, new, "--"], cwd=repo.root))
+
+
+@cli.command("tag", context_settings=CONTEXT)
+@click.argument("ident", metavar="ID")
+@click.argument("names", metavar="[NAME]...", nargs=-1)
+@click.option("-d", "--delete", "delete", is_flag=True, help="Remove these tags instead of adding them.")
+@_worktree_option
+def tag_command(ident: str, names: tuple[str, ...], delete: bool, worktree: str | None) -> None:
+    """Add tags to checkpoint ID after the fact (-d: remove them); without NAME, print its tags.
+
+    Tags live in the checkpoint's note; `list --tag NAME` finds them.
+    """
+    from . import tags
+
+    repo, item = _checkpoint(ident, worktree)
+    if not names:
+        if delete:
+            raise click.UsageError("-d needs the tags to remove")
+        for name in item.note.tags:
+            click.echo(name)
+        return
+    item = (tags.remove if delete else tags.add)(repo, item, names)
+    shown = " ".join(item.note.tags) or "(none)"
+    click.echo(f"#{item.seq} tags: {shown}")
 
 
 @cli.command("files", context_settings=CONTEXT)
