@@ -182,6 +182,28 @@ def test_the_list_is_git_rewind_list(project: Workdir, serve: Serve) -> None:
     assert server.get("/api/info")["count"] == 4
 
 
+def test_the_filters_are_git_rewind_lists(project: Workdir, serve: Serve) -> None:
+    w = snaps(project)
+    w.write("docs/guide.md", "# guide\n")
+    w.ok("snap", "-m", "write the guide", "--session", "docs")
+    w.ok("tag", "2", "good")
+    server = serve(w)
+    cases = (("q=GUIDE", ["--grep", "GUIDE"]), ("q=step+2&q=step+3", ["--grep", "step 2", "--grep", "step 3"]),
+             ("path=docs", ["--path", "docs"]), ("path=src/app.py", ["--path", "src/app.py"]),
+             ("tag=good", ["--tag", "good"]), ("agent=manual", ["--agent", "manual"]),
+             ("session=docs", ["--session", "docs"]), ("since=1+hour+ago", ["--since", "1 hour ago"]),
+             ("until=1+hour+ago", ["--until", "1 hour ago"]),
+             ("tag=good&q=guide", ["--tag", "good", "--grep", "guide"]))
+    for query, options in cases:
+        listed = [c["seq"] for c in json.loads(w.ok("list", "--json", "-n", "0", *options))]
+        got = server.get(f"/api/checkpoints?{query}")
+        assert [i["seq"] for i in got["items"]] == listed and got["total"] == len(listed), query
+        assert len(got["sessions"]) == 2  # the lanes: every session, whatever the filters
+    assert [i["seq"] for i in server.get("/api/checkpoints?q=guide")["items"]] == [4]
+    bad = server.request("GET", "/api/checkpoints?path=../elsewhere")
+    assert bad.status == 400 and "not a path inside" in bad.json()["error"]
+
+
 def test_a_checkpoints_detail_is_git_rewind_show(project: Workdir, serve: Serve) -> None:
     w = snaps(project)
     server = serve(w)
@@ -311,6 +333,27 @@ def test_restore_one_file_and_revert(project: Workdir, serve: Serve) -> None:
     assert unknown.status == 400 and "unknown checkpoint: 77" in unknown.json()["error"]
     mode = server.post("/api/undo", {"id": "1", "mode": "everything"})
     assert mode.status == 400 and "unknown mode" in mode.json()["error"]
+
+
+def test_tags_round_trip(project: Workdir, serve: Serve) -> None:
+    w = snaps(project)
+    server = serve(w)
+    added = server.post("/api/tags", {"id": "2", "add": ["good", "reviewed"]})
+    assert added.status == 200 and added.json() == {"ok": True, "tags": ["good", "reviewed"]}
+    assert json.loads(w.ok("show", "2", "--json"))["tags"] == ["good", "reviewed"]
+    assert "good reviewed" in w.ok("show", "2")
+    assert server.get("/api/checkpoints/2")["tags"] == ["good", "reviewed"]  # the cache follows the note
+    assert [i["seq"] for i in server.get("/api/checkpoints?tag=reviewed")["items"]] == [2]
+    swapped = server.post("/api/tags", {"id": "2", "add": ["best"], "remove": ["good"]})
+    assert swapped.json()["tags"] == ["reviewed", "best"]
+    note = w.git("notes", "--ref", "rewind", "show", json.loads(w.ok("show", "2", "--json"))["commit"])
+    for body, message in (({"id": "2", "remove": ["absent"], "add": ["new"]}, "has no tag absent"),
+                          ({"id": "2", "add": ["two words"]}, "not a tag"), ({"id": "2", "add": "good"}, "list"),
+                          ({"id": "2"}, "nothing to do")):
+        refused = server.post("/api/tags", body)
+        assert refused.status == 400 and message in refused.json()["error"], body
+    assert w.git("notes", "--ref", "rewind", "show", json.loads(w.ok("show", "2", "--json"))["commit"]) == note
+    assert server.post("/api/tags", {"id": "9", "add": ["x"]}).status == 404
 
 
 # live ----------------------------------------------------------------------------------------------

@@ -84,9 +84,23 @@ class Server:
         offset = _number(params.get("offset"), 0, "offset")
         limit = _number(params.get("limit"), DEFAULT_LIMIT, "limit")
         view = self.listing.view()
+        query = self.query(request)
         rows = view.rows
+        if query:
+            from .. import search
+
+            rows = [view.row_of[c.seq] for c in reversed(search.select(self.repo, view.items, query))]
         return Compact({"total": len(rows), "offset": offset, "items": rows[offset:offset + limit],
                         "sessions": view.sessions})
+
+    def query(self, request: Request) -> Any:
+        """The list's filters (web-contract.md) as the library's search.Query, as `list` reads its options."""
+        from .. import search
+
+        params = request.query_params
+        return search.Query(text=params.getlist("q"), paths=[diffs.check_path(p) for p in params.getlist("path") if p],
+                            tags=params.getlist("tag"), agent=params.get("agent"), session=params.get("session"),
+                            since=params.get("since"), until=params.get("until"), cwd=self.repo.root)
 
     def checkpoint(self, request: Request) -> Response:
         item = self.lookup(request.path_params["ident"])
@@ -162,6 +176,33 @@ class Server:
         body = await _json_body(request)
         kind = request.url.path.rsplit("/", 1)[-1]
         return Compact(await run_in_threadpool(self._act, kind, body))
+
+    async def tags(self, request: Request) -> Response:
+        """POST /api/tags: remove, then add (a tag it does not carry is an error before anything changes)."""
+        from starlette.concurrency import run_in_threadpool
+
+        body = await _json_body(request)
+        return Compact(await run_in_threadpool(self._tag, body))
+
+    def _tag(self, body: dict[str, Any]) -> dict[str, Any]:
+        from .. import tags
+        from ..checkpoints import Checkpoint
+
+        lists = {}
+        for key in ("add", "remove"):
+            value = body.get(key) or []
+            if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+                raise BadRequest(f"{key} must be a list of tags")
+            lists[key] = tags.check(value)
+        if not lists["add"] and not lists["remove"]:
+            raise BadRequest("nothing to do: give add or remove")
+        found = self.lookup(str(body.get("id", "")))
+        item = Checkpoint(found.commit, found.note, found.note_blob)  # the cached one stays as it was read
+        if lists["remove"]:
+            item = tags.remove(self.repo, item, lists["remove"])
+        if lists["add"]:
+            item = tags.add(self.repo, item, lists["add"])
+        return {"ok": True, "tags": list(item.note.tags)}
 
     def _act(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
         from . import actions
@@ -247,6 +288,7 @@ def build(repo: Repo, token: str, port: int, read_only: bool) -> Any:
         Route("/api/undo", server.action, methods=["POST"]),
         Route("/api/revert", server.action, methods=["POST"]),
         Route("/api/restore-file", server.action, methods=["POST"]),
+        Route("/api/tags", server.tags, methods=["POST"]),
         Mount("/static", StaticFiles(directory=PAGE_DIR, check_dir=False)),
     ]
     app = Starlette(routes=routes, exception_handlers={BadRequest: _bad_request, RewindError: _bad_request})

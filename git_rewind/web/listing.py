@@ -75,7 +75,7 @@ def sessions_json(items: list[Checkpoint]) -> list[dict[str, Any]]:
 class View:
     """What was read at one state of the notes ref: every checkpoint, this work tree's, their JSON."""
 
-    __slots__ = ("key", "every", "items", "rows", "sessions", "by_seq")
+    __slots__ = ("key", "every", "items", "rows", "sessions", "row_of")
 
     def __init__(self, key: str | None, every: list[Checkpoint], worktree: str | None,
                  rows: dict[str, dict[str, Any]] | None = None) -> None:
@@ -85,7 +85,7 @@ class View:
         made = rows if rows is not None else {}
         self.rows = [made.get(item.note_blob) or item_json(item) for item in reversed(self.items)]  # newest first
         self.sessions = sessions_json(self.items)
-        self.by_seq = {item.seq: item for item in self.items}
+        self.row_of = {row["seq"]: row for row in self.rows}
 
     @property
     def newest(self) -> int | None:
