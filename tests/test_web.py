@@ -356,6 +356,25 @@ def test_tags_round_trip(project: Workdir, serve: Serve) -> None:
     assert server.post("/api/tags", {"id": "9", "add": ["x"]}).status == 404
 
 
+def test_an_agent_at_work_is_reported_and_needs_force(agent_project: Workdir, serve: Serve) -> None:
+    from test_turns import SESSION, claude
+
+    w = agent_project
+    w.ok("snap", "-m", "before the agent")
+    claude(w, "UserPromptSubmit", prompt="refactor the whole app")
+    w.write("src/app.py", "print('agent at work')\n")
+    server = serve(w)
+    dry = server.post("/api/undo", {"id": "1", "dry_run": True}).json()
+    assert len(dry["agents_at_work"]) == 1 and f"claude-code session {SESSION[:8]}" in dry["agents_at_work"][0]
+    before = w.state()
+    refused = server.post("/api/undo", {"id": "1"})
+    assert refused.status == 409 and "middle of a turn" in refused.json()["error"]
+    assert w.state() == before
+    forced = server.post("/api/undo", {"id": "1", "force": True})
+    assert forced.status == 200 and forced.json()["safety"] is not None
+    assert (w.path / "src/app.py").read_text() == "print('hello')\n"
+
+
 # live ----------------------------------------------------------------------------------------------
 
 
