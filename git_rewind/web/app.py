@@ -13,7 +13,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .. import checkpoints
@@ -276,7 +276,7 @@ def build(repo: Repo, token: str, port: int, read_only: bool) -> Any:
     """The ASGI application: the routes behind the guard."""
     server = Server(repo, token, read_only)
     server.listing.warm()  # 10,000 checkpoints take a second to read: start before the page asks
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/", server.page),
         Route("/api/info", server.info),
         Route("/api/checkpoints", server.checkpoints),
@@ -289,7 +289,8 @@ def build(repo: Repo, token: str, port: int, read_only: bool) -> Any:
         Route("/api/revert", server.action, methods=["POST"]),
         Route("/api/restore-file", server.action, methods=["POST"]),
         Route("/api/tags", server.tags, methods=["POST"]),
-        Mount("/static", StaticFiles(directory=PAGE_DIR, check_dir=False)),
     ]
+    if os.path.isdir(PAGE_DIR):  # Starlette's StaticFiles: no path out of it, `..` or encoded
+        routes.append(Mount("/static", StaticFiles(directory=PAGE_DIR)))
     app = Starlette(routes=routes, exception_handlers={BadRequest: _bad_request, RewindError: _bad_request})
     return Guard(app, token, port, read_only)
