@@ -50,7 +50,9 @@ def test_it_prints_the_url_first_and_a_signal_stops_it_cleanly(project: Workdir,
     server = serve(project)
     assert server.url == f"http://127.0.0.1:{server.port}/?token={server.token}" and len(server.token) >= 40
     assert server.get("/api/info")["name"] == "repo"
+    stream = server.events()  # a page still listening does not keep it from stopping
     status, err = server.stop(signum)
+    stream.close()
     assert status == 0
     assert "Traceback" not in err and "Error" not in err
 

@@ -29,6 +29,7 @@ MISSING_PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><meta name=\
                 "(git_rewind/resources/web/); the API works.</p></body></html>")
 DEFAULT_LIMIT = 500
 POLL_SECONDS = 1.0
+PING_SECONDS = 15
 
 
 class Compact(JSONResponse):
@@ -150,7 +151,7 @@ class Server:
         import json
 
         import anyio
-        from sse_starlette.sse import EventSourceResponse
+        from sse_starlette import EventSourceResponse, ServerSentEvent
 
         listing = self.listing
 
@@ -165,7 +166,8 @@ class Server:
                 view = await anyio.to_thread.run_sync(listing.view)
                 yield {"event": "checkpoint", "data": json.dumps({"count": len(view.items), "newest": view.newest})}
 
-        return EventSourceResponse(stream(), ping=15, headers={"Cache-Control": "no-store"})
+        return EventSourceResponse(stream(), ping=PING_SECONDS, ping_message_factory=lambda: ServerSentEvent(
+            comment="ping"), headers={"Cache-Control": "no-store"})
 
     # changing -------------------------------------------------------------------------------------
 
