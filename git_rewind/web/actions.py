@@ -36,7 +36,7 @@ def _paths(body: dict[str, Any], key: str) -> list[str]:
     return [check_path(p) for p in value]
 
 
-class Request:
+class Rewind:
     """One undo, revert or restore-file asked for by the page, worked out before anything changes."""
 
     def __init__(self, repo: Repo, every: list[Checkpoint], target: Checkpoint, mode: str, only: list[str],
@@ -107,7 +107,7 @@ class Request:
                 "conflicts": [c.describe() for c in taken.conflicts] if taken else []}
 
 
-def request(repo: Repo, every: list[Checkpoint], kind: str, body: dict[str, Any]) -> Request:
+def request(repo: Repo, every: list[Checkpoint], kind: str, body: dict[str, Any]) -> Rewind:
     """What the page asked for (KIND: undo, revert, restore-file), checked: a bad field is a one-line error."""
     ident = body.get("id")
     if not isinstance(ident, (str, int)) or isinstance(ident, bool) or str(ident).strip() == "":
@@ -115,11 +115,11 @@ def request(repo: Repo, every: list[Checkpoint], kind: str, body: dict[str, Any]
     target = checkpoints.lookup(repo, str(ident), every, repo.worktree)
     if kind == "undo":
         mode = body.get("mode", "code")
-        return Request(repo, every, target, mode if isinstance(mode, str) else "", _paths(body, "only"),
+        return Rewind(repo, every, target, mode if isinstance(mode, str) else "", _paths(body, "only"),
                        agent_only=_flag(body, "agent_only"))
     if kind == "revert":
-        return Request(repo, every, target, "code", [], revert=True)
+        return Rewind(repo, every, target, "code", [], revert=True)
     path = body.get("path")
     if not isinstance(path, str):
         raise RewindError("name the file: path")
-    return Request(repo, every, target, "code", [check_path(path)])
+    return Rewind(repo, every, target, "code", [check_path(path)])

@@ -23,6 +23,11 @@ from . import diffs
 from .guard import COOKIE, Guard
 from .listing import Listing, detail_json
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .. import search
+    from ..checkpoints import Checkpoint
+
 PAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "resources", "web")
 MISSING_PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><meta name=\"rewind-token\" content=\"\">"
                 "<title>git rewind</title></head><body><p>The page's files are missing from this installation "
@@ -94,7 +99,7 @@ class Server:
         return Compact({"total": len(rows), "offset": offset, "items": rows[offset:offset + limit],
                         "sessions": view.sessions})
 
-    def query(self, request: Request) -> Any:
+    def query(self, request: Request) -> search.Query:
         """The list's filters (web-contract.md) as the library's search.Query, as `list` reads its options."""
         from .. import search
 
@@ -116,20 +121,20 @@ class Server:
         paths = [diffs.check_path(p) for p in params.getlist("path") if p]
         item = self.lookup(ident)
         to = params.get("to") or "previous"
-        side: dict[str, Any]
-        if to == "previous":
-            old = checkpoints.compared_with(self.repo, self.listing.view().every, item)
+        old: str
+        new: str
+        end: dict[str, Any]
+        if to == "previous":  # the checkpoint's own step, as `show` compares it
             before = self.listing.previous(item)
-            side = {"seq": before.seq, "commit": before.commit} if before is not None else {"seq": None,
-                                                                                                "commit": old}
-            new, start, end = item.commit, side, {"seq": item.seq, "commit": item.commit}
+            old, new = checkpoints.compared_with(self.repo, self.listing.view().every, item), item.commit
+            start, end = _side(before) if before is not None else {"seq": None, "commit": old}, _side(item)
         elif to == "worktree":
             old, new = item.commit, self.worktree_tree()
-            start, end = {"seq": item.seq, "commit": item.commit}, {"worktree": True}
+            start, end = _side(item), {"worktree": True}
         else:
             other = self.lookup(to)
             old, new = item.commit, other.commit
-            start, end = {"seq": item.seq, "commit": item.commit}, {"seq": other.seq, "commit": other.commit}
+            start, end = _side(item), _side(other)
         files = diffs.diff(self.repo, old, new, paths, min(context, 1000), self.colour)
         return Compact({"from": start, "to": end, "files": files})
 
@@ -223,14 +228,18 @@ class Server:
 
     def treeish(self, ident: str) -> str:
         """IDENT's commit, or the working tree's tree for `worktree`."""
-        return self.worktree_tree() if ident == "worktree" else str(self.lookup(ident).commit)
+        return self.worktree_tree() if ident == "worktree" else self.lookup(ident).commit
 
-    def lookup(self, ident: str) -> Any:
+    def lookup(self, ident: str) -> Checkpoint:
         """IDENT's checkpoint; an unknown one is a 404."""
         try:
             return self.listing.lookup(ident)
         except RewindError as exc:
             raise BadRequest(str(exc), 404) from None
+
+
+def _side(item: Checkpoint) -> dict[str, Any]:
+    return {"seq": item.seq, "commit": item.commit}
 
 
 def fill_token(html: str, token: str) -> str:
