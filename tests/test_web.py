@@ -338,7 +338,8 @@ def test_restore_one_file_and_revert(project: Workdir, serve: Serve) -> None:
     assert revert.status == 200
     assert revert.json()["text"].startswith("nothing to take back")  # no agent changed a file: snaps by hand
     unknown = server.post("/api/undo", {"id": "77"})
-    assert unknown.status == 400 and "unknown checkpoint: 77" in unknown.json()["error"]
+    assert unknown.status == 404 and "unknown checkpoint: 77" in unknown.json()["error"]
+    assert server.post("/api/undo", {"mode": "code"}).json() == {"error": "name a checkpoint: id"}
     mode = server.post("/api/undo", {"id": "1", "mode": "everything"})
     assert mode.status == 400 and "unknown mode" in mode.json()["error"]
     talk = server.post("/api/undo", {"id": "1", "mode": "conversation", "dry_run": True})

@@ -107,12 +107,17 @@ class Rewind:
                 "conflicts": [c.describe() for c in taken.conflicts] if taken else []}
 
 
-def request(repo: Repo, every: list[Checkpoint], kind: str, body: dict[str, Any]) -> Rewind:
-    """What the page asked for (KIND: undo, revert, restore-file), checked: a bad field is a one-line error."""
-    ident = body.get("id")
-    if not isinstance(ident, (str, int)) or isinstance(ident, bool) or str(ident).strip() == "":
+def ident(body: dict[str, Any]) -> str:
+    """The checkpoint a POST names (`id`: what the CLI accepts, or a seq number)."""
+    value = body.get("id")
+    if not isinstance(value, (str, int)) or isinstance(value, bool) or str(value).strip() == "":
         raise RewindError("name a checkpoint: id")
-    target = checkpoints.lookup(repo, str(ident), every, repo.worktree)
+    return str(value)
+
+
+def request(repo: Repo, every: list[Checkpoint], target: Checkpoint, kind: str, body: dict[str, Any]) -> Rewind:
+    """What the page asked for (KIND: undo, revert, restore-file) about TARGET, checked: a bad field is a
+    one-line error."""
     if kind == "undo":
         mode = body.get("mode", "code")
         return Rewind(repo, every, target, mode if isinstance(mode, str) else "", _paths(body, "only"),

@@ -203,7 +203,9 @@ class Server:
             lists[key] = tags.check(value)
         if not lists["add"] and not lists["remove"]:
             raise BadRequest("nothing to do: give add or remove")
-        found = self.lookup(str(body.get("id", "")))
+        from .actions import ident
+
+        found = self.lookup(ident(body))
         item = Checkpoint(found.commit, found.note, found.note_blob)  # the cached one stays as it was read
         if lists["remove"]:
             item = tags.remove(self.repo, item, lists["remove"])
@@ -214,7 +216,8 @@ class Server:
     def _act(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
         from . import actions
 
-        asked = actions.request(self.repo, self.listing.view().every, kind, body)
+        target = self.lookup(actions.ident(body))
+        asked = actions.request(self.repo, self.listing.view().every, target, kind, body)
         dry_run = body.get("dry_run", False) is True
         return asked.preview() if dry_run else asked.run(body.get("force", False) is True)
 
