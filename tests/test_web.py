@@ -59,8 +59,12 @@ def test_it_prints_the_url_first_and_a_signal_stops_it_cleanly(project: Workdir,
     assert "Traceback" not in err and "Error" not in err
 
 
-def test_each_run_has_its_own_token(project: Workdir, serve: Serve) -> None:
-    assert serve(project).token != serve(project).token
+def test_each_run_has_its_own_token_and_a_port_in_use_is_one_line(project: Workdir, serve: Serve) -> None:
+    first = serve(project)
+    assert serve(project).token != first.token
+    taken = project.rewind("web", "--no-open", "--port", str(first.port))
+    assert taken.returncode != 0 and taken.stdout == ""
+    assert taken.stderr == f"error: cannot listen on 127.0.0.1:{first.port}: Address already in use\n"
 
 
 # security ------------------------------------------------------------------------------------------

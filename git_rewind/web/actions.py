@@ -17,6 +17,10 @@ from ..note import mode_of
 from ..repo import Repo
 from .diffs import check_path
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..note import Mode
+
 
 class Refused(RewindError):
     """An action the page must confirm first (409): an agent is at work."""
@@ -43,9 +47,10 @@ class Rewind:
                  agent_only: bool = False, revert: bool = False) -> None:
         self.repo = repo
         self.target = target
-        self.mode = mode_of(mode) if mode in ("code", "conversation", "full") else None
-        if self.mode is None:
-            raise RewindError(f"unknown mode {mode} (one of code, conversation, full)")
+        try:
+            self.mode: Mode = mode_of(mode)
+        except ValueError as exc:
+            raise RewindError(str(exc)) from None
         if agent_only and self.mode == "conversation":
             raise RewindError("agent_only takes back file changes: use it with mode code or full")
         self.only = only
@@ -90,7 +95,6 @@ class Rewind:
             nothing = undocmd.nothing_to_take_back(self.planner)
             if nothing is not None:
                 return {"ok": True, "safety": None, "text": nothing}
-        assert self.mode is not None
         result = undo.undo(self.repo, self.target, self.mode, False, self.only, self.settings["max_file_size"],
                            self.settings["auto_pack"], plan=self.conversation, cwd=self.repo.root,
                            retarget=self.planner, kind=self.kind)
