@@ -476,6 +476,7 @@ def test_the_cache_follows_every_change_of_the_notes(project: Workdir, git_envir
         every = checkpoints.load_all(repo)
         assert [(c.commit, c.note_blob) for c in view.every] == [(c.commit, c.note_blob) for c in every]
         assert view.rows == [item_json(c) for c in reversed(every)]
+        assert json.loads(view.encoded(range(len(view.rows)))) == view.rows  # the encoded rows kept are current
 
     same_as_load_all()
     first = listing.view()

@@ -21,10 +21,12 @@ from ..errors import RewindError
 from ..repo import Repo
 from . import diffs
 from .guard import COOKIE, Guard
-from .listing import Listing, detail_json
+from .listing import Listing, compact, detail_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .. import search
     from ..checkpoints import Checkpoint
 
@@ -38,12 +40,10 @@ PING_SECONDS = 15
 
 
 class Compact(JSONResponse):
-    """JSON without spaces: the list of 10,000 checkpoints is the biggest answer."""
+    """JSON without spaces."""
 
     def render(self, content: Any) -> bytes:
-        import json
-
-        return json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode()
+        return compact(content)
 
 
 class BadRequest(Exception):
@@ -91,13 +91,14 @@ class Server:
         limit = _number(params.get("limit"), DEFAULT_LIMIT, "limit")
         view = self.listing.view()
         query = self.query(request)
-        rows = view.rows
+        positions: Sequence[int] = range(len(view.rows))
         if query:
             from .. import search
 
-            rows = [view.row_of[c.seq] for c in reversed(search.select(self.repo, view.items, query))]
-        return Compact({"total": len(rows), "offset": offset, "items": rows[offset:offset + limit],
-                        "sessions": view.sessions})
+            positions = [view.index[c.seq] for c in reversed(search.select(self.repo, view.items, query))]
+        body = b'{"total":%d,"offset":%d,"items":%s,"sessions":%s}' % (
+            len(positions), offset, view.encoded(positions[offset:offset + limit]), view.encoded_sessions())
+        return Response(body, media_type="application/json")
 
     def query(self, request: Request) -> search.Query:
         """The list's filters (web-contract.md) as the library's search.Query, as `list` reads its options."""
