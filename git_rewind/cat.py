@@ -1,0 +1,74 @@
+"""`git rewind cat`: one file of a checkpoint, byte for byte as restoring it would write it.
+
+A restore writes what `git checkout` of the checkpoint would: the stored bytes, or, where git may
+convert them (snapshot.converts: eol attributes, clean/smudge filters, working-tree-encoding,
+core.autocrlf), what git's filters make of them under the checkpoint's own attributes. So does this,
+through `git cat-file --filters` with an index of the checkpoint's tree (git reads .gitattributes
+from there, since git 2.39 has no --attr-source) and an empty directory as the work tree (never the
+person's, whose attributes may have changed since).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from .checkpoints import Checkpoint
+from .errors import RewindError
+from .repo import Repo
+
+MODE_LINK = "120000"
+
+
+def entry(repo: Repo, item: Checkpoint, rel: str) -> tuple[str, str]:
+    """(mode, blob id) of the file REL in ITEM; a one-line error when it is not a file there."""
+    if not rel:
+        raise RewindError(f"name a file: the top of the work tree is a directory in checkpoint #{item.seq}")
+    parent, _, name = rel.rpartition("/")
+    listing = repo.git(["ls-tree", "-z", f"{item.commit}:{parent}"], check=False)
+    for raw in listing.split(b"\0"):
+        meta, _, found = raw.partition(b"\t")
+        if found != os.fsencode(name):
+            continue
+        mode, kind, oid = meta.decode().split()
+        if kind == "tree":
+            raise RewindError(f"{rel} is a directory in checkpoint #{item.seq} (git rewind files {item.seq} --all)")
+        if kind == "commit":
+            raise RewindError(f"{rel} is a nested repository in checkpoint #{item.seq}, not a file")
+        return mode, oid
+    raise RewindError(f"no file {rel} in checkpoint #{item.seq}")
+
+
+def cat(repo: Repo, item: Checkpoint, rel: str) -> None:
+    """Write REL as ITEM holds it, filtered as a restore would write it, to stdout (a link: its target)."""
+    import shutil
+    import tempfile
+
+    from . import gitcmd, snapshot
+
+    mode, oid = entry(repo, item, rel)
+    if mode == MODE_LINK or not snapshot.converts(repo, [rel]):
+        _stream(["-c", "core.autocrlf=false", "cat-file", "blob", oid], repo.root)
+        return
+    repo.ensure_dirs()
+    stage = tempfile.mkdtemp(prefix="cat-", dir=repo.rewind_dir)
+    try:
+        index = os.path.join(stage, ".index")
+        work = os.path.join(stage, "files")
+        os.mkdir(work)
+        gitcmd.run(["read-tree", item.commit], cwd=repo.root, env={"GIT_INDEX_FILE": index})
+        _stream(["cat-file", "--filters", f"--path={rel}", oid], repo.root,
+                {**os.environ, "GIT_INDEX_FILE": index, "GIT_WORK_TREE": work})
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _stream(args: list[str], cwd: str, env: dict[str, str] | None = None) -> None:
+    """Run git with our stdout as its own, so the bytes go straight through; its failure as one line."""
+    from .gitcmd import GitError
+
+    sys.stdout.flush()
+    proc = subprocess.run(["git", *args], cwd=cwd, env=env, stderr=subprocess.PIPE)
+    if proc.returncode:
+        raise GitError(args, proc.returncode, proc.stderr.decode("utf-8", "replace"))
