@@ -3,9 +3,11 @@
 A restore writes what `git checkout` of the checkpoint would: the stored bytes, or, where git may
 convert them (snapshot.converts: eol attributes, clean/smudge filters, working-tree-encoding,
 core.autocrlf), what git's filters make of them under the checkpoint's own attributes. So does this,
-through `git cat-file --filters` with an index of the checkpoint's tree (git reads .gitattributes
-from there, since git 2.39 has no --attr-source) and an empty directory as the work tree (never the
-person's, whose attributes may have changed since).
+the same way restore does: `git checkout-index` from an index of the checkpoint's tree into a
+directory under .git/rewind/ that stands in for the work tree (git reads .gitattributes from that
+index, never from the person's work tree, whose attributes may have changed since). `git cat-file
+--filters` would skip the copy, but it reads attributes only from the work tree (git 2.39 has no
+--attr-source).
 """
 
 from __future__ import annotations
@@ -54,12 +56,14 @@ def cat(repo: Repo, item: Checkpoint, rel: str) -> None:
     repo.ensure_dirs()
     stage = tempfile.mkdtemp(prefix="cat-", dir=repo.rewind_dir)
     try:
-        index = os.path.join(stage, ".index")
-        work = os.path.join(stage, "files")
-        os.mkdir(work)
-        gitcmd.run(["read-tree", item.commit], cwd=repo.root, env={"GIT_INDEX_FILE": index})
-        _stream(["cat-file", "--filters", f"--path={rel}", oid], repo.root,
-                {**os.environ, "GIT_INDEX_FILE": index, "GIT_WORK_TREE": work})
+        env = {"GIT_INDEX_FILE": os.path.join(stage, ".index"), "GIT_WORK_TREE": stage}
+        files = os.path.join(stage, "files") + os.sep
+        gitcmd.run(["read-tree", item.commit], cwd=repo.root, env=env)
+        gitcmd.run(["checkout-index", f"--prefix={files}", "--", rel], cwd=repo.root, env=env)
+        sys.stdout.flush()
+        with open(os.path.join(files, rel), "rb") as fh:
+            shutil.copyfileobj(fh, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 

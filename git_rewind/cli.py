@@ -194,8 +194,9 @@ def show_command(ident: str, worktree: str | None, as_json: bool, patch: bool, c
         if patch and stat.strip():
             click.echo("")
             sys.stdout.flush()  # git writes to the same stdout (the pager), after what is buffered here
-            code = subprocess.call(["git", "diff", view.git_color(), parent, item.commit], cwd=repo.root)
-            if code:
+            code = subprocess.call(["git", "--no-pager", "diff", view.git_color(), parent, item.commit],
+                                   cwd=repo.root)
+            if code not in (0, 141, -13):  # 141, -13: SIGPIPE, the pager was quit before the patch's end
                 sys.exit(code)
 
 

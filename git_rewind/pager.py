@@ -3,7 +3,8 @@
 git pages a command's output when stdout is a terminal, through the pager `git var GIT_PAGER` names
 (GIT_PAGER, core.pager, PAGER, else git's default; `cat` or empty: none), with LESS=FRX and LV=-c
 unless they are set. It colours when `color.<command>` (else `color.ui`, default auto) says so, auto
-meaning: stdout is a terminal, or the output goes to a pager and `color.pager` is true. git itself
+meaning: into a pager when `color.pager` is true (the default), else when stdout is a terminal; never
+on a terminal that calls itself dumb (git itself decides that part). git itself
 may already page us (`git -p rewind …`, `pager.rewind`): it sets GIT_PAGER_IN_USE, and we do not page
 again. `git --no-pager rewind …` sets GIT_PAGER=cat, which `git var` then reports.
 """
@@ -66,8 +67,8 @@ def choose(color: str | None = None, no_pager: bool = False, cwd: str | None = N
     elif color == "never":
         colored = False
     else:
-        # auto: as git's want_color() — a terminal, or a pager (ours or git's) when color.pager allows
-        auto = terminal or ((pager is not None or in_pager) and _color_pager(cwd))
+        # auto, as git's want_color(): into a pager (ours or git's) as color.pager says, else on a terminal
+        auto = _color_pager(cwd) if pager is not None or in_pager else terminal
         colored = _git(["config", "--get-colorbool", SLOT, "true" if auto else "false"], cwd).strip() == "true"
     return View(pager, colored, _width() if terminal or in_pager else None, cwd)
 
@@ -80,9 +81,11 @@ def _width() -> int:
         return int(columns)
     for fd in (1, 2, 0):
         try:
-            return os.get_terminal_size(fd).columns
+            size = os.get_terminal_size(fd).columns
         except OSError:
             continue
+        if size > 0:  # a terminal that does not know its size says 0
+            return size
     return 80
 
 
