@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from . import __version__, agents, checkpoints, config, output, snapcmd, undocmd
+from . import __version__, agents, checkpoints, config, output, pager, snapcmd, undocmd
 from .errors import RewindError
 from .note import mode_of
 from .repo import Repo
@@ -26,8 +26,6 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 def _refuse_pager(_ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if value:
-        from . import pager
-
         pager.refuse()
 
 
@@ -98,7 +96,7 @@ def _view_options(function: Callable[..., None]) -> Callable[..., None]:
     """--color[=WHEN] and --no-pager, as git's own commands take them."""
     function = click.option("--no-pager", "no_pager", is_flag=True,
                             help="Do not page the output (default: through git's pager on a terminal).")(function)
-    return click.option("--color", "color", type=click.Choice(["always", "never", "auto"]), is_flag=False,
+    return click.option("--color", "color", type=click.Choice(pager.CHOICES), is_flag=False,
                         flag_value="always", metavar="[=WHEN]",
                         help="Colour: always (--color alone), never, or auto (default: as color.ui says, on a "
                              "terminal or in the pager).")(function)
@@ -150,8 +148,6 @@ def list_command(session: str | None, all_sessions: bool, worktree: str | None, 
     if not items:
         click.echo("no checkpoints" + (f" matching {query.describe()}" if query else ""))
         return
-    from . import pager
-
     view = pager.choose(color, no_pager, repo.root)
     with pager.paged(view):
         for row in output.table(items, worktree=all_worktrees, width=view.width, view=view):
@@ -177,16 +173,14 @@ def show_command(ident: str, worktree: str | None, as_json: bool, patch: bool, c
                  no_pager: bool) -> None:
     """Show a checkpoint's metadata and what changed since the previous one of its session (with --patch,
     how: git's own diff)."""
-    from . import pager
-
     repo, item = _checkpoint(ident, worktree)
     if as_json:
         parent, stat = checkpoints.since_previous(repo, item)
         click.echo(json.dumps({**item.as_json(), "parent": parent, "stat": stat}, indent=2))
         return
     view = pager.choose(color, no_pager, repo.root)
-    parent, stat = checkpoints.since_previous(repo, item, color=view.color)
     with pager.paged(view):
+        parent, stat = checkpoints.since_previous(repo, item, color=view.color)  # as wide as the terminal
         for row in output.details(item, view):
             click.echo(row, color=view.color)
         click.echo("")

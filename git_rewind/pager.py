@@ -2,11 +2,11 @@
 
 git pages a command's output when stdout is a terminal, through the pager `git var GIT_PAGER` names
 (GIT_PAGER, core.pager, PAGER, else git's default; `cat` or empty: none), with LESS=FRX and LV=-c
-unless they are set. It colours when `color.<command>` (else `color.ui`, default auto) says so, auto
-meaning: into a pager when `color.pager` is true (the default), else when stdout is a terminal; never
-on a terminal that calls itself dumb (git itself decides that part). git itself
-may already page us (`git -p rewind …`, `pager.rewind`): it sets GIT_PAGER_IN_USE, and we do not page
-again. `git --no-pager rewind …` sets GIT_PAGER=cat, which `git var` then reports.
+unless they are set. It colours when `color.<command>` (here `color.rewind`, else `color.ui`, default
+auto) says so, auto meaning: into a pager when `color.pager` is true (the default), else when stdout
+is a terminal; never on a terminal that calls itself dumb (git's own answer decides that part).
+git may already page us (`git -p rewind …`, `pager.rewind`): it sets GIT_PAGER_IN_USE, and we do
+not page again. `git --no-pager rewind …` sets GIT_PAGER=cat, which `git var` then reports.
 """
 
 from __future__ import annotations
@@ -52,14 +52,13 @@ class View:
         return "--color=always" if self.color else "--color=never"
 
 
-def choose(color: str | None = None, no_pager: bool = False, cwd: str | None = None, page: bool = True) -> View:
-    """Decide as git would for a command run now: COLOR is `--color[=WHEN]` (None: not given), NO_PAGER
-    `--no-pager`; PAGE false for a command that never pages. Asks git (`git var`, `git config`) only when
-    the answer depends on it."""
+def choose(color: str | None = None, no_pager: bool = False, cwd: str | None = None) -> View:
+    """Decide as git would for a command run now: COLOR is `--color[=WHEN]` (one of CHOICES; None: not
+    given), NO_PAGER `--no-pager`. Asks git (`git var`, `git config`) only when the answer depends on it."""
     terminal = os.isatty(sys.stdout.fileno())
     in_pager = os.environ.get("GIT_PAGER_IN_USE", "").lower() in ("1", "true", "yes", "on")
     pager = None
-    if page and terminal and not no_pager and not in_pager:
+    if terminal and not no_pager and not in_pager:
         named = _git(["var", "GIT_PAGER"], cwd).strip()
         pager = None if named in ("", "cat") else named
     if color == "always":
@@ -106,10 +105,14 @@ def refuse() -> None:
     os.environ["GIT_PAGER"] = "cat"
 
 
+_SHELL = set("|&;<>()$`\\\"' \t\n*?[#~=%")  # what makes git run a command through `sh -c` (run-command.c)
+
+
 @contextmanager
 def paged(view: View) -> Iterator[None]:
     """Within: stdout (ours and every child's) goes to VIEW's pager, as git's setup_pager does; after it, the
-    pager is waited for. Quitting the pager early ends the output quietly."""
+    pager is waited for. A pager that cannot be started leaves the output on the terminal, as in git;
+    quitting the pager early ends the output quietly."""
     if view.pager is None:
         yield
         return
@@ -117,12 +120,22 @@ def paged(view: View) -> Iterator[None]:
     env.setdefault("LESS", "FRX")
     env.setdefault("LV", "-c")
     sys.stdout.flush()
-    pager = subprocess.Popen(view.pager, shell=True, stdin=subprocess.PIPE, env=env)
+    shell = any(c in _SHELL for c in view.pager)
+    try:
+        pager = subprocess.Popen(view.pager if shell else [view.pager], shell=shell, stdin=subprocess.PIPE, env=env)
+    except OSError:
+        yield
+        return
     assert pager.stdin is not None
     saved = os.dup(1)
     os.dup2(pager.stdin.fileno(), 1)
     pager.stdin.close()
-    os.environ["GIT_PAGER_IN_USE"] = "true"  # a git we run does not start a second pager
+    # What git tells the commands it runs under its pager: not to start another, and the terminal's width
+    # (a `git diff --stat` we run can no longer ask the terminal).
+    os.environ["GIT_PAGER_IN_USE"] = "true"
+    ours = "COLUMNS" not in os.environ
+    if ours:
+        os.environ["COLUMNS"] = str(view.width or 80)
     try:
         yield
         sys.stdout.flush()
@@ -132,6 +145,8 @@ def paged(view: View) -> Iterator[None]:
         os.close(devnull)
     finally:
         os.environ.pop("GIT_PAGER_IN_USE", None)
+        if ours:
+            os.environ.pop("COLUMNS", None)
         try:
             sys.stdout.flush()
         except BrokenPipeError:

@@ -81,6 +81,12 @@ def test_cat_or_an_empty_pager_means_none(paging: Pager) -> None:
     assert paging.called() == []
 
 
+def test_a_pager_that_cannot_start_leaves_the_output_on_the_terminal(paging: Pager, tmp_path: Path) -> None:
+    paging.w.git("config", "core.pager", str(tmp_path / "no-such-pager"))
+    shown = _on_terminal(paging.w, "list")
+    assert "#2" in shown and "#1" in shown
+
+
 def test_under_git_s_own_pager_no_second_one(paging: Pager) -> None:
     """`git -p rewind list`: git pages the command and says so (GIT_PAGER_IN_USE); it is not paged again,
     and colours are on, as for git's own commands in a pager."""
