@@ -306,8 +306,8 @@ def since_previous(repo: Repo, item: Checkpoint, color: bool = False) -> tuple[s
     if not parent and item.note.head:
         parent = repo.git(["rev-parse", "--verify", "-q", item.note.head + "^{commit}"], check=False).decode().strip()
     parent = parent or empty_tree(repo)
-    colors = ["--color=always"] if color else []
-    return parent, repo.git(["diff", "--stat", "--summary", *colors, parent, item.commit]).decode("utf-8", "replace")
+    colors = "--color=always" if color else "--no-color"  # not as color.ui says: this is read, not shown
+    return parent, repo.git(["diff", "--stat", "--summary", colors, parent, item.commit]).decode("utf-8", "replace")
 
 
 def stats(repo: Repo) -> dict[str, Any]:

@@ -167,7 +167,8 @@ def _checkpoint(ident: str, worktree: str | None = None) -> tuple[Repo, checkpoi
 @click.argument("ident", metavar="ID")
 @_worktree_option
 @click.option("--json", "as_json", is_flag=True, help="The note as JSON, with its commit.")
-@click.option("--patch", "-p", "patch", is_flag=True, help="Then the patch against that previous checkpoint.")
+@click.option("--patch", "-p", "patch", is_flag=True,
+              help="Then the patch against that previous checkpoint (with --json: as \"patch\").")
 @_view_options
 def show_command(ident: str, worktree: str | None, as_json: bool, patch: bool, color: str | None,
                  no_pager: bool) -> None:
@@ -176,7 +177,10 @@ def show_command(ident: str, worktree: str | None, as_json: bool, patch: bool, c
     repo, item = _checkpoint(ident, worktree)
     if as_json:
         parent, stat = checkpoints.since_previous(repo, item)
-        click.echo(json.dumps({**item.as_json(), "parent": parent, "stat": stat}, indent=2))
+        shown = {**item.as_json(), "parent": parent, "stat": stat}
+        if patch:
+            shown["patch"] = repo.git(["diff", "--no-color", parent, item.commit]).decode("utf-8", "replace")
+        click.echo(json.dumps(shown, indent=2))
         return
     view = pager.choose(color, no_pager, repo.root)
     with pager.paged(view):

@@ -221,6 +221,8 @@ def test_show_patch_is_git_diff_of_the_previous_checkpoint(project: Workdir) -> 
     assert _ageless(out) == _ageless(plain + "\n" + patch)
     assert _ageless(project.ok("show", "2", "-p", "--color=never")) == _ageless(out)
     assert "diff --git" not in project.ok("show", "2")
+    assert json.loads(project.ok("show", "2", "--json", "--patch"))["patch"] == patch
+    assert "patch" not in json.loads(project.ok("show", "2", "--json"))
 
 
 def test_diff_paths_after_dashes_limit_it_as_git_pathspecs(project: Workdir) -> None:

@@ -133,6 +133,12 @@ def test_colours_when_asked_and_never_piped_by_default(paging: Pager, args: list
     assert "\x1b[" in w.ok(*args) and "\x1b[" not in w.ok(*args, "--color=never")
 
 
+def test_json_never_carries_colours(paging: Pager) -> None:
+    paging.w.git("config", "color.ui", "always")
+    shown = paging.w.ok("show", "2", "--json", "--patch")
+    assert "\x1b" not in shown and "src/app.py | 2 +-" in shown
+
+
 def test_color_rewind_decides_before_color_ui(paging: Pager) -> None:
     paging.w.git("config", "color.ui", "always")
     paging.w.git("config", "color.rewind", "never")
