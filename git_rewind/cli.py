@@ -225,15 +225,7 @@ def diff_command(ident: str, ident2: str | None, stat: bool, name_status: bool, 
         new = snapshot.current_tree(repo, config.for_repo(repo)["max_file_size"])
     args = ["git"] + (["--no-pager"] if no_pager else []) + ["diff"] + ([f"--color={color}"] if color else [])
     args += (["--stat"] if stat else []) + (["--name-status"] if name_status else [])
-    sys.exit(subprocess.call(args + [old, new, "--", *_paths()], cwd=_pathspec_base(repo)))
-
-
-def _pathspec_base(repo: Repo) -> str:
-    """Where git reads the pathspecs a person typed from: the current directory when it is in the work tree,
-    else its root (GIT_WORK_TREE set, the command run from outside)."""
-    here = os.path.realpath(os.getcwd())
-    rel = os.path.relpath(here, os.path.realpath(repo.root))
-    return repo.root if rel == ".." or rel.startswith("../") else here
+    sys.exit(subprocess.call(args + [old, new, "--", *_paths()], cwd=repo.pathspec_base(os.getcwd())))
 
 
 @cli.command("tag", context_settings=CONTEXT)
