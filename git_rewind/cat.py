@@ -51,7 +51,7 @@ def cat(repo: Repo, item: Checkpoint, rel: str) -> None:
 
     mode, oid = entry(repo, item, rel)
     if mode == MODE_LINK or not snapshot.converts(repo, [rel]):
-        _stream(["-c", "core.autocrlf=false", "cat-file", "blob", oid], repo.root)
+        _stream(["cat-file", "blob", oid], repo.root)
         return
     repo.ensure_dirs()
     stage = tempfile.mkdtemp(prefix="cat-", dir=repo.rewind_dir)
@@ -68,11 +68,14 @@ def cat(repo: Repo, item: Checkpoint, rel: str) -> None:
         shutil.rmtree(stage, ignore_errors=True)
 
 
-def _stream(args: list[str], cwd: str, env: dict[str, str] | None = None) -> None:
-    """Run git with our stdout as its own, so the bytes go straight through; its failure as one line."""
+def _stream(args: list[str], cwd: str) -> None:
+    """Run git with our stdout as its own, so the bytes go straight through; its failure as one line (its
+    death by SIGPIPE as the BrokenPipeError our own write would have met)."""
     from .gitcmd import GitError
 
     sys.stdout.flush()
-    proc = subprocess.run(["git", *args], cwd=cwd, env=env, stderr=subprocess.PIPE)
+    proc = subprocess.run(["git", *args], cwd=cwd, stderr=subprocess.PIPE)
+    if proc.returncode in (-13, 141):
+        raise BrokenPipeError
     if proc.returncode:
         raise GitError(args, proc.returncode, proc.stderr.decode("utf-8", "replace"))

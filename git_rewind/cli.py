@@ -225,7 +225,8 @@ def diff_command(ident: str, ident2: str | None, stat: bool, name_status: bool, 
         new = snapshot.current_tree(repo, config.for_repo(repo)["max_file_size"])
     args = ["git"] + (["--no-pager"] if no_pager else []) + ["diff"] + ([f"--color={color}"] if color else [])
     args += (["--stat"] if stat else []) + (["--name-status"] if name_status else [])
-    sys.exit(subprocess.call(args + [old, new, "--", *_paths()], cwd=repo.pathspec_base(os.getcwd())))
+    code = subprocess.call(args + [old, new, "--", *_paths()], cwd=repo.pathspec_base(os.getcwd()))
+    sys.exit(128 - code if code < 0 else code)  # killed by a signal (SIGPIPE: `| head`): as a shell reports git's
 
 
 @cli.command("tag", context_settings=CONTEXT)
@@ -282,7 +283,9 @@ def cat_command(ident: str, path: str, worktree: str | None) -> None:
     from . import cat
 
     repo, item = _checkpoint(ident, worktree)
-    cat.cat(repo, item, repo.relpath(path))
+    rel = repo.relpath(path)
+    with pager.piped():
+        cat.cat(repo, item, rel)
 
 
 @cli.command("blame", context_settings=CONTEXT)

@@ -109,12 +109,26 @@ _SHELL = set("|&;<>()$`\\\"' \t\n*?[#~=%")  # what makes git run a command throu
 
 
 @contextmanager
+def piped() -> Iterator[None]:
+    """Within: a reader that stops early (`| head`, a pager quit with q) ends the output quietly, as git
+    does, instead of a traceback; what is still buffered goes nowhere, not onto the terminal."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+
+
+@contextmanager
 def paged(view: View) -> Iterator[None]:
     """Within: stdout (ours and every child's) goes to VIEW's pager, as git's setup_pager does; after it, the
     pager is waited for. A pager that cannot be started leaves the output on the terminal, as in git;
-    quitting the pager early ends the output quietly."""
+    quitting the pager (or the reader of a pipe) early ends the output quietly."""
     if view.pager is None:
-        yield
+        with piped():
+            yield
         return
     env = dict(os.environ)
     env.setdefault("LESS", "FRX")
@@ -124,7 +138,8 @@ def paged(view: View) -> Iterator[None]:
     try:
         pager = subprocess.Popen(view.pager if shell else [view.pager], shell=shell, stdin=subprocess.PIPE, env=env)
     except OSError:
-        yield
+        with piped():
+            yield
         return
     assert pager.stdin is not None
     saved = os.dup(1)
@@ -137,20 +152,12 @@ def paged(view: View) -> Iterator[None]:
     if ours:
         os.environ["COLUMNS"] = str(view.width or 80)
     try:
-        yield
-        sys.stdout.flush()
-    except BrokenPipeError:  # the pager was quit before everything was shown
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)  # what is still buffered goes nowhere, not onto the terminal
-        os.close(devnull)
+        with piped():
+            yield
     finally:
         os.environ.pop("GIT_PAGER_IN_USE", None)
         if ours:
             os.environ.pop("COLUMNS", None)
-        try:
-            sys.stdout.flush()
-        except BrokenPipeError:
-            pass
         os.dup2(saved, 1)
         os.close(saved)
         try:

@@ -159,6 +159,20 @@ def test_quitting_the_pager_early_is_quiet(paging: Pager, tmp_path: Path) -> Non
         assert "Traceback" not in shown and "Broken pipe" not in shown and "BrokenPipe" not in shown, shown
 
 
+def test_a_reader_that_stops_early_ends_the_output_quietly(paging: Pager) -> None:
+    """`| head`, with more to write than a pipe holds: no traceback and no error, from us or from git."""
+    import shlex
+
+    paging.w.write("big.txt", "a line of a large file\n" * 50000)
+    paging.w.ok("snap", "--summary", "-", "-m", "big", input="Done: a lot\n" + "- one more thing done\n" * 20000)
+    command = " ".join(shlex.quote(part) for part in REWIND)
+    for args, status in (("cat @ big.txt", 0), ("show @", 0), ("show @ --patch", 0), ("diff 1 @", 141)):
+        run = subprocess.run(["bash", "-c", f"{command} {args} | head -c 10; exit ${{PIPESTATUS[0]}}"],
+                             cwd=paging.w.path, env=paging.w.env, capture_output=True)
+        assert len(run.stdout) == 10 and run.stderr == b"", (args, run.stderr)
+        assert run.returncode == status, args
+
+
 def test_a_message_is_cut_to_the_terminal_s_width_never_when_piped(paging: Pager) -> None:
     long = "word " * 60
     paging.w.ok("snap", "-m", long, "--allow-empty")
