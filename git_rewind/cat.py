@@ -1,4 +1,4 @@
-"""`git rewind cat`: one file of a checkpoint, byte for byte as restoring it would write it.
+"""`git rewind cat`: one file of a checkpoint, byte for byte as `undo ID --only PATH` would write it now.
 
 A restore writes what `git checkout` of the checkpoint would: the stored bytes, or, where git may
 convert them (snapshot.converts: eol attributes, clean/smudge filters, working-tree-encoding,
@@ -43,7 +43,9 @@ def entry(repo: Repo, item: Checkpoint, rel: str) -> tuple[str, str]:
 
 
 def cat(repo: Repo, item: Checkpoint, rel: str) -> None:
-    """Write REL as ITEM holds it, filtered as a restore would write it, to stdout (a link: its target)."""
+    """Write REL as ITEM holds it to stdout, filtered as a restore of it would write it now (a link: its
+    target). The same choice as restore's: the stored bytes unless snapshot.converts says git may change
+    them, then what checkout-index writes."""
     import shutil
     import tempfile
 

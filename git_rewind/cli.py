@@ -274,11 +274,11 @@ def files_command(ident: str, all_files: bool, worktree: str | None) -> None:
 @click.argument("path")
 @_worktree_option
 def cat_command(ident: str, path: str, worktree: str | None) -> None:
-    """Print one file as checkpoint ID holds it, byte for byte as restoring it would write it.
+    """Print one file as checkpoint ID holds it: the bytes `undo ID --only PATH` would write now.
 
-    PATH is relative to the current directory, as in git. git's filters apply as on a restore
-    (eol attributes, clean/smudge filters such as git-lfs, working-tree-encoding, core.autocrlf), under
-    the checkpoint's own .gitattributes. A symbolic link prints its target.
+    PATH is relative to the current directory, as in git. git's filters apply as on a restore (eol
+    attributes, clean/smudge filters such as git-lfs, working-tree-encoding, core.autocrlf), with the
+    checkpoint's own .gitattributes. A symbolic link prints its target.
     """
     from . import cat
 
