@@ -293,11 +293,11 @@ def newest_first(items: list[Checkpoint], limit: int = 0) -> tuple[list[Checkpoi
     return chosen, 0
 
 
-def since_previous(repo: Repo, item: Checkpoint) -> tuple[str, str]:
+def since_previous(repo: Repo, item: Checkpoint, color: bool = False) -> tuple[str, str]:
     """(what ITEM is compared with, `git diff --stat --summary` from it): the previous checkpoint of its
     session in its work tree (the session's chain may interleave work trees); for a session's first,
     the commit HEAD was at when it was taken (else the empty tree), so
-    that `show` lists what changed, not the whole repository."""
+    that `show` lists what changed, not the whole repository. COLOR: the stat in git's colours."""
     from .snapshot import empty_tree
 
     earlier = [c for c in load_all(repo) if c.seq < item.seq and c.session == item.session
@@ -306,7 +306,8 @@ def since_previous(repo: Repo, item: Checkpoint) -> tuple[str, str]:
     if not parent and item.note.head:
         parent = repo.git(["rev-parse", "--verify", "-q", item.note.head + "^{commit}"], check=False).decode().strip()
     parent = parent or empty_tree(repo)
-    return parent, repo.git(["diff", "--stat", "--summary", parent, item.commit]).decode("utf-8", "replace")
+    colors = "--color=always" if color else "--no-color"  # not as color.ui says: this is read, not shown
+    return parent, repo.git(["diff", "--stat", "--summary", colors, parent, item.commit]).decode("utf-8", "replace")
 
 
 def stats(repo: Repo) -> dict[str, Any]:
