@@ -94,6 +94,12 @@ def load_one(repo: Repo, commit: str) -> Checkpoint | None:
     return found[0] if found else None
 
 
+def read_listed(repo: Repo, listing: bytes) -> list[Checkpoint]:
+    """Checkpoints from lines shaped as `git notes list` prints them (`<note blob> <commit>`): a reader that
+    knows which notes changed (the web server, from the notes ref's own history) reads only those."""
+    return _read(repo, listing)
+
+
 def _read(repo: Repo, listing: bytes) -> list[Checkpoint]:
     """Checkpoints from `git notes list` output (`<note blob> <commit>` lines), through one cat-file."""
     from .gitcmd import cat_file
@@ -293,21 +299,33 @@ def newest_first(items: list[Checkpoint], limit: int = 0) -> tuple[list[Checkpoi
     return chosen, 0
 
 
+def previous(items: list[Checkpoint], item: Checkpoint) -> Checkpoint | None:
+    """The checkpoint before ITEM in its session and work tree (the session's chain may interleave work
+    trees), among ITEMS (load_all); None for a session's first."""
+    earlier = [c for c in items if c.seq < item.seq and c.session == item.session
+               and c.note.worktree == item.note.worktree]
+    return earlier[-1] if earlier else None
+
+
 def since_previous(repo: Repo, item: Checkpoint, color: bool = False) -> tuple[str, str]:
     """(what ITEM is compared with, `git diff --stat --summary` from it): the previous checkpoint of its
     session in its work tree (the session's chain may interleave work trees); for a session's first,
     the commit HEAD was at when it was taken (else the empty tree), so
     that `show` lists what changed, not the whole repository. COLOR: the stat in git's colours."""
-    from .snapshot import empty_tree
-
-    earlier = [c for c in load_all(repo) if c.seq < item.seq and c.session == item.session
-               and c.note.worktree == item.note.worktree]
-    parent = earlier[-1].commit if earlier else ""
-    if not parent and item.note.head:
-        parent = repo.git(["rev-parse", "--verify", "-q", item.note.head + "^{commit}"], check=False).decode().strip()
-    parent = parent or empty_tree(repo)
+    parent = compared_with(repo, load_all(repo), item)
     colors = "--color=always" if color else "--no-color"  # not as color.ui says: this is read, not shown
     return parent, repo.git(["diff", "--stat", "--summary", colors, parent, item.commit]).decode("utf-8", "replace")
+
+
+def compared_with(repo: Repo, items: list[Checkpoint], item: Checkpoint) -> str:
+    """What `show` compares ITEM with (since_previous), among ITEMS (load_all): a commit or tree id."""
+    from .snapshot import empty_tree
+
+    before = previous(items, item)
+    parent = before.commit if before is not None else ""
+    if not parent and item.note.head:
+        parent = repo.git(["rev-parse", "--verify", "-q", item.note.head + "^{commit}"], check=False).decode().strip()
+    return parent or empty_tree(repo)
 
 
 def stats(repo: Repo) -> dict[str, Any]:

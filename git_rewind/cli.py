@@ -18,7 +18,7 @@ from .repo import Repo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from . import restore, takeback, undo
+    from . import takeback, undo
     from .settingsfile import Change, CommandChange
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -312,17 +312,6 @@ def blame_command(path: str, as_json: bool) -> None:
         click.echo(f"warning: {result.warning}", err=True)
 
 
-def _print_plan(plan: restore.Plan) -> None:
-    for change in plan.writes:
-        click.echo(f"write   {change.path}")
-    for change in plan.removals:
-        click.echo(f"remove  {change.path}")
-    for path in plan.left_alone:
-        why = "git-rewind's own settings" if path == config.PROJECT_FILE else \
-            "not captured now: ignored, too large or a nested repository"
-        click.echo(f"leave   {path} ({why})")
-
-
 def _confirm_plan(repo: Repo, target: checkpoints.Checkpoint, only: list[str], code: bool,
                   conversation: str | None, dry_run: bool, yes: bool, max_size: int,
                   cwd: str | None = None, planner: takeback.Planner | None = None) -> tuple[bool, bool]:
@@ -334,24 +323,14 @@ def _confirm_plan(repo: Repo, target: checkpoints.Checkpoint, only: list[str], c
     if not (dry_run or (sys.stdin.isatty() and not yes)) and planner is None:
         return True, False
     plan = restore.preview(repo, target, only, max_size, cwd, retarget=planner) if code else None
-    if planner is not None and planner.outcome is not None and not planner.outcome.runs:
-        click.echo(f"nothing to take back: no agent changed a file {_range_words(planner)}; nothing changed")
+    nothing = undocmd.nothing_to_take_back(planner)
+    if nothing is not None:
+        click.echo(nothing)
         return False, True
     if not (dry_run or (sys.stdin.isatty() and not yes)):
         return True, False
-    if plan is not None:
-        if plan.empty:
-            click.echo(f"the working tree already matches #{target.seq}" if planner is None
-                       else "taking back the agents' changes leaves every file as it is")
-        else:
-            _print_plan(plan)
-            if planner is not None and planner.outcome is not None:
-                _print_takeback(planner.outcome)
-            click.echo(f"{len(plan.writes)} to write, {len(plan.removals)} to remove")
-        for line in restore.warnings(plan):
-            click.echo(f"warning: {line}", err=True)
-    if conversation is not None:
-        click.echo(conversation)
+    for line, err in undocmd.preview_lines(plan, target.seq, planner, conversation):
+        click.echo(line, err=err)
     if dry_run or ((plan is None or plan.empty) and conversation is None):
         return False, True
     what = {(True, False): "the working tree", (False, True): "the conversation",
@@ -361,23 +340,6 @@ def _confirm_plan(repo: Repo, target: checkpoints.Checkpoint, only: list[str], c
         click.echo("nothing changed")
         sys.exit(1)
     return True, True
-
-
-def _range_words(planner: takeback.Planner) -> str:
-    if planner.end is None:
-        return f"since #{planner.start.seq}"
-    return f"between #{planner.start.seq} and #{planner.end.seq}"
-
-
-def _print_takeback(outcome: takeback.Outcome) -> None:
-    """What an agent-only undo or a revert merges, leaves in conflict and keeps unknown."""
-    for path in outcome.merged:
-        click.echo(f"merge   {path} (changed since as well: those changes are kept)")
-    for conflict in outcome.conflicts:
-        click.echo(f"conflict {conflict.describe()}")
-    if outcome.unknown:
-        shown = ", ".join(outcome.unknown[:5]) + ("…" if len(outcome.unknown) > 5 else "")
-        click.echo(f"warning: attribution is unknown for {shown}: those changes are kept", err=True)
 
 
 def ask_if_agents_at_work(repo: Repo, yes: bool, dry_run: bool) -> None:
@@ -500,7 +462,7 @@ def _print_takeback_result(result: undo.Result, planner: takeback.Planner, warne
     outcome = planner.outcome
     how = ", hunk by hunk," if patch else ""
     undocmd.print_result(result, planner.start.seq, "", warned,
-                  headline=f"took back{how} the agents' changes {_range_words(planner)}", listed=patch)
+                  headline=f"took back{how} the agents' changes {undocmd.range_words(planner)}", listed=patch)
     if outcome is None:
         return
     if outcome.merged:
@@ -651,6 +613,22 @@ def gc_command(keep: int | None, older_than: int | None, max_size: int | None, d
                    + (f" of max_store_size {human(max_size)}" if max_size else " (no max_store_size)"))
     if not dry_run and (result.dropped or capped.dropped):
         click.echo("their objects go at your next `git gc` (now: git gc --prune=now)")
+
+
+@cli.command("web", context_settings=CONTEXT)
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="The port on 127.0.0.1 (0: a free one).")
+@click.option("--no-open", "no_open", is_flag=True, help="Print the URL only; do not open a browser.")
+@click.option("--read-only", "read_only", is_flag=True, help="Browse only: the page offers no undo, revert or tags.")
+def web_command(port: int, no_open: bool, read_only: bool) -> None:
+    """Browse this work tree's checkpoints in a local web page: timeline, diffs, undo with a preview.
+
+    Listens on 127.0.0.1 only; the first line printed is the URL with this run's secret token.
+    Ctrl-C stops it.
+    """
+    from . import web
+
+    sys.exit(web.serve(Repo.discover(), port, not no_open, read_only))
 
 
 AGENT_CHOICE = click.Choice(list(agents.NAMES))
