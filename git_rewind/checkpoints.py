@@ -275,6 +275,14 @@ def newest_first(items: list[Checkpoint], session: str | None = None, tags: list
     return chosen, 0
 
 
+def previous(items: list[Checkpoint], item: Checkpoint) -> Checkpoint | None:
+    """The checkpoint before ITEM in its session and work tree (the session's chain may interleave work
+    trees), among ITEMS (load_all); None for a session's first."""
+    earlier = [c for c in items if c.seq < item.seq and c.session == item.session
+               and c.note.worktree == item.note.worktree]
+    return earlier[-1] if earlier else None
+
+
 def since_previous(repo: Repo, item: Checkpoint) -> tuple[str, str]:
     """(what ITEM is compared with, `git diff --stat --summary` from it): the previous checkpoint of its
     session in its work tree (the session's chain may interleave work trees); for a session's first,
@@ -282,9 +290,8 @@ def since_previous(repo: Repo, item: Checkpoint) -> tuple[str, str]:
     that `show` lists what changed, not the whole repository."""
     from .snapshot import empty_tree
 
-    earlier = [c for c in load_all(repo) if c.seq < item.seq and c.session == item.session
-               and c.note.worktree == item.note.worktree]
-    parent = earlier[-1].commit if earlier else ""
+    before = previous(load_all(repo), item)
+    parent = before.commit if before is not None else ""
     if not parent and item.note.head:
         parent = repo.git(["rev-parse", "--verify", "-q", item.note.head + "^{commit}"], check=False).decode().strip()
     parent = parent or empty_tree(repo)

@@ -553,6 +553,22 @@ def gc_command(keep: int | None, older_than: int | None, max_size: int | None, d
         click.echo("their objects go at your next `git gc` (now: git gc --prune=now)")
 
 
+@cli.command("web", context_settings=CONTEXT)
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="The port on 127.0.0.1 (0: a free one).")
+@click.option("--no-open", "no_open", is_flag=True, help="Print the URL only; do not open a browser.")
+@click.option("--read-only", "read_only", is_flag=True, help="Browse only: the page offers no undo, revert or tags.")
+def web_command(port: int, no_open: bool, read_only: bool) -> None:
+    """Browse this work tree's checkpoints in a local web page: timeline, diffs, undo with a preview.
+
+    Listens on 127.0.0.1 only; the first line printed is the URL with this run's secret token.
+    Ctrl-C stops it.
+    """
+    from . import web
+
+    sys.exit(web.serve(Repo.discover(), port, not no_open, read_only))
+
+
 AGENT_CHOICE = click.Choice(list(agents.NAMES))
 
 
