@@ -6,7 +6,7 @@ const TOKEN = document.querySelector('meta[name="rewind-token"]').content;
 const ROW_HEIGHT = 54;         // px; the list's rows all have this height (virtual scrolling needs it)
 const PAGE = 500;              // items per list request
 const BULK = 5000;             // items per background request for the lanes
-const BUCKET = 4;              // px; marks closer than this in one lane share one element
+const BUCKET = 7;              // px; marks closer than this in one lane share one element
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
 
@@ -164,7 +164,13 @@ function debounce(fn, ms) {
 
 async function start() {
   const gen = ++state.gen;
-  const info = await api('/api/info');
+  const all = new Results(new URLSearchParams());
+  const query = filterQuery();
+  const view = query.toString() ? new Results(query) : all;
+  state.all = all;
+  state.view = view;
+  // the first page of checkpoints is asked for beside the info, not after it: one round trip less
+  const [info] = await Promise.all([api('/api/info'), all.fetch(0, PAGE), view !== all ? view.fetch(0, PAGE) : null]);
   if (gen !== state.gen) return;
   state.info = info;
   state.skew = info.now * 1000 - Date.now();
@@ -179,13 +185,6 @@ async function start() {
   document.body.classList.toggle('read-only', info.read_only);
   document.body.classList.remove('loading');
 
-  state.all = new Results(new URLSearchParams());
-  const query = filterQuery();
-  state.view = query.toString() ? new Results(query) : state.all;
-  const first = [state.all.fetch(0, PAGE)];
-  if (state.view !== state.all) first.push(state.view.fetch(0, PAGE));
-  await Promise.all(first);
-  if (gen !== state.gen) return;
   showEmpty(state.info.count === 0 && state.all.total === 0);
   fillFilterChoices();
   renderAll();
@@ -425,13 +424,15 @@ function renderAxis(from, to, width) {
   const step = STEPS.find((s) => (s / span) * width >= 90) || STEPS[STEPS.length - 1];
   const withDate = span > 86400;
   let html = '';
+  const n = now();
+  const nowLeft = ((n - from) / span) * width;
   for (let t = Math.ceil(from / step) * step; t <= to; t += step) {
     const left = ((t - from) / span) * width;
+    if (n >= from && n <= to && Math.abs(left - nowLeft) < 60) continue;
     const d = new Date(t * 1000);
     const text = step < 60 ? d.toLocaleTimeString([], { hour12: false }) : clock(t, withDate && step >= 3600);
     html += `<span class="tick" style="left:${left.toFixed(1)}px">${esc(text)}</span>`;
   }
-  const n = now();
   if (n >= from && n <= to) html += `<span class="now" style="left:${(((n - from) / span) * width).toFixed(1)}px">now</span>`;
   $('#axis').innerHTML = html;
 }
@@ -608,7 +609,7 @@ function renderDetail(d) {
   if (d.rewind && d.rewind.to != null) rows.push(['safety', `taken before going back to #${d.rewind.to}`]);
   if (d.summary) rows.push(['summary', d.summary]);
   if (d.turn && d.turn.prompt && d.turn.prompt !== d.prompt) rows.push(['turn', `#${d.turn.seq ?? '?'} “${d.turn.prompt}”`]);
-  if (d.skipped) rows.push(['skipped', typeof d.skipped === 'string' ? d.skipped : JSON.stringify(d.skipped)]);
+  if (d.skipped && d.skipped.length) rows.push(['skipped', typeof d.skipped === 'string' ? d.skipped : JSON.stringify(d.skipped)]);
   if (d.conversation && d.conversation.transcript) rows.push(['conversation', d.conversation.transcript]);
   const meta = rows.map(([k2, v]) => `<dt>${esc(k2)}</dt><dd>${esc(v)}</dd>`).join('');
   const origins = d.origins ? Object.entries(d.origins) : [];
