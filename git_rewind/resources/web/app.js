@@ -5,7 +5,7 @@
 const TOKEN = document.querySelector('meta[name="rewind-token"]').content;
 const ROW_HEIGHT = 54;         // px; the list's rows all have this height (virtual scrolling needs it)
 const PAGE = 500;              // items per list request
-const BULK = 5000;             // items per background request for the lanes
+const BULK = 1000;             // items per background request for the lanes: small, so a click's request is not queued behind a big one
 const BUCKET = 7;              // px; marks closer than this in one lane share one element
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
@@ -21,6 +21,7 @@ const state = {
   compare: 'previous',         // 'previous' | 'worktree' | an id
   diffMode: localStorage.getItem('rewind.diffMode') || 'unified',
   tab: 'changes',
+  trackWidth: 0,               // px of a lane's track (= the axis), kept by a ResizeObserver
   domain: null,                // [t0, t1] of the whole history, seconds
   zoom: null,                  // [t0, t1] shown, or null for the whole domain
   fresh: new Set(),            // seqs that arrived by a live update, highlighted for a moment
@@ -110,10 +111,14 @@ function age(time) {
   return `${Math.round(s / 86400)}d ago`;
 }
 
+// Intl formatters are costly to make: one of each, not one per call (toLocaleTimeString makes one each time)
+const HOUR_MINUTE = new Intl.DateTimeFormat([], { hour: '2-digit', minute: '2-digit', hour12: false });
+const SECONDS = new Intl.DateTimeFormat([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+const DAY = new Intl.DateTimeFormat([], { month: 'short', day: 'numeric' });
+
 function clock(time, withDate = false) {
   const d = new Date(time * 1000);
-  const hm = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hour12: false });
-  return withDate ? `${d.toLocaleDateString([], { month: 'short', day: 'numeric' })} ${hm}` : hm;
+  return withDate ? `${DAY.format(d)} ${HOUR_MINUTE.format(d)}` : HOUR_MINUTE.format(d);
 }
 
 const PROMPT_TRIGGERS = new Set(['userpromptsubmit', 'beforeagent', 'beforesubmitprompt', 'chat.message']);
@@ -198,6 +203,7 @@ async function loadRest(gen) {
   const all = state.all;
   for (let offset = PAGE; offset < all.total; offset += BULK) {
     if (all.items[offset] !== undefined) continue;
+    await idle();  // a click or a scroll of the person's goes first
     await all.fetch(offset, Math.min(BULK, all.total - offset));
     if (gen !== state.gen) return;
     renderTimeline();
@@ -205,6 +211,10 @@ async function loadRest(gen) {
   }
   document.body.dataset.complete = '1';
   performance.mark('rewind-complete');
+}
+
+function idle() {
+  return new Promise((resolve) => (window.requestIdleCallback ? requestIdleCallback(resolve, { timeout: 300 }) : setTimeout(resolve, 0)));
 }
 
 function showEmpty(empty) {
@@ -332,7 +342,7 @@ function renderCount() {
 
 function renderAll() {
   renderCount();
-  renderTimeline();
+  drawTimeline();
   renderList();
 }
 
@@ -342,7 +352,14 @@ function sortedSessions() {
   return [...state.sessions].sort((a, b) => b.last - a.last);
 }
 
+/** Draw the lanes at the next frame; several calls in one frame draw once. */
 function renderTimeline() {
+  if (renderTimeline.queued) return;
+  renderTimeline.queued = true;
+  requestAnimationFrame(() => { renderTimeline.queued = false; drawTimeline(); });
+}
+
+function drawTimeline() {
   const lanes = $('#lanes');
   const sessions = sortedSessions();
   if (!sessions.length) { lanes.replaceChildren(); $('#axis').replaceChildren(); return; }
@@ -370,9 +387,12 @@ function renderTimeline() {
     labelBox.title = `session ${s.session}\n${s.first_prompt || ''}`;
     return lane;
   });
-  lanes.replaceChildren(...order);
+  if (order.length !== lanes.children.length || order.some((lane, i) => lanes.children[i] !== lane)) {
+    lanes.replaceChildren(...order);
+  }
 
-  const width = Math.max(100, $('.lane-track', lanes).clientWidth || 600);
+  // the tracks' width comes from a ResizeObserver: reading clientWidth here would force a layout per draw
+  const width = Math.max(100, state.trackWidth || $('.lane-track', lanes).clientWidth || 600);
   const x = (t) => ((t - from) / (to - from)) * width;
   const sel = state.selected;
   const filtered = state.view !== state.all;
@@ -394,6 +414,7 @@ function renderTimeline() {
       if (item.seq === sel) { bucket.item = item; bucket.selected = true; }
     }
   }
+  state.buckets = buckets;
   for (const [i, s] of sessions.entries()) {
     const track = order[i].lastElementChild;
     const span = track.firstElementChild;
@@ -403,13 +424,11 @@ function renderTimeline() {
     for (const { item, count, hit, selected } of buckets.get(s.session).values()) {
       const cls = `mark k-${kind(item)}${origin(item) ? ' o-' + origin(item) : ''}${count > 1 ? ' many' : ''}` +
         `${selected ? ' selected' : ''}${filtered && !hit ? ' dim' : ''}`;
-      const title = `#${item.seq} ${what(item)} · ${clock(item.time, true)} (${age(item.time)})\n${item.message}` +
-        (count > 1 ? `\n+${count - 1} more here: zoom in (wheel) to tell them apart` : '');
-      html += `<span class="${cls}" data-seq="${item.seq}" style="left:${(x(item.time)).toFixed(1)}px" title="${esc(title)}"></span>`;
+      html += `<span class="${cls}" data-seq="${item.seq}" data-count="${count}" style="left:${(x(item.time)).toFixed(1)}px"></span>`;
     }
     const marks = html;
-    if (track.dataset.marks !== marks) {
-      track.dataset.marks = marks;
+    if (track.marks !== marks) {
+      track.marks = marks;
       track.replaceChildren(span);
       track.insertAdjacentHTML('beforeend', marks);
     }
@@ -430,15 +449,38 @@ function renderAxis(from, to, width) {
     const left = ((t - from) / span) * width;
     if (n >= from && n <= to && Math.abs(left - nowLeft) < 60) continue;
     const d = new Date(t * 1000);
-    const text = step < 60 ? d.toLocaleTimeString([], { hour12: false }) : clock(t, withDate && step >= 3600);
+    const text = step < 60 ? SECONDS.format(d) : clock(t, withDate && step >= 3600);
     html += `<span class="tick" style="left:${left.toFixed(1)}px">${esc(text)}</span>`;
   }
   if (n >= from && n <= to) html += `<span class="now" style="left:${(((n - from) / span) * width).toFixed(1)}px">now</span>`;
   $('#axis').innerHTML = html;
 }
 
+/** The tooltip of a mark, made when the pointer is on it (not for every mark at every render). */
+function showTip(mark) {
+  const tip = $('#tip');
+  const index = state.all.bySeq.get(Number(mark.dataset.seq));
+  const item = index === undefined ? null : state.all.items[index];
+  if (!item) { tip.hidden = true; return; }
+  const count = Number(mark.dataset.count || 1);
+  tip.innerHTML = `<b>#${item.seq}</b> ${esc(what(item))}${item.agent ? ` · ${esc(item.agent)}` : ''}` +
+    ` <span class="muted">${esc(clock(item.time, true))} · ${esc(age(item.time))}</span><br>${esc(item.message)}` +
+    (item.paths.length ? `<br><span class="muted">${esc(item.paths.slice(0, 3).join('  '))}</span>` : '') +
+    (count > 1 ? `<br><span class="muted">+${count - 1} more here: zoom in (wheel) to tell them apart</span>` : '');
+  const r = mark.getBoundingClientRect();
+  tip.hidden = false;
+  const left = Math.min(window.innerWidth - tip.offsetWidth - 8, Math.max(8, r.left + r.width / 2 - tip.offsetWidth / 2));
+  tip.style.left = `${left}px`;
+  tip.style.top = `${r.bottom + 6}px`;
+}
+
 function setupTimeline() {
   const lanes = $('#lanes');
+  lanes.addEventListener('pointerover', (event) => {
+    const mark = event.target.closest('.mark');
+    if (mark) showTip(mark); else $('#tip').hidden = true;
+  });
+  lanes.addEventListener('pointerleave', () => { $('#tip').hidden = true; });
   lanes.addEventListener('click', (event) => {
     const mark = event.target.closest('.mark');
     if (!mark) return;
@@ -457,6 +499,7 @@ function setupTimeline() {
     const span = Math.max(2, Math.min(state.domain[1] - state.domain[0], (to - from) * factor));
     const ratio = (at - from) / (to - from);
     state.zoom = clampZoom(at - ratio * span, at - ratio * span + span);
+    $('#tip').hidden = true;
     renderTimeline();
   }, { passive: false });
   let drag = null;
@@ -475,7 +518,10 @@ function setupTimeline() {
   });
   lanes.addEventListener('pointerup', () => { drag = null; });
   lanes.addEventListener('dblclick', () => { state.zoom = null; renderTimeline(); });
-  new ResizeObserver(debounce(renderTimeline, 50)).observe(lanes);
+  new ResizeObserver((entries) => {
+    state.trackWidth = entries[0].contentRect.width;
+    renderTimeline();
+  }).observe($('#axis'));
 }
 
 function clampZoom(from, to) {
@@ -567,6 +613,7 @@ function scrollToSeq(seq) {
 // ---------------------------------------------------------------- the detail
 
 async function select(seq, { scroll = false, keepTab = false, quiet = false } = {}) {
+  performance.mark('rewind-select');
   const changed = seq !== state.selected;
   state.selected = seq;
   if (changed && state.compare !== 'previous' && state.compare !== 'worktree') setCompare('previous');
@@ -586,6 +633,7 @@ async function select(seq, { scroll = false, keepTab = false, quiet = false } = 
   if (state.selected !== seq) return;
   state.detail = detail;
   renderDetail(detail);
+  performance.mark('rewind-detail');  // select → detail shown (the bench reads the two marks)
   loadTab(state.tab);
 }
 
