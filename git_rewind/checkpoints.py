@@ -94,6 +94,12 @@ def load_one(repo: Repo, commit: str) -> Checkpoint | None:
     return found[0] if found else None
 
 
+def read_listed(repo: Repo, listing: bytes) -> list[Checkpoint]:
+    """Checkpoints from lines shaped as `git notes list` prints them (`<note blob> <commit>`): a reader that
+    knows which notes changed (the web server, from the notes ref's own history) reads only those."""
+    return _read(repo, listing)
+
+
 def _read(repo: Repo, listing: bytes) -> list[Checkpoint]:
     """Checkpoints from `git notes list` output (`<note blob> <commit>` lines), through one cat-file."""
     from .gitcmd import cat_file
@@ -137,19 +143,39 @@ def worktree_label(worktree: str | None) -> str:
 def lookup(repo: Repo, ident: str, checkpoints: list[Checkpoint] | None = None,
            worktree: str | None = CURRENT) -> Checkpoint:
     """Resolve an id among WORKTREE's checkpoints (default: this work tree's): a sequence number,
-    `@`/`latest`, `@~N`, or a (short) commit id. An id of another work tree's checkpoint says which."""
+    `@`/`latest`, `@~N`, `@{DATE}` (the newest at or before DATE, in git's date syntax), or a (short)
+    commit id. An id of another work tree's checkpoint says which."""
     every = checkpoints if checkpoints is not None else load_all(repo)
     name = repo.worktree if worktree == CURRENT else worktree
     items = of_worktree(every, name)
+    ident = ident.strip()
+    if ident.startswith("@{") and ident.endswith("}"):
+        if not items:
+            _resolve(ident, items, name)  # the "no checkpoints yet" error
+        return at_date(repo, items, ident[2:-1])
     try:
-        return _resolve(ident.strip(), items, name)
+        return _resolve(ident, items, name)
     except RewindError:
-        other = _elsewhere(ident.strip(), [c for c in every if c.note.worktree != name])
+        other = _elsewhere(ident, [c for c in every if c.note.worktree != name])
         if other is None:
             raise
         option = "main-worktree" if other.note.worktree is None else other.note.worktree
-        raise RewindError(f"checkpoint {ident.strip()} was taken in {worktree_label(other.note.worktree)}, "
+        raise RewindError(f"checkpoint {ident} was taken in {worktree_label(other.note.worktree)}, "
                           f"not here: add --worktree {option} to use it") from None
+
+
+def at_date(repo: Repo, items: list[Checkpoint], text: str) -> Checkpoint:
+    """`@{DATE}`: the newest of ITEMS taken at or before DATE."""
+    from .gitcmd import dates
+
+    (when,) = dates(repo.root, [text])
+    assert when is not None
+    before = [c for c in items if c.time <= when]
+    if not before:
+        oldest = min(items, key=lambda c: c.time) if items else None
+        since = f" (the oldest here is #{oldest.seq}, {oldest.note.created})" if oldest else ""
+        raise RewindError(f"no checkpoint at or before {text}{since}")
+    return max(before, key=lambda c: (c.time, c.seq))
 
 
 def _elsewhere(ident: str, others: list[Checkpoint]) -> Checkpoint | None:
@@ -265,11 +291,9 @@ def session_named(items: list[Checkpoint], name: str) -> str:
     return name
 
 
-def newest_first(items: list[Checkpoint], session: str | None = None, tags: list[str] | None = None,
-                 limit: int = 0) -> tuple[list[Checkpoint], int]:
-    """ITEMS of SESSION carrying every one of TAGS, newest first, at most LIMIT (0: all); and how many more."""
-    chosen = [c for c in reversed(items)
-              if (not session or c.session == session) and (not tags or set(tags) <= set(c.note.tags))]
+def newest_first(items: list[Checkpoint], limit: int = 0) -> tuple[list[Checkpoint], int]:
+    """ITEMS newest first, at most LIMIT (0: all); and how many more (search.select chooses them)."""
+    chosen = items[::-1]
     if limit and len(chosen) > limit:
         return chosen[:limit], len(chosen) - limit
     return chosen, 0
@@ -288,14 +312,19 @@ def since_previous(repo: Repo, item: Checkpoint) -> tuple[str, str]:
     session in its work tree (the session's chain may interleave work trees); for a session's first,
     the commit HEAD was at when it was taken (else the empty tree), so
     that `show` lists what changed, not the whole repository."""
+    parent = compared_with(repo, load_all(repo), item)
+    return parent, repo.git(["diff", "--stat", "--summary", parent, item.commit]).decode("utf-8", "replace")
+
+
+def compared_with(repo: Repo, items: list[Checkpoint], item: Checkpoint) -> str:
+    """What `show` compares ITEM with (since_previous), among ITEMS (load_all): a commit or tree id."""
     from .snapshot import empty_tree
 
-    before = previous(load_all(repo), item)
+    before = previous(items, item)
     parent = before.commit if before is not None else ""
     if not parent and item.note.head:
         parent = repo.git(["rev-parse", "--verify", "-q", item.note.head + "^{commit}"], check=False).decode().strip()
-    parent = parent or empty_tree(repo)
-    return parent, repo.git(["diff", "--stat", "--summary", parent, item.commit]).decode("utf-8", "replace")
+    return parent or empty_tree(repo)
 
 
 def stats(repo: Repo) -> dict[str, Any]:

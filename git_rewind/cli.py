@@ -18,7 +18,7 @@ from .repo import Repo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from . import restore, takeback, undo
+    from . import takeback, undo
     from .settingsfile import Change, CommandChange
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -97,10 +97,22 @@ def _worktree(repo: Repo, items: list[checkpoints.Checkpoint], name: str | None)
 @click.option("--all-worktrees", "all_worktrees", is_flag=True, help="Every work tree's checkpoints.")
 @click.option("-n", "limit", type=click.IntRange(min=0), default=20, show_default=True,
               help="How many, newest first (0: all).")
+@click.option("--grep", "grep", multiple=True, metavar="TEXT",
+              help="Only checkpoints with TEXT in their message, prompt or summary (any case; repeatable: any).")
+@click.option("--path", "paths", multiple=True, metavar="PATHSPEC",
+              help="Only checkpoints that changed what these git pathspecs match (relative to the current directory).")
+@click.option("--tag", "tags", multiple=True, metavar="TAG", help="Only checkpoints with this tag (repeatable: all).")
+@click.option("--agent", "agent", metavar="NAME", help="Only checkpoints this agent took (`manual`: taken by hand).")
+@click.option("--since", "since", metavar="DATE",
+              help='Only checkpoints at or after DATE (git\'s date syntax: "2 hours ago", "yesterday", ISO).')
+@click.option("--until", "until", metavar="DATE", help="Only checkpoints at or before DATE (git's date syntax).")
 @click.option("--json", "as_json", is_flag=True, help="A JSON array of notes, each with its commit.")
 def list_command(session: str | None, all_sessions: bool, worktree: str | None, all_worktrees: bool, limit: int,
-                 as_json: bool) -> None:
-    """List this work tree's checkpoints, newest first."""
+                 grep: tuple[str, ...], paths: tuple[str, ...], tags: tuple[str, ...], agent: str | None,
+                 since: str | None, until: str | None, as_json: bool) -> None:
+    """List this work tree's checkpoints, newest first; the filters narrow it (all must hold)."""
+    from . import search
+
     if session and all_sessions:
         raise click.UsageError("--session and --all exclude each other")
     if worktree and all_worktrees:
@@ -110,14 +122,13 @@ def list_command(session: str | None, all_sessions: bool, worktree: str | None, 
     if not all_worktrees:
         items = checkpoints.of_worktree(items, _worktree(repo, items, worktree))
     scope = None if all_sessions else (session or os.environ.get("GIT_REWIND_SESSION"))
-    if scope:
-        scope = checkpoints.session_named(items, scope)
-    items, more = checkpoints.newest_first(items, scope, limit=limit)
+    query = search.Query(grep, paths, tags, agent, scope, since, until, cwd=os.getcwd())
+    items, more = checkpoints.newest_first(search.select(repo, items, query), limit=limit)
     if as_json:
         click.echo(json.dumps([c.as_json() for c in items], indent=2))
         return
     if not items:
-        click.echo("no checkpoints" + (f" in session {scope}" if scope else ""))
+        click.echo("no checkpoints" + (f" matching {query.describe()}" if query else ""))
         return
     for item in items:
         click.echo(output.line(item, worktree=all_worktrees))
@@ -172,6 +183,30 @@ def diff_command(ident: str, ident2: str | None, stat: bool, name_status: bool, 
     sys.exit(subprocess.call(args + [old, new, "--"], cwd=repo.root))
 
 
+@cli.command("tag", context_settings=CONTEXT)
+@click.argument("ident", metavar="ID")
+@click.argument("names", metavar="[NAME]...", nargs=-1)
+@click.option("-d", "--delete", "delete", is_flag=True, help="Remove these tags instead of adding them.")
+@_worktree_option
+def tag_command(ident: str, names: tuple[str, ...], delete: bool, worktree: str | None) -> None:
+    """Add tags to checkpoint ID after the fact (-d: remove them); without NAME, print its tags.
+
+    Tags live in the checkpoint's note; `list --tag NAME` finds them.
+    """
+    from . import tags
+
+    repo, item = _checkpoint(ident, worktree)
+    if not names:
+        if delete:
+            raise click.UsageError("-d needs the tags to remove")
+        for name in item.note.tags:
+            click.echo(name)
+        return
+    item = (tags.remove if delete else tags.add)(repo, item, names)
+    shown = " ".join(item.note.tags) or "(none)"
+    click.echo(f"#{item.seq} tags: {shown}")
+
+
 @cli.command("files", context_settings=CONTEXT)
 @click.argument("ident", metavar="ID")
 @click.option("--all", "all_files", is_flag=True, help="Every file in the checkpoint.")
@@ -212,17 +247,6 @@ def blame_command(path: str, as_json: bool) -> None:
         click.echo(f"warning: {result.warning}", err=True)
 
 
-def _print_plan(plan: restore.Plan) -> None:
-    for change in plan.writes:
-        click.echo(f"write   {change.path}")
-    for change in plan.removals:
-        click.echo(f"remove  {change.path}")
-    for path in plan.left_alone:
-        why = "git-rewind's own settings" if path == config.PROJECT_FILE else \
-            "not captured now: ignored, too large or a nested repository"
-        click.echo(f"leave   {path} ({why})")
-
-
 def _confirm_plan(repo: Repo, target: checkpoints.Checkpoint, only: list[str], code: bool,
                   conversation: str | None, dry_run: bool, yes: bool, max_size: int,
                   cwd: str | None = None, planner: takeback.Planner | None = None) -> tuple[bool, bool]:
@@ -234,24 +258,14 @@ def _confirm_plan(repo: Repo, target: checkpoints.Checkpoint, only: list[str], c
     if not (dry_run or (sys.stdin.isatty() and not yes)) and planner is None:
         return True, False
     plan = restore.preview(repo, target, only, max_size, cwd, retarget=planner) if code else None
-    if planner is not None and planner.outcome is not None and not planner.outcome.runs:
-        click.echo(f"nothing to take back: no agent changed a file {_range_words(planner)}; nothing changed")
+    nothing = undocmd.nothing_to_take_back(planner)
+    if nothing is not None:
+        click.echo(nothing)
         return False, True
     if not (dry_run or (sys.stdin.isatty() and not yes)):
         return True, False
-    if plan is not None:
-        if plan.empty:
-            click.echo(f"the working tree already matches #{target.seq}" if planner is None
-                       else "taking back the agents' changes leaves every file as it is")
-        else:
-            _print_plan(plan)
-            if planner is not None and planner.outcome is not None:
-                _print_takeback(planner.outcome)
-            click.echo(f"{len(plan.writes)} to write, {len(plan.removals)} to remove")
-        for line in restore.warnings(plan):
-            click.echo(f"warning: {line}", err=True)
-    if conversation is not None:
-        click.echo(conversation)
+    for line, err in undocmd.preview_lines(plan, target.seq, planner, conversation):
+        click.echo(line, err=err)
     if dry_run or ((plan is None or plan.empty) and conversation is None):
         return False, True
     what = {(True, False): "the working tree", (False, True): "the conversation",
@@ -261,23 +275,6 @@ def _confirm_plan(repo: Repo, target: checkpoints.Checkpoint, only: list[str], c
         click.echo("nothing changed")
         sys.exit(1)
     return True, True
-
-
-def _range_words(planner: takeback.Planner) -> str:
-    if planner.end is None:
-        return f"since #{planner.start.seq}"
-    return f"between #{planner.start.seq} and #{planner.end.seq}"
-
-
-def _print_takeback(outcome: takeback.Outcome) -> None:
-    """What an agent-only undo or a revert merges, leaves in conflict and keeps unknown."""
-    for path in outcome.merged:
-        click.echo(f"merge   {path} (changed since as well: those changes are kept)")
-    for conflict in outcome.conflicts:
-        click.echo(f"conflict {conflict.describe()}")
-    if outcome.unknown:
-        shown = ", ".join(outcome.unknown[:5]) + ("…" if len(outcome.unknown) > 5 else "")
-        click.echo(f"warning: attribution is unknown for {shown}: those changes are kept", err=True)
 
 
 def ask_if_agents_at_work(repo: Repo, yes: bool, dry_run: bool) -> None:
@@ -400,7 +397,7 @@ def _print_takeback_result(result: undo.Result, planner: takeback.Planner, warne
     outcome = planner.outcome
     how = ", hunk by hunk," if patch else ""
     undocmd.print_result(result, planner.start.seq, "", warned,
-                  headline=f"took back{how} the agents' changes {_range_words(planner)}", listed=patch)
+                  headline=f"took back{how} the agents' changes {undocmd.range_words(planner)}", listed=patch)
     if outcome is None:
         return
     if outcome.merged:

@@ -270,3 +270,38 @@ class FastImport:
         err = self._proc.stderr.read() if self._proc.stderr else b""
         self._proc.wait()
         return GitError(["fast-import"], self._proc.returncode, err.decode("utf-8", "replace"))
+
+
+# What `config --type=expiry-date` prints for "now" / "all" (everything has expired) and for "never".
+_DATE_NOW = 2**64 - 1
+_DATE_NEVER = 0
+
+
+def dates(cwd: str, texts: Sequence[str | None]) -> list[float | None]:
+    """Each date of TEXTS in seconds since the epoch (None for None), read by git's own date parser in
+    one process: `config --type=expiry-date`, the careful approxidate that `gc.pruneExpire` uses, so
+    "yesterday", "2 hours ago", "last friday" and ISO 8601 work, and a date git cannot read is a one-line
+    error naming it (plain approxidate, as `rev-parse --since` uses, would read nonsense as now)."""
+    wanted = [(i, t.strip()) for i, t in enumerate(texts) if t is not None]
+    result: list[float | None] = [None] * len(texts)
+    if not wanted:
+        return result
+    args: list[str] = []
+    for i, text in wanted:
+        if text.lower() == "never" or not text:
+            raise RewindError(f"not a date: {text!r} (git's date syntax: \"2 hours ago\", \"yesterday\", 2026-11-25)")
+        args += ["-c", f"rewind-date.d{i}={text}"]
+    try:
+        out = run([*args, "config", "--type=expiry-date", "--get-regexp", r"^rewind-date\.d"],
+                         cwd=cwd)
+    except GitError as exc:
+        bad = next((t for _, t in wanted if f"'{t}'" in exc.stderr), wanted[0][1])
+        raise RewindError(f"not a date: {bad!r} (git's date syntax: \"2 hours ago\", \"yesterday\", "
+                          "2026-11-25 14:00)") from None
+    for line in out.decode().splitlines():
+        key, _, value = line.partition(" ")
+        stamp = int(value)
+        import time
+
+        result[int(key.rsplit(".d", 1)[1])] = time.time() if stamp in (_DATE_NOW, _DATE_NEVER) else float(stamp)
+    return result

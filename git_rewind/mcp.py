@@ -15,6 +15,7 @@ from typing import Any
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from . import search
     from .checkpoints import Checkpoint
     from .note import Note
     from .repo import Repo
@@ -113,16 +114,15 @@ class Tools:
 
     # reading -----------------------------------------------------------------------------------
 
-    def list_checkpoints(self, limit: int = 20, session: str | None = None, tags: list[str] | None = None
-             ) -> tuple[str, dict[str, Any]]:
-        from . import checkpoints, output
+    def list_checkpoints(self, limit: int = 20, query: "search.Query | None" = None) -> tuple[str, dict[str, Any]]:
+        from . import checkpoints, output, search
 
         repo = self.repo()
         items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)
-        if session:
-            session = checkpoints.session_named(items, session)
-        items, _more = checkpoints.newest_first(items, session, tags, limit)
-        text = "\n".join(output.line(c) for c in items) or "no checkpoints"
+        query = query or search.Query()
+        items, _more = checkpoints.newest_first(search.select(repo, items, query), limit=limit)
+        text = "\n".join(output.line(c) for c in items) or "no checkpoints" + (
+            f" matching {query.describe()}" if query else "")
         return text, {"checkpoints": [_checkpoint_json(c.commit, c.note) for c in items]}
 
     def show(self, ident: str | int) -> tuple[str, dict[str, Any]]:
@@ -378,9 +378,21 @@ def build(tools: Tools) -> Any:
         limit: Annotated[int, Field(description="How many, newest first (0: all).", ge=0)] = 20,
         session: Annotated[str | None, Field(description="Only this session.")] = None,
         tags: Annotated[list[str] | None, Field(description="Only checkpoints with all of these tags.")] = None,
+        grep: Annotated[str | None, Field(
+            description="Only checkpoints with this text in their message, prompt or summary (any case).")] = None,
+        path: Annotated[list[str] | None, Field(
+            description="Only checkpoints that changed what these git pathspecs match (from the repository's root).")
+        ] = None,
+        agent: Annotated[str | None, Field(description="Only checkpoints this agent took (`manual`: by hand).")] = None,
+        since: Annotated[str | None, Field(
+            description="Only checkpoints at or after this date, in git's syntax (\"2 hours ago\", ISO 8601).")] = None,
+        until: Annotated[str | None, Field(description="Only checkpoints at or before this date.")] = None,
     ) -> CallToolResult:
-        """List checkpoints, newest first."""
-        return result(lambda: tools.list_checkpoints(limit, session, tags))
+        """List checkpoints, newest first; every filter given narrows the list."""
+        from . import search
+
+        query = search.Query([grep] if grep else (), path or (), tags or (), agent, session, since, until)
+        return result(lambda: tools.list_checkpoints(limit, query))
 
     def checkpoint_show(checkpoint_id: Ident) -> CallToolResult:
         """One checkpoint's metadata and what changed since the previous checkpoint of its session."""

@@ -21,7 +21,7 @@ import tempfile
 from . import gitcmd, ignore, restore, snapshot, store
 from .checkpoints import Checkpoint
 from .errors import RewindError
-from .note import RewindRecord
+from .note import Note, RewindRecord
 from .repo import Repo
 from .restore import Change, Outcome
 
@@ -145,10 +145,15 @@ def _record_changed(repo: Repo, safety: store.Result, changed: list[str]) -> Non
     record = safety.note.rewind if safety.note is not None else None
     if safety.note is None or record is None or record.only == changed:
         return
-    record.only = changed
-    if not changed:
-        record.mode = "conversation"  # as a restore whose selection changed no file: redo has none to bring back
-    store.update_note(repo, safety.commit, safety.note)
+
+    def narrow(note: Note) -> None:
+        if note.rewind is None:
+            return
+        note.rewind.only = changed
+        if not changed:  # as a restore whose selection changed no file: redo has none to bring back
+            note.rewind.mode = "conversation"
+
+    safety.note = store.update_note(repo, safety.commit, narrow, "the rewind's paths narrowed")
 
 
 def _session(repo: Repo, target: Checkpoint, current_tree: str, target_tree: str, changes: list[Change],

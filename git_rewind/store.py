@@ -19,6 +19,8 @@ from .repo import NOTES_REF, REF_PREFIX, Repo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .note import Json, Position, RewindRecord
 
 COMMITTER = b"git-rewind <git-rewind@localhost>"
@@ -473,10 +475,21 @@ def _write_attachments(fi: FastImport, attachments: Attachments, stamp: bytes) -
     fi.write(b"\nreset refs/rewind-attachments/pending\nfrom 0000000000000000000000000000000000000000\n\n")
 
 
-def update_note(repo: Repo, commit: str, note: Note) -> None:
-    """Replace one checkpoint's note (e.g. to record a message uuid resolved later)."""
-    with repo.store_lock(), FastImport(repo.root) as stream:
-        _write_note(stream, repo, commit, note, f"checkpoint #{note.seq}: note updated", _committer_line())
+def update_note(repo: Repo, commit: str, edit: Callable[[Note], object], what: str = "note updated") -> Note:
+    """Change one checkpoint's note: EDIT changes the note as it is under the store lock (read afresh
+    there, so two writers, a tag and an undo recording a message uuid say, never lose each other's
+    change); a note EDIT leaves equal is not written again. Returns the note as it is now."""
+    with repo.store_lock():
+        current = checkpoints.load_one(repo, commit)
+        if current is None:
+            raise RewindError(f"{commit[:12]} is not a checkpoint (it has no git-rewind note)")
+        note = current.note
+        before = note.to_bytes()
+        edit(note)
+        if note.to_bytes() != before:
+            with FastImport(repo.root) as stream:
+                _write_note(stream, repo, commit, note, f"checkpoint #{note.seq}: {what}", _committer_line())
+        return note
 
 
 def loose_objects_estimate(repo: Repo) -> int:

@@ -151,8 +151,13 @@ def _remember_message(repo: Repo, target: Checkpoint, plan: conversation.Plan) -
     conv = target.note.conversation
     if conv is None or not plan.target_uuid or conv.message_uuid == plan.target_uuid:
         return
-    conv.message_uuid = plan.target_uuid
-    store.update_note(repo, target.commit, target.note)
+    uuid = plan.target_uuid
+
+    def remember(note: Note) -> None:
+        if note.conversation is not None:
+            note.conversation.message_uuid = uuid
+
+    target.note = store.update_note(repo, target.commit, remember, "the conversation's message recorded")
 
 
 def backup_of(repo: Repo, safety: Checkpoint) -> bytes | None:

@@ -12,6 +12,8 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from .restore import Plan
+    from .takeback import Planner
     from .undo import Result
 
 
@@ -65,7 +67,20 @@ def echo(text: str, err: bool = False) -> None:
 def print_result(result: Result, target_seq: int, verb: str, warned: bool = False,
                  headline: str | None = None, back: str = "git rewind redo", listed: bool = False) -> None:
     """What an undo, redo, revert or agent-only undo did: the safety checkpoint, the counts, what it left."""
+    for line, err in result_lines(result, target_seq, verb, warned, headline, back, listed):
+        echo(line, err=err)
+
+
+def result_lines(result: Result, target_seq: int, verb: str, warned: bool = False,
+                 headline: str | None = None, back: str = "git rewind redo",
+                 listed: bool = False) -> list[tuple[str, bool]]:
+    """print_result's lines, as (line, for stderr) pairs: the web page shows them too."""
     from . import restore
+
+    lines: list[tuple[str, bool]] = []
+
+    def echo(text: str, err: bool = False) -> None:
+        lines.append((text, err))
 
     outcome = result.outcome
     if outcome is not None and outcome.safety is not None and not warned:
@@ -103,3 +118,49 @@ def print_result(result: Result, target_seq: int, verb: str, warned: bool = Fals
             echo(f"  {line}")
     if result.resume:
         echo(f"resume with: {result.resume}")
+    return lines
+
+
+def range_words(planner: Planner) -> str:
+    if planner.end is None:
+        return f"since #{planner.start.seq}"
+    return f"between #{planner.start.seq} and #{planner.end.seq}"
+
+
+def nothing_to_take_back(planner: Planner | None) -> str | None:
+    """The line that ends an agent-only undo or a revert whose preview found no agent change; else None."""
+    if planner is None or planner.outcome is None or planner.outcome.runs:
+        return None
+    return f"nothing to take back: no agent changed a file {range_words(planner)}; nothing changed"
+
+
+def preview_lines(plan: Plan | None, target_seq: int, planner: Planner | None,
+                  conversation: str | None) -> list[tuple[str, bool]]:
+    """A rewind's preview (what --dry-run prints, the web page's dialog shows): (line, for stderr) pairs."""
+    from . import config, restore
+
+    lines: list[tuple[str, bool]] = []
+    if plan is not None:
+        if plan.empty:
+            lines.append((f"the working tree already matches #{target_seq}" if planner is None
+                          else "taking back the agents' changes leaves every file as it is", False))
+        else:
+            lines += [(f"write   {change.path}", False) for change in plan.writes]
+            lines += [(f"remove  {change.path}", False) for change in plan.removals]
+            for path in plan.left_alone:
+                why = "git-rewind's own settings" if path == config.PROJECT_FILE else \
+                    "not captured now: ignored, too large or a nested repository"
+                lines.append((f"leave   {path} ({why})", False))
+            outcome = planner.outcome if planner is not None else None
+            if outcome is not None:
+                lines += [(f"merge   {path} (changed since as well: those changes are kept)", False)
+                          for path in outcome.merged]
+                lines += [(f"conflict {conflict.describe()}", False) for conflict in outcome.conflicts]
+                if outcome.unknown:
+                    shown = ", ".join(outcome.unknown[:5]) + ("…" if len(outcome.unknown) > 5 else "")
+                    lines.append((f"warning: attribution is unknown for {shown}: those changes are kept", True))
+            lines.append((f"{len(plan.writes)} to write, {len(plan.removals)} to remove", False))
+        lines += [(f"warning: {line}", True) for line in restore.warnings(plan)]
+    if conversation is not None:
+        lines.append((conversation, False))
+    return lines

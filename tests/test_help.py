@@ -26,10 +26,12 @@ MAN_SOURCE = ROOT / "man" / "git-rewind.1"
 COMMANDS: dict[str, list[str]] = {
     "snap": ["-m", "--message", "--session", "--agent", "--trigger", "--tool", "--path", "--tag",
              "--summary", "--allow-empty", "--json"],
-    "list": ["--session", "--all", "--worktree", "--all-worktrees", "-n", "--json"],
+    "list": ["--session", "--all", "--worktree", "--all-worktrees", "-n", "--grep", "--path", "--tag", "--agent",
+             "--since", "--until", "--json"],
     "show": ["--worktree", "--json"],
     "diff": ["--worktree", "--stat", "--name-status"],
     "files": ["--worktree", "--all"],
+    "tag": ["--worktree", "-d", "--delete"],
     "blame": ["--json"],
     "undo": ["--worktree", "--code", "--conversation", "--full", "--fork", "--dry-run", "-y", "--yes", "--only",
              "--agent-only", "--merge", "-p", "--patch"],

@@ -119,7 +119,8 @@ OPS = st.one_of(
     st.tuples(st.just("attributes"), st.sampled_from(ATTRIBUTES)),
     st.tuples(st.just("big"), st.binary(min_size=1, max_size=4)),
 )
-SETTINGS = settings(max_examples=int(os.environ.get("WATCH_EXAMPLES", "6")), deadline=None, suppress_health_check=list(HealthCheck), print_blob=True,
+SETTINGS = settings(max_examples=int(os.environ.get("WATCH_EXAMPLES", "6")), deadline=None,  # more: a longer hunt
+                    suppress_health_check=list(HealthCheck), print_blob=True,
                     phases=[Phase.explicit, Phase.reuse, Phase.generate])
 
 

@@ -27,11 +27,12 @@ def serve(repo: Repo, port: int = 0, open_browser: bool = True, read_only: bool 
         from ..errors import RewindError
 
         raise RewindError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
+    sock.listen(128)  # from now on a request waits in the backlog: the URL below is good at once
     bound = sock.getsockname()[1]
     token = new_token()
     url = f"http://127.0.0.1:{bound}/?token={token}"
     print(url, flush=True)
-    app = build(repo, token, bound, read_only)
+    app = build(repo, token, bound, read_only)  # it starts reading the checkpoints meanwhile
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                             timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)

@@ -16,8 +16,10 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from .. import checkpoints
 from ..errors import RewindError
 from ..repo import Repo
+from . import diffs
 from .guard import COOKIE, Guard
 from .listing import Listing, detail_json
 
@@ -26,6 +28,7 @@ MISSING_PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><meta name=\
                 "<title>git rewind</title></head><body><p>The page's files are missing from this installation "
                 "(git_rewind/resources/web/); the API works.</p></body></html>")
 DEFAULT_LIMIT = 500
+POLL_SECONDS = 1.0
 
 
 class Compact(JSONResponse):
@@ -53,6 +56,7 @@ class Server:
         self.token = token
         self.read_only = read_only
         self.listing = Listing(repo)
+        self.colour = diffs.Colour()
 
     # the page -------------------------------------------------------------------------------------
 
@@ -80,15 +84,144 @@ class Server:
         offset = _number(params.get("offset"), 0, "offset")
         limit = _number(params.get("limit"), DEFAULT_LIMIT, "limit")
         view = self.listing.view()
+        query = self.query(request)
         rows = view.rows
+        if query:
+            from .. import search
+
+            rows = [view.row_of[c.seq] for c in reversed(search.select(self.repo, view.items, query))]
         return Compact({"total": len(rows), "offset": offset, "items": rows[offset:offset + limit],
                         "sessions": view.sessions})
+
+    def query(self, request: Request) -> Any:
+        """The list's filters (web-contract.md) as the library's search.Query, as `list` reads its options."""
+        from .. import search
+
+        params = request.query_params
+        return search.Query(text=params.getlist("q"), paths=[diffs.check_path(p) for p in params.getlist("path") if p],
+                            tags=params.getlist("tag"), agent=params.get("agent"), session=params.get("session"),
+                            since=params.get("since"), until=params.get("until"), cwd=self.repo.root)
 
     def checkpoint(self, request: Request) -> Response:
         item = self.lookup(request.path_params["ident"])
         return Compact(detail_json(item, self.listing.previous(item)))
 
+    def diff(self, request: Request) -> Response:
+        params = request.query_params
+        ident = params.get("from")
+        if not ident:
+            raise BadRequest("name a checkpoint: from=ID")
+        context = _number(params.get("context"), 3, "context")
+        paths = [diffs.check_path(p) for p in params.getlist("path") if p]
+        item = self.lookup(ident)
+        to = params.get("to") or "previous"
+        side: dict[str, Any]
+        if to == "previous":
+            old = checkpoints.compared_with(self.repo, self.listing.view().every, item)
+            before = self.listing.previous(item)
+            side = {"seq": before.seq, "commit": before.commit} if before is not None else {"seq": None,
+                                                                                                "commit": old}
+            new, start, end = item.commit, side, {"seq": item.seq, "commit": item.commit}
+        elif to == "worktree":
+            old, new = item.commit, self.worktree_tree()
+            start, end = {"seq": item.seq, "commit": item.commit}, {"worktree": True}
+        else:
+            other = self.lookup(to)
+            old, new = item.commit, other.commit
+            start, end = {"seq": item.seq, "commit": item.commit}, {"seq": other.seq, "commit": other.commit}
+        files = diffs.diff(self.repo, old, new, paths, min(context, 1000), self.colour)
+        return Compact({"from": start, "to": end, "files": files})
+
+    def tree(self, request: Request) -> Response:
+        return Compact({"files": diffs.tree(self.repo, self.treeish(request.path_params["ident"]))})
+
+    def file(self, request: Request) -> Response:
+        path = diffs.check_path(request.query_params.get("path", ""))
+        treeish = self.treeish(request.path_params["ident"])
+        try:
+            return Compact(diffs.file(self.repo, treeish, path, self.colour))
+        except LookupError as exc:
+            raise BadRequest(str(exc.args[0]), 404) from None
+
+    # live -----------------------------------------------------------------------------------------
+
+    async def events(self, request: Request) -> Response:
+        """`checkpoint` events whenever the notes ref moves (one small file read a second), pings every 15 s."""
+        import json
+
+        import anyio
+        from sse_starlette.sse import EventSourceResponse
+
+        listing = self.listing
+
+        async def stream() -> Any:
+            seen = await anyio.to_thread.run_sync(listing.state)
+            while True:
+                await anyio.sleep(POLL_SECONDS)
+                state = await anyio.to_thread.run_sync(listing.state)
+                if state == seen:
+                    continue
+                seen = state
+                view = await anyio.to_thread.run_sync(listing.view)
+                yield {"event": "checkpoint", "data": json.dumps({"count": len(view.items), "newest": view.newest})}
+
+        return EventSourceResponse(stream(), ping=15, headers={"Cache-Control": "no-store"})
+
+    # changing -------------------------------------------------------------------------------------
+
+    async def action(self, request: Request) -> Response:
+        """POST /api/undo, /api/revert, /api/restore-file: the dry run, or the rewind itself."""
+        from starlette.concurrency import run_in_threadpool
+
+        body = await _json_body(request)
+        kind = request.url.path.rsplit("/", 1)[-1]
+        return Compact(await run_in_threadpool(self._act, kind, body))
+
+    async def tags(self, request: Request) -> Response:
+        """POST /api/tags: remove, then add (a tag it does not carry is an error before anything changes)."""
+        from starlette.concurrency import run_in_threadpool
+
+        body = await _json_body(request)
+        return Compact(await run_in_threadpool(self._tag, body))
+
+    def _tag(self, body: dict[str, Any]) -> dict[str, Any]:
+        from .. import tags
+        from ..checkpoints import Checkpoint
+
+        lists = {}
+        for key in ("add", "remove"):
+            value = body.get(key) or []
+            if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+                raise BadRequest(f"{key} must be a list of tags")
+            lists[key] = tags.check(value)
+        if not lists["add"] and not lists["remove"]:
+            raise BadRequest("nothing to do: give add or remove")
+        found = self.lookup(str(body.get("id", "")))
+        item = Checkpoint(found.commit, found.note, found.note_blob)  # the cached one stays as it was read
+        if lists["remove"]:
+            item = tags.remove(self.repo, item, lists["remove"])
+        if lists["add"]:
+            item = tags.add(self.repo, item, lists["add"])
+        return {"ok": True, "tags": list(item.note.tags)}
+
+    def _act(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
+        from . import actions
+
+        asked = actions.request(self.repo, self.listing.view().every, kind, body)
+        dry_run = body.get("dry_run", False) is True
+        return asked.preview() if dry_run else asked.run(body.get("force", False) is True)
+
     # helpers --------------------------------------------------------------------------------------
+
+    def worktree_tree(self) -> str:
+        """The working tree as a tree in the object store, as `git rewind diff ID` compares it."""
+        from .. import config, snapshot
+
+        return snapshot.current_tree(self.repo, config.for_repo(self.repo)["max_file_size"])
+
+    def treeish(self, ident: str) -> str:
+        """IDENT's commit, or the working tree's tree for `worktree`."""
+        return self.worktree_tree() if ident == "worktree" else str(self.lookup(ident).commit)
 
     def lookup(self, ident: str) -> Any:
         """IDENT's checkpoint; an unknown one is a 404."""
@@ -109,6 +242,21 @@ def fill_token(html: str, token: str) -> str:
     return re.sub(r"<head[^>]*>", lambda m: m.group(0) + meta, html, count=1)
 
 
+async def _json_body(request: Request) -> dict[str, Any]:
+    """The POST's JSON object; anything else is a 400 (a form post cannot send application/json)."""
+    import json
+
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        raise BadRequest("send JSON (Content-Type: application/json)")
+    try:
+        body = json.loads(await request.body())
+    except ValueError:
+        raise BadRequest("the body is not JSON") from None
+    if not isinstance(body, dict):
+        raise BadRequest("the body must be a JSON object")
+    return body
+
+
 def _number(text: str | None, default: int, name: str) -> int:
     if text is None or text == "":
         return default
@@ -118,18 +266,29 @@ def _number(text: str | None, default: int, name: str) -> int:
 
 
 async def _bad_request(request: Request, exc: Exception) -> Response:
-    status = exc.status if isinstance(exc, BadRequest) else 400
+    from .actions import Refused
+
+    status = exc.status if isinstance(exc, BadRequest) else 409 if isinstance(exc, Refused) else 400
     return Compact({"error": str(exc)}, status_code=status)
 
 
 def build(repo: Repo, token: str, port: int, read_only: bool) -> Any:
     """The ASGI application: the routes behind the guard."""
     server = Server(repo, token, read_only)
+    server.listing.warm()  # 10,000 checkpoints take a second to read: start before the page asks
     routes = [
         Route("/", server.page),
         Route("/api/info", server.info),
         Route("/api/checkpoints", server.checkpoints),
         Route("/api/checkpoints/{ident:path}", server.checkpoint),
+        Route("/api/diff", server.diff),
+        Route("/api/tree/{ident:path}", server.tree),
+        Route("/api/file/{ident:path}", server.file),
+        Route("/api/events", server.events),
+        Route("/api/undo", server.action, methods=["POST"]),
+        Route("/api/revert", server.action, methods=["POST"]),
+        Route("/api/restore-file", server.action, methods=["POST"]),
+        Route("/api/tags", server.tags, methods=["POST"]),
         Mount("/static", StaticFiles(directory=PAGE_DIR, check_dir=False)),
     ]
     app = Starlette(routes=routes, exception_handlers={BadRequest: _bad_request, RewindError: _bad_request})

@@ -86,7 +86,10 @@ class Guard:
                     "(run it again for a new one)")
         if not same(cookie, self.token):
             return "refused: no valid token cookie; open the URL `git rewind web` printed"
-        if path.startswith("/api/") and not same(request.headers.get(HEADER), self.token):
+        header = request.headers.get(HEADER)
+        if path == "/api/events" and header is None:  # an EventSource cannot send headers: the query says it
+            header = request.query_params.get("token")
+        if path.startswith("/api/") and not same(header, self.token):
             return "refused: the API answers only to the page (X-Rewind-Token header missing or wrong)"
         if request.method not in ("GET", "HEAD"):
             if request.headers.get("origin") not in self.origins:

@@ -12,6 +12,7 @@ import threading
 
 from .. import checkpoints
 from ..checkpoints import Checkpoint
+from ..errors import RewindError
 from ..repo import NOTES_REF, Repo
 
 TYPE_CHECKING = False
@@ -74,19 +75,49 @@ def sessions_json(items: list[Checkpoint]) -> list[dict[str, Any]]:
 class View:
     """What was read at one state of the notes ref: every checkpoint, this work tree's, their JSON."""
 
-    __slots__ = ("key", "every", "items", "rows", "sessions", "by_seq")
+    __slots__ = ("key", "every", "items", "rows", "sessions", "row_of")
 
-    def __init__(self, key: str | None, every: list[Checkpoint], worktree: str | None) -> None:
+    def __init__(self, key: str | None, every: list[Checkpoint], worktree: str | None,
+                 rows: dict[str, dict[str, Any]] | None = None) -> None:
         self.key = key
         self.every = every
         self.items = checkpoints.of_worktree(every, worktree)  # oldest first
-        self.rows = [item_json(item) for item in reversed(self.items)]  # newest first
+        made = rows if rows is not None else {}
+        self.rows = [made.get(item.note_blob) or item_json(item) for item in reversed(self.items)]  # newest first
         self.sessions = sessions_json(self.items)
-        self.by_seq = {item.seq: item for item in self.items}
+        self.row_of = {row["seq"]: row for row in self.rows}
 
     @property
     def newest(self) -> int | None:
         return self.items[-1].seq if self.items else None
+
+    def row_cache(self) -> dict[str, dict[str, Any]]:
+        """Each row by its note's blob id: a note that did not change keeps its row."""
+        return {item.note_blob: row for item, row in zip(reversed(self.items), self.rows, strict=True)}
+
+
+def changed_since(repo: Repo, old: str, new: str) -> tuple[bytes, set[str]] | None:
+    """The notes that changed between two states of the notes ref, from its own history: (`git notes
+    list`-shaped lines of the added or changed ones, the commits whose notes went or changed); None
+    when git cannot tell (then everything is read again)."""
+    from ..gitcmd import GitError
+
+    try:
+        out = repo.git(["diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", old, new])
+    except GitError:
+        return None
+    fields = out.split(b"\0")
+    listing = bytearray()
+    touched: set[str] = set()
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        parts = meta.decode().split()
+        if len(parts) != 5:
+            return None
+        commit = path.decode().replace("/", "")
+        touched.add(commit)
+        if parts[4] != "D":
+            listing += f"{parts[3]} {commit}\n".encode()
+    return bytes(listing), touched
 
 
 class Listing:
@@ -101,11 +132,38 @@ class Listing:
         """The notes ref's value: what every change of the checkpoints changes."""
         return self.repo.read_ref(NOTES_REF)
 
+    def warm(self) -> None:
+        """Read the checkpoints in a background thread now; the first request waits for it (the lock)."""
+        ready = threading.Event()
+
+        def read() -> None:
+            with self._lock:
+                ready.set()
+                try:
+                    self._view = View(self.state(), checkpoints.load_all(self.repo), self.repo.worktree)
+                except RewindError:
+                    pass  # the first request reads again and answers the error
+
+        threading.Thread(target=read, name="rewind-web-warm", daemon=True).start()
+        ready.wait()  # the lock is taken: no request can come first and read them twice
+
     def view(self) -> View:
         key = self.state()
         with self._lock:
-            if self._view is None or self._view.key != key:
+            old = self._view
+            if old is None or old.key == key:
+                if old is None:
+                    self._view = View(key, checkpoints.load_all(self.repo), self.repo.worktree)
+                assert self._view is not None
+                return self._view
+            changed = changed_since(self.repo, old.key, key) if old.key and key else None
+            if changed is None:
                 self._view = View(key, checkpoints.load_all(self.repo), self.repo.worktree)
+                return self._view
+            listing, touched = changed
+            every = [c for c in old.every if c.commit not in touched] + checkpoints.read_listed(self.repo, listing)
+            every.sort(key=lambda c: c.seq)
+            self._view = View(key, every, self.repo.worktree, old.row_cache())
             return self._view
 
     def lookup(self, ident: str) -> Checkpoint:

@@ -1,0 +1,434 @@
+"""`git rewind web`: the real command on real repositories, spoken to over HTTP as the page and as an attacker."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from helpers.webserver import Served
+from helpers.workdir import Workdir
+
+Serve = Callable[..., Served]
+
+
+@pytest.fixture
+def serve() -> Iterator[Serve]:
+    """Start `git rewind web` in a work tree; every server still running is stopped after the test."""
+    started: list[Served] = []
+
+    def start(w: Workdir, *args: str) -> Served:
+        server = Served(w, *args)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def snaps(w: Workdir) -> Workdir:
+    """W with three checkpoints of src/app.py growing, and the working tree changed since."""
+    for n in (1, 2, 3):
+        w.write("src/app.py", "".join(f"print({i})\n" for i in range(n + 1)))
+        w.ok("snap", "-m", f"step {n}")
+    w.write("src/app.py", "print('now')\n")
+    return w
+
+
+# the command ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_it_prints_the_url_first_and_a_signal_stops_it_cleanly(project: Workdir, serve: Serve, signum: int) -> None:
+    server = serve(project)
+    assert server.url == f"http://127.0.0.1:{server.port}/?token={server.token}" and len(server.token) >= 40
+    assert server.get("/api/info")["name"] == "repo"
+    status, err = server.stop(signum)
+    assert status == 0
+    assert "Traceback" not in err and "Error" not in err
+
+
+def test_each_run_has_its_own_token(project: Workdir, serve: Serve) -> None:
+    assert serve(project).token != serve(project).token
+
+
+# security ------------------------------------------------------------------------------------------
+
+
+def test_the_page_wants_the_token_then_sets_the_cookie(project: Workdir, serve: Serve) -> None:
+    server = serve(project)
+    page = server.request("GET", f"/?token={server.token}", cookie=None, header=None)
+    assert page.status == 200
+    cookie = page.headers["set-cookie"]
+    assert cookie.startswith(f"rewind_token={server.token};") and "HttpOnly" in cookie
+    assert "samesite=strict" in cookie.lower() and "Path=/" in cookie
+    assert f'<meta name="rewind-token" content="{server.token}">' in page.text
+    assert page.headers["content-security-policy"] == "default-src 'self'; style-src 'self' 'unsafe-inline'"
+    assert page.headers["x-frame-options"] == "DENY" and page.headers["referrer-policy"] == "no-referrer"
+    for query in ("/", "/?token=", "/?token=wrong"):
+        refused = server.request("GET", query, cookie=None, header=None)
+        assert refused.status == 403 and "git rewind web" in refused.text and refused.text.count("\n") == 1
+        assert server.token not in refused.text
+    assert server.request("GET", "/", header=None).status == 200  # the cookie alone: a reload
+
+
+def test_the_api_wants_the_cookie_and_the_header(project: Workdir, serve: Serve) -> None:
+    server = serve(project)
+    assert server.request("GET", "/api/info").status == 200
+    assert server.request("GET", "/api/info").headers["cache-control"] == "no-store"
+    for cookie, header in ((None, None), ("token", None), (None, "token"), ("wrong", "token"), ("token", "wrong")):
+        refused = server.request("GET", "/api/checkpoints", cookie=cookie, header=header)
+        assert refused.status == 403, (cookie, header)
+        assert refused.text.startswith("refused:")
+    assert server.request("GET", "/static/app.js", cookie=None, header=None).status == 403
+    for query, cookie in (("", "token"), ("?token=wrong", "token"), (f"?token={server.token}", None)):
+        assert server.request("GET", f"/api/events{query}", cookie=cookie, header=None).status == 403, query
+    assert server.request("GET", f"/api/info?token={server.token}", header=None).status == 403  # events only
+
+
+def test_a_foreign_host_is_refused(project: Workdir, serve: Serve) -> None:
+    """DNS rebinding: a page of evil.example resolved to 127.0.0.1 sends its own name as Host."""
+    server = serve(project)
+    port = server.port
+    for host in (f"evil.example:{port}", "127.0.0.1", f"127.0.0.1:{port + 1}", f"localhost.:{port}"):
+        assert server.request("GET", "/api/info", host=host).status == 403, host
+        assert server.request("GET", f"/?token={server.token}", host=host).status == 403, host
+    assert server.request("GET", "/api/info", host=f"localhost:{server.port}").status == 200
+
+
+def test_a_change_must_come_from_the_page_by_post(project: Workdir, serve: Serve) -> None:
+    w = snaps(project)
+    server = serve(w)
+    before = w.state()
+    undo = {"id": "1", "mode": "code"}
+    assert server.request("POST", "/api/undo", body=undo, origin="http://evil.example").status == 403
+    assert server.request("POST", "/api/undo", body=undo, origin=f"http://localhost:{server.port + 1}").status == 403
+    assert server.request("POST", "/api/undo", body=undo, origin=None).status == 403
+    assert server.request("GET", "/api/undo?id=1").status == 405
+    form = server.request("POST", "/api/undo", body=b"id=1", content_type="application/x-www-form-urlencoded")
+    assert form.status == 400 and "JSON" in form.json()["error"]
+    assert w.state() == before
+    assert len(json.loads(w.ok("list", "--json", "-n", "0"))) == 3  # no safety checkpoint either
+
+
+def test_paths_outside_the_work_tree_are_refused(project: Workdir, serve: Serve, tmp_path: Path) -> None:
+    secret = tmp_path / "outside.txt"
+    secret.write_text("the secret outside\n")
+    os.symlink(secret, project.path / "outside-link")
+    os.symlink(tmp_path, project.path / "outside-dir")
+    project.ok("snap", "-m", "with links")
+    server = serve(project)
+    for ident in ("1", "worktree"):
+        for path in ("../outside.txt", "src/../../outside.txt", "/etc/passwd", str(secret), ".git/config",
+                     ".git/HEAD", "outside-link", "outside-dir/outside.txt", ""):
+            reply = server.request("GET", f"/api/file/{ident}?path={path}")
+            assert reply.status in (400, 404), (ident, path, reply.status)
+            assert b"the secret outside" not in reply.body and set(reply.json()) == {"error"}
+    assert server.request("GET", "/api/file/worktree?path=.env").status == 404  # ignored: never captured
+    assert server.request("GET", "/api/diff?from=1&to=worktree&path=../x").status == 400
+    unknown = server.request("GET", "/api/checkpoints/99")
+    assert unknown.status == 404 and "unknown checkpoint" in unknown.json()["error"]
+    assert server.request("GET", "/api/diff?from=nope").status == 404
+
+
+def test_read_only_refuses_every_post_and_changes_nothing(project: Workdir, serve: Serve) -> None:
+    w = snaps(project)
+    server = serve(w, "--read-only")
+    assert server.get("/api/info")["read_only"] is True
+    before, index = w.state(), w.user_state()
+    for path, body in (("/api/undo", {"id": "1"}), ("/api/undo", {"id": "1", "dry_run": True}),
+                       ("/api/revert", {"id": "1"}), ("/api/restore-file", {"id": "1", "path": "src/app.py"}),
+                       ("/api/tags", {"id": "1", "add": ["x"]})):
+        reply = server.post(path, body)
+        assert reply.status == 403 and "read-only" in reply.text, path
+    assert w.state() == before and w.user_state() == index
+    assert json.loads(w.ok("show", "1", "--json"))["tags"] == []
+    assert len(json.loads(w.ok("list", "--json", "-n", "0"))) == 3
+
+
+# reading -------------------------------------------------------------------------------------------
+
+
+def test_an_empty_repository(repo: Workdir, serve: Serve) -> None:
+    server = serve(repo)
+    info = server.get("/api/info")
+    assert info["count"] == 0 and info["head"] is None and info["branch"] == "main" and info["read_only"] is False
+    assert info["repo"] == str(repo.path) and info["worktree"] is None
+    assert server.get("/api/checkpoints") == {"total": 0, "offset": 0, "items": [], "sessions": []}
+    assert server.request("GET", "/api/checkpoints/@").status == 404
+
+
+def test_the_list_is_git_rewind_list(project: Workdir, serve: Serve) -> None:
+    w = snaps(project)
+    w.write("src/other.py", "x = 1\n")
+    w.ok("snap", "-m", "other session", "--session", "second")
+    server = serve(w)
+    listed = json.loads(w.ok("list", "--json", "-n", "0"))
+    got = server.get("/api/checkpoints")
+    assert got["total"] == len(listed) == 4
+    assert [(i["seq"], i["commit"], i["session"], i["message"], i["paths"], i["created"]) for i in got["items"]] == \
+        [(c["seq"], c["commit"], c["session"], c["message"], c["paths"], c["created"]) for c in listed]
+    assert {s["session"]: s["count"] for s in got["sessions"]} == {"manual": 3, "second": 1}
+    page = server.get("/api/checkpoints?offset=1&limit=2")
+    assert [i["seq"] for i in page["items"]] == [3, 2] and page["total"] == 4
+    assert server.request("GET", "/api/checkpoints?limit=lots").status == 400
+    assert server.get("/api/info")["count"] == 4
+
+
+def test_the_filters_are_git_rewind_lists(project: Workdir, serve: Serve) -> None:
+    w = snaps(project)
+    w.write("docs/guide.md", "# guide\n")
+    w.ok("snap", "-m", "write the guide", "--session", "docs")
+    w.ok("tag", "2", "good")
+    server = serve(w)
+    cases = (("q=GUIDE", ["--grep", "GUIDE"]), ("q=step+2&q=step+3", ["--grep", "step 2", "--grep", "step 3"]),
+             ("path=docs", ["--path", "docs"]), ("path=src/app.py", ["--path", "src/app.py"]),
+             ("tag=good", ["--tag", "good"]), ("agent=manual", ["--agent", "manual"]),
+             ("session=docs", ["--session", "docs"]), ("since=1+hour+ago", ["--since", "1 hour ago"]),
+             ("until=1+hour+ago", ["--until", "1 hour ago"]),
+             ("tag=good&q=guide", ["--tag", "good", "--grep", "guide"]))
+    for query, options in cases:
+        listed = [c["seq"] for c in json.loads(w.ok("list", "--json", "-n", "0", *options))]
+        got = server.get(f"/api/checkpoints?{query}")
+        assert [i["seq"] for i in got["items"]] == listed and got["total"] == len(listed), query
+        assert len(got["sessions"]) == 2  # the lanes: every session, whatever the filters
+    assert [i["seq"] for i in server.get("/api/checkpoints?q=guide")["items"]] == [4]
+    bad = server.request("GET", "/api/checkpoints?path=../elsewhere")
+    assert bad.status == 400 and "not a path inside" in bad.json()["error"]
+
+
+def test_a_checkpoints_detail_is_git_rewind_show(project: Workdir, serve: Serve) -> None:
+    w = snaps(project)
+    server = serve(w)
+    shown = json.loads(w.ok("show", "3", "--json"))
+    detail = server.get("/api/checkpoints/3")
+    assert detail["commit"] == shown["commit"] and detail["parent"] == 2
+    assert detail["note"] == {k: v for k, v in shown.items() if k not in ("commit", "parent", "stat")}
+    assert server.get("/api/checkpoints/@")["seq"] == 3 and server.get("/api/checkpoints/@~2")["seq"] == 1
+    assert server.get(f"/api/checkpoints/{shown['commit'][:8]}")["seq"] == 3
+    assert server.get("/api/checkpoints/1")["parent"] is None
+
+
+def _git_diff_lines(w: Workdir, old: str, new: str) -> list[str]:
+    """The +, - and context lines of `git diff OLD NEW`, as git prints them."""
+    out = w.git("diff", "-M", old, new)
+    return [line for line in out.splitlines()
+            if line[:1] in "+- " and not line.startswith(("+++ ", "--- "))]
+
+
+def _api_lines(files: list[dict[str, object]]) -> list[str]:
+    import html
+    import re
+
+    lines = []
+    for f in files:
+        for hunk in f["hunks"]:  # type: ignore[attr-defined]
+            for line in hunk["lines"]:
+                lines.append(line["kind"] + html.unescape(re.sub(r"<[^>]+>", "", line["html"])))
+    return lines
+
+
+def test_the_diff_is_git_diff(project: Workdir, serve: Serve) -> None:
+    w = snaps(project)
+    w.git("mv", "README.md", "README.txt")  # a rename, found by git
+    w.write("README.txt", "# demo\nmore\n")
+    w.ok("snap", "-m", "renamed")
+    server = serve(w)
+    commits = {c["seq"]: c["commit"] for c in json.loads(w.ok("list", "--json", "-n", "0"))}
+    for query, old, new in (("from=1&to=3", commits[1], commits[3]), ("from=3", commits[2], commits[3]),
+                            ("from=2&to=4", commits[2], commits[4])):
+        got = server.get(f"/api/diff?{query}")
+        assert _api_lines(got["files"]) == _git_diff_lines(w, old, new), query
+    renamed = server.get("/api/diff?from=4")
+    assert [(f["status"], f["old_path"], f["path"], f["additions"]) for f in renamed["files"]] == \
+        [("R", "README.md", "README.txt", 1), ("M", None, "src/app.py", 1)]
+    assert renamed["from"] == {"seq": 3, "commit": commits[3]} and renamed["to"] == {"seq": 4, "commit": commits[4]}
+    now = server.get("/api/diff?from=3&to=worktree")
+    assert now["to"] == {"worktree": True}
+    assert [(f["status"], f["path"]) for f in now["files"]] == [("R", "README.txt"), ("M", "src/app.py")]
+    assert now["files"][1]["hunks"][0]["lines"][-1]["html"].startswith("<span class=\"nb\">print")  # Pygments' classes
+    only = server.get("/api/diff?from=1&to=4&path=src")
+    assert [f["path"] for f in only["files"]] == ["src/app.py"]
+
+
+def test_binary_and_huge_files_come_without_lines(project: Workdir, serve: Serve) -> None:
+    project.write("blob.bin", b"\0\1\2binary")
+    project.write("huge.txt", "x" * 100 + "\n" * 0 + ("line\n" * 220_000))  # > 1 MiB of text
+    project.ok("snap", "-m", "big ones")
+    project.write("blob.bin", b"\0\1\3binary")
+    project.write("huge.txt", "changed\n" + "line\n" * 220_000)
+    project.ok("snap", "-m", "changed")
+    server = serve(project)
+    files = {f["path"]: f for f in server.get("/api/diff?from=2")["files"]}
+    assert files["blob.bin"]["binary"] is True and files["blob.bin"]["hunks"] == []
+    assert files["huge.txt"]["too_large"] is True and files["huge.txt"]["binary"] is False
+    assert files["huge.txt"]["hunks"] == []
+    huge = server.get("/api/file/2?path=huge.txt")
+    assert huge["too_large"] is True and huge["lines"] == [] and huge["size"] > 1 << 20
+    binary = server.get("/api/file/2?path=blob.bin")
+    assert binary["binary"] is True and binary["lines"] == []
+    tree = {f["path"]: f for f in server.get("/api/tree/2")["files"]}
+    assert tree["huge.txt"]["size"] == huge["size"] and tree["bin/run.sh"]["mode"] == "100755"
+    assert ".env" not in tree and "debug.log" not in tree  # ignored: never in a checkpoint
+    readme = server.get("/api/file/worktree?path=README.md")
+    assert readme["lines"] == ["<span class=\"gh\"># demo</span>"] and readme["binary"] is False
+
+
+# changing ------------------------------------------------------------------------------------------
+
+
+def test_an_undo_from_the_page_is_the_cli_undo(project: Workdir, serve: Serve, tmp_path: Path) -> None:
+    w = snaps(project)
+    twin = Workdir(tmp_path / "twin", w.env)
+    shutil.copytree(w.path, twin.path, symlinks=True)
+    server = serve(w)
+    before, user = w.state(), w.user_state()
+    preview = server.post("/api/undo", {"id": "1", "mode": "code", "dry_run": True})
+    assert preview.status == 200
+    dry = preview.json()
+    assert dry["dry_run"] is True and dry["write"] == ["src/app.py"] and dry["remove"] == []
+    cli = w.rewind("undo", "1", "--dry-run")  # the same lines, any warnings (on stderr) last
+    assert dry["text"] == (cli.stdout + cli.stderr).rstrip("\n")
+    assert w.state() == before and w.user_state() == user  # the dry run changed no byte
+    assert len(json.loads(w.ok("list", "--json", "-n", "0"))) == 3
+    done = server.post("/api/undo", {"id": "1", "mode": "code"})
+    assert done.status == 200, done.text
+    result = done.json()
+    twin.ok("undo", "1", "--yes")
+    assert w.state() == twin.state()
+    assert (w.path / "src/app.py").read_text() == "print(0)\nprint(1)\n"
+    safety = json.loads(w.ok("show", str(result["safety"]), "--json"))
+    assert safety["trigger"] == "pre-rewind" and safety["rewind"]["to"] == 1
+    assert w.git("show", f"{safety['commit']}:src/app.py") == "print('now')\n"  # nothing lost
+    assert "\nrestored #1: 1 written, 0 removed (verified)" in result["text"]
+    line = f"safety checkpoint #{result['safety']} {safety['commit'][:7]} (git rewind redo goes back)"
+    assert line in result["text"]
+    assert w.user_state()[0] == user[0]  # the user's index is untouched
+    w.ok("redo", "--yes")
+    assert (w.path / "src/app.py").read_text() == "print('now')\n"
+
+
+def test_restore_one_file_and_revert(project: Workdir, serve: Serve) -> None:
+    w = snaps(project)
+    w.write("README.md", "# changed too\n")
+    server = serve(w)
+    restored = server.post("/api/restore-file", {"id": "2", "path": "src/app.py"})
+    assert restored.status == 200, restored.text
+    assert (w.path / "src/app.py").read_text() == "print(0)\nprint(1)\nprint(2)\n"
+    assert (w.path / "README.md").read_text() == "# changed too\n"  # only that file
+    assert json.loads(w.ok("show", str(restored.json()["safety"]), "--json"))["rewind"]["only"] == ["src/app.py"]
+    bad = server.post("/api/restore-file", {"id": "2", "path": "../etc/passwd"})
+    assert bad.status == 400 and "not a path inside" in bad.json()["error"]
+    revert = server.post("/api/revert", {"id": "1", "dry_run": True})
+    assert revert.status == 200
+    assert revert.json()["text"].startswith("nothing to take back")  # no agent changed a file: snaps by hand
+    unknown = server.post("/api/undo", {"id": "77"})
+    assert unknown.status == 400 and "unknown checkpoint: 77" in unknown.json()["error"]
+    mode = server.post("/api/undo", {"id": "1", "mode": "everything"})
+    assert mode.status == 400 and "unknown mode" in mode.json()["error"]
+
+
+def test_tags_round_trip(project: Workdir, serve: Serve) -> None:
+    w = snaps(project)
+    server = serve(w)
+    added = server.post("/api/tags", {"id": "2", "add": ["good", "reviewed"]})
+    assert added.status == 200 and added.json() == {"ok": True, "tags": ["good", "reviewed"]}
+    assert json.loads(w.ok("show", "2", "--json"))["tags"] == ["good", "reviewed"]
+    assert "good reviewed" in w.ok("show", "2")
+    assert server.get("/api/checkpoints/2")["tags"] == ["good", "reviewed"]  # the cache follows the note
+    assert [i["seq"] for i in server.get("/api/checkpoints?tag=reviewed")["items"]] == [2]
+    swapped = server.post("/api/tags", {"id": "2", "add": ["best"], "remove": ["good"]})
+    assert swapped.json()["tags"] == ["reviewed", "best"]
+    note = w.git("notes", "--ref", "rewind", "show", json.loads(w.ok("show", "2", "--json"))["commit"])
+    for body, message in (({"id": "2", "remove": ["absent"], "add": ["new"]}, "has no tag absent"),
+                          ({"id": "2", "add": ["two words"]}, "not a tag"), ({"id": "2", "add": "good"}, "list"),
+                          ({"id": "2"}, "nothing to do")):
+        refused = server.post("/api/tags", body)
+        assert refused.status == 400 and message in refused.json()["error"], body
+    assert w.git("notes", "--ref", "rewind", "show", json.loads(w.ok("show", "2", "--json"))["commit"]) == note
+    assert server.post("/api/tags", {"id": "9", "add": ["x"]}).status == 404
+
+
+def test_an_agent_at_work_is_reported_and_needs_force(agent_project: Workdir, serve: Serve) -> None:
+    from test_turns import SESSION, claude
+
+    w = agent_project
+    w.ok("snap", "-m", "before the agent")
+    claude(w, "UserPromptSubmit", prompt="refactor the whole app")
+    w.write("src/app.py", "print('agent at work')\n")
+    server = serve(w)
+    dry = server.post("/api/undo", {"id": "1", "dry_run": True}).json()
+    assert len(dry["agents_at_work"]) == 1 and f"claude-code session {SESSION[:8]}" in dry["agents_at_work"][0]
+    before = w.state()
+    refused = server.post("/api/undo", {"id": "1"})
+    assert refused.status == 409 and "middle of a turn" in refused.json()["error"]
+    assert w.state() == before
+    forced = server.post("/api/undo", {"id": "1", "force": True})
+    assert forced.status == 200 and forced.json()["safety"] is not None
+    assert (w.path / "src/app.py").read_text() == "print('hello')\n"
+
+
+# live ----------------------------------------------------------------------------------------------
+
+
+def test_a_new_checkpoint_arrives_as_an_event(project: Workdir, serve: Serve) -> None:
+    w = snaps(project)
+    server = serve(w)
+    stream = server.events()
+    w.ok("snap", "-m", "taken while the page is open")
+    event = []
+    while len(event) < 2:
+        line = stream.readline().decode().rstrip("\r\n")
+        if line.startswith(("event:", "data:")):
+            event.append(line)
+    stream.close()
+    assert event == ["event: checkpoint", 'data: {"count": 4, "newest": 4}']
+
+
+# imports -------------------------------------------------------------------------------------------
+
+
+def test_the_hook_and_the_cli_do_not_load_the_web_libraries() -> None:
+    hot = ["git_rewind.main", "git_rewind.hook", "git_rewind.store", "git_rewind.cli", "git_rewind.undocmd"]
+    code = f"import sys\nimport {', '.join(hot)}\nprint(sorted(sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    for name in ("starlette", "uvicorn", "sse_starlette", "pygments", "unidiff", "anyio", "git_rewind.web"):
+        assert f"'{name}'" not in loaded, name
+
+
+# the cache -----------------------------------------------------------------------------------------
+
+
+def test_the_cache_follows_every_change_of_the_notes(project: Workdir, git_environ: dict[str, str]) -> None:
+    """Read once, then only the notes that changed (from the notes ref's history): always what load_all reads."""
+    from git_rewind import checkpoints
+    from git_rewind.repo import Repo
+    from git_rewind.web.listing import Listing, item_json
+
+    w = snaps(project)
+    repo = Repo.discover(str(w.path))
+    listing = Listing(repo)
+
+    def same_as_load_all() -> None:
+        view = listing.view()
+        every = checkpoints.load_all(repo)
+        assert [(c.commit, c.note_blob) for c in view.every] == [(c.commit, c.note_blob) for c in every]
+        assert view.rows == [item_json(c) for c in reversed(every)]
+
+    same_as_load_all()
+    first = listing.view()
+    assert listing.view() is first  # the notes ref did not move: nothing read
+    w.write("src/new.py", "new\n")
+    w.ok("snap", "-m", "one more")
+    same_as_load_all()
+    assert listing.view().rows[1] is first.rows[0]  # an unchanged note keeps its row
+    w.ok("gc", "--keep", "2", "--older-than", "0")  # notes removed
+    same_as_load_all()
+    assert len(listing.view().every) < 4
