@@ -197,6 +197,38 @@ def test_undo_from_the_page_previews_then_restores_after_a_safety_checkpoint(sto
     assert story.git("show", f"{safety['commit']}:src/app.py") == AGENT_PY  # what was there is kept
 
 
+def test_one_file_is_restored_from_its_view_and_nothing_else_changes(story: Workdir, page: Page) -> None:
+    story.write("notes.txt", "newer notes, kept\n")
+    with serve(story) as url:
+        open_page(page, url)
+        row(page, 1).click()
+        page.click("#tab-files")
+        page.locator('#tree details.dir[data-path="src/"] > summary').click()
+        page.locator('#tree .tree-file[data-path="src/app.py"]').click()
+        expect(page.locator("#file-view")).to_contain_text("print('hello')")
+        page.click("#file-view .restore-file")
+        dialog = page.locator("dialog#confirm")
+        expect(dialog.locator("#confirm-body")).to_contain_text("src/app.py")
+        expect(dialog.locator("#confirm-body")).not_to_contain_text("notes.txt")
+        page.click("#confirm-yes")
+        expect(page.locator("#toast")).to_contain_text("safety checkpoint")
+    assert (story.path / "src/app.py").read_text() == APP_PY
+    assert (story.path / "notes.txt").read_text() == "newer notes, kept\n"
+
+
+def test_cancelling_the_preview_changes_nothing(story: Workdir, page: Page) -> None:
+    before = story.state()
+    with serve(story) as url:
+        open_page(page, url)
+        row(page, 1).click()
+        page.click("#undo")
+        expect(page.locator("dialog#confirm #confirm-body")).to_contain_text("src/app.py")
+        page.click("#confirm-no")
+        expect(page.locator("dialog#confirm")).to_be_hidden()
+    assert story.state() == before
+    assert [c["seq"] for c in listing(story)] == [4, 3, 2, 1]  # not even a safety checkpoint
+
+
 def test_tags_are_added_and_removed_from_the_page(story: Workdir, page: Page) -> None:
     with serve(story) as url:
         open_page(page, url)

@@ -6,6 +6,7 @@ const TOKEN = document.querySelector('meta[name="rewind-token"]').content;
 const ROW_HEIGHT = 54;         // px; the list's rows all have this height (virtual scrolling needs it)
 const PAGE = 500;              // items per list request
 const BULK = 1000;             // items per background request for the lanes: small, so a click's request is not queued behind a big one
+const MARK_GAP = 13;           // px between marks nudged apart
 const BUCKET = 7;              // px; marks closer than this in one lane share one element
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
@@ -400,10 +401,12 @@ function drawTimeline() {
 
   // newest first: the first item of a bucket is the newest there, so it names the mark
   const buckets = new Map(sessions.map((s) => [s.session, new Map()]));
+  const shown = new Map(sessions.map((s) => [s.session, []]));
   for (const item of state.all.items) {
     if (!item || item.time < from || item.time > to) continue;
     const lane = buckets.get(item.session);
     if (!lane) continue;
+    shown.get(item.session).push(item);
     const b = Math.floor(x(item.time) / BUCKET);
     const bucket = lane.get(b);
     const hit = !matching || matching.has(item.seq);
@@ -421,10 +424,10 @@ function drawTimeline() {
     span.style.left = `${Math.max(0, x(s.first))}px`;
     span.style.width = `${Math.max(2, Math.min(width, x(s.last)) - Math.max(0, x(s.first)))}px`;
     let html = '';
-    for (const { item, count, hit, selected } of buckets.get(s.session).values()) {
+    for (const { item, count, hit, selected, left } of laneMarks(shown.get(s.session), buckets.get(s.session), x, width)) {
       const cls = `mark k-${kind(item)}${origin(item) ? ' o-' + origin(item) : ''}${count > 1 ? ' many' : ''}` +
         `${selected ? ' selected' : ''}${filtered && !hit ? ' dim' : ''}`;
-      html += `<span class="${cls}" data-seq="${item.seq}" data-count="${count}" style="left:${(x(item.time)).toFixed(1)}px"></span>`;
+      html += `<span class="${cls}" data-seq="${item.seq}" data-count="${count}" style="left:${left.toFixed(1)}px"></span>`;
     }
     const marks = html;
     if (track.marks !== marks) {
@@ -434,6 +437,28 @@ function drawTimeline() {
     }
   }
   renderAxis(from, to, width);
+}
+
+/** A lane's marks: one per checkpoint, nudged apart where they touch, while there is room for that (a few
+ *  checkpoints in the same second stay apart); else one per BUCKET pixels, named by its newest checkpoint. */
+function laneMarks(items, buckets, x, width) {
+  const matching = state.view !== state.all ? state.view.bySeq : null;
+  if (items.length > width / (3 * MARK_GAP)) {
+    return [...buckets.values()].map((b) => ({ ...b, left: x(b.item.time) }));
+  }
+  const marks = [];
+  let previous = -Infinity;
+  for (let i = items.length - 1; i >= 0; i--) {  // oldest first
+    const item = items[i];
+    const left = Math.max(x(item.time), previous + MARK_GAP);
+    previous = left;
+    marks.push({ item, count: 1, hit: !matching || matching.has(item.seq), selected: item.seq === state.selected, left });
+  }
+  const overflow = previous - width;  // pushed past the end: move the run back
+  if (overflow > 0) {
+    for (let i = marks.length - 1, limit = width; i >= 0 && marks[i].left > limit; i--, limit -= MARK_GAP) marks[i].left = limit;
+  }
+  return marks;
 }
 
 const STEPS = [1, 5, 15, 30, 60, 300, 900, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 7 * 86400, 30 * 86400];
@@ -447,7 +472,7 @@ function renderAxis(from, to, width) {
   const nowLeft = ((n - from) / span) * width;
   for (let t = Math.ceil(from / step) * step; t <= to; t += step) {
     const left = ((t - from) / span) * width;
-    if (n >= from && n <= to && Math.abs(left - nowLeft) < 60) continue;
+    if ((n >= from && n <= to && Math.abs(left - nowLeft) < 60) || left < 24 || left > width - 30) continue;
     const d = new Date(t * 1000);
     const text = step < 60 ? SECONDS.format(d) : clock(t, withDate && step >= 3600);
     html += `<span class="tick" style="left:${left.toFixed(1)}px">${esc(text)}</span>`;
@@ -820,6 +845,7 @@ async function loadDiff() {
 function side(end) {
   if (!end) return '?';
   if (end.worktree) return 'the working tree';
+  if (end.seq == null) return end.commit ? `commit ${end.commit.slice(0, 8)}` : 'nothing';  // a first checkpoint
   return `#${end.seq}`;
 }
 
