@@ -6,6 +6,8 @@ const TOKEN = document.querySelector('meta[name="rewind-token"]').content;
 const ROW_HEIGHT = 54;         // px; the list's rows all have this height (virtual scrolling needs it)
 const PAGE = 500;              // items per list request
 const BULK = 1000;             // items per background request for the lanes: small, so a click's request is not queued behind a big one
+const LABEL_WIDTH = 250;       // px of a lane's label column (app.css .lane)
+const LANE_HEIGHT = 34;        // px of a lane (app.css .lane)
 const MARK_GAP = 13;           // px between marks nudged apart
 const BUCKET = 7;              // px; marks closer than this in one lane share one element
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -223,6 +225,7 @@ function showEmpty(empty) {
   $('#timeline').hidden = empty;
   $('#main').hidden = empty;
   $('#filters').hidden = empty;
+  $('#search').hidden = empty;
 }
 
 /** A checkpoint was taken (or tags changed, or old ones were dropped): bring the page up to date. */
@@ -388,7 +391,8 @@ function drawTimeline() {
     labelBox.title = `session ${s.session}\n${s.first_prompt || ''}`;
     return lane;
   });
-  if (order.length !== lanes.children.length || order.some((lane, i) => lanes.children[i] !== lane)) {
+  const current = $$('.lane', lanes);
+  if (order.length !== current.length || order.some((lane, i) => current[i] !== lane)) {
     lanes.replaceChildren(...order);
   }
 
@@ -423,6 +427,7 @@ function drawTimeline() {
     const span = track.firstElementChild;
     span.style.left = `${Math.max(0, x(s.first))}px`;
     span.style.width = `${Math.max(2, Math.min(width, x(s.last)) - Math.max(0, x(s.first)))}px`;
+    track.classList.toggle('dense', shown.get(s.session).length > width / (3 * MARK_GAP));
     let html = '';
     for (const { item, count, hit, selected, left } of laneMarks(shown.get(s.session), buckets.get(s.session), x, width)) {
       const cls = `mark k-${kind(item)}${origin(item) ? ' o-' + origin(item) : ''}${count > 1 ? ' many' : ''}` +
@@ -436,6 +441,19 @@ function drawTimeline() {
       track.insertAdjacentHTML('beforeend', marks);
     }
   }
+  // a line across every lane at the selected checkpoint's moment: what the other sessions were doing then
+  const index = sel == null ? undefined : state.all.bySeq.get(sel);
+  const chosen = index === undefined ? null : state.all.items[index];
+  let cursor = $('#cursor');
+  if (!cursor) { cursor = document.createElement('div'); cursor.id = 'cursor'; }
+  if (chosen && chosen.time >= from && chosen.time <= to) {
+    cursor.style.left = `${LABEL_WIDTH + x(chosen.time)}px`;  // constants: reading the layout here would force one
+    cursor.style.height = `${order.length * LANE_HEIGHT}px`;
+    if (cursor.parentNode !== lanes) lanes.append(cursor);
+    cursor.hidden = false;
+  } else {
+    cursor.hidden = true;
+  }
   renderAxis(from, to, width);
 }
 
@@ -443,7 +461,7 @@ function drawTimeline() {
  *  checkpoints in the same second stay apart); else one per BUCKET pixels, named by its newest checkpoint. */
 function laneMarks(items, buckets, x, width) {
   const matching = state.view !== state.all ? state.view.bySeq : null;
-  if (items.length > width / (3 * MARK_GAP)) {
+  if (items.length > width / (3 * MARK_GAP)) {  // (drawTimeline marks such a track .dense)
     return [...buckets.values()].map((b) => ({ ...b, left: x(b.item.time) }));
   }
   const marks = [];
