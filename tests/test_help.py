@@ -40,6 +40,7 @@ COMMANDS: dict[str, list[str]] = {
     "gc": ["--keep", "--older-than", "--max-size", "--dry-run"],
     "hook": ["--agent"],
     "mcp": ["--repo"],
+    "web": ["--port", "--no-open", "--read-only"],
     "install": ["--agent", "--scope", "--mcp"],
     "uninstall": ["--agent", "--scope", "--mcp", "--everything"],
     "status": ["-n", "--json"],

@@ -50,7 +50,9 @@ def test_it_prints_the_url_first_and_a_signal_stops_it_cleanly(project: Workdir,
     server = serve(project)
     assert server.url == f"http://127.0.0.1:{server.port}/?token={server.token}" and len(server.token) >= 40
     assert server.get("/api/info")["name"] == "repo"
+    stream = server.events()  # a page still listening does not keep it from stopping
     status, err = server.stop(signum)
+    stream.close()
     assert status == 0
     assert "Traceback" not in err and "Error" not in err
 
@@ -133,6 +135,10 @@ def test_paths_outside_the_work_tree_are_refused(project: Workdir, serve: Serve,
             assert b"the secret outside" not in reply.body and set(reply.json()) == {"error"}
     assert server.request("GET", "/api/file/worktree?path=.env").status == 404  # ignored: never captured
     assert server.request("GET", "/api/diff?from=1&to=worktree&path=../x").status == 400
+    for path in ("/static/../cli.py", "/static/..%2f..%2fcli.py", "/static/%2e%2e/web/app.py",
+                 "/static/../../.git/config"):
+        reply = server.request("GET", path)
+        assert reply.status == 404 and b"import" not in reply.body and b"[core]" not in reply.body, path
     unknown = server.request("GET", "/api/checkpoints/99")
     assert unknown.status == 404 and "unknown checkpoint" in unknown.json()["error"]
     assert server.request("GET", "/api/diff?from=nope").status == 404
@@ -333,6 +339,8 @@ def test_restore_one_file_and_revert(project: Workdir, serve: Serve) -> None:
     assert unknown.status == 400 and "unknown checkpoint: 77" in unknown.json()["error"]
     mode = server.post("/api/undo", {"id": "1", "mode": "everything"})
     assert mode.status == 400 and "unknown mode" in mode.json()["error"]
+    talk = server.post("/api/undo", {"id": "1", "mode": "conversation", "dry_run": True})
+    assert talk.status == 400 and talk.json()["error"] == "#1 has no conversation to rewind (taken by hand); use --code"
 
 
 def test_tags_round_trip(project: Workdir, serve: Serve) -> None:

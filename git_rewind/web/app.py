@@ -13,7 +13,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from .. import checkpoints
@@ -29,6 +29,7 @@ MISSING_PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><meta name=\
                 "(git_rewind/resources/web/); the API works.</p></body></html>")
 DEFAULT_LIMIT = 500
 POLL_SECONDS = 1.0
+PING_SECONDS = 15
 
 
 class Compact(JSONResponse):
@@ -150,7 +151,7 @@ class Server:
         import json
 
         import anyio
-        from sse_starlette.sse import EventSourceResponse
+        from sse_starlette import EventSourceResponse, ServerSentEvent
 
         listing = self.listing
 
@@ -165,7 +166,8 @@ class Server:
                 view = await anyio.to_thread.run_sync(listing.view)
                 yield {"event": "checkpoint", "data": json.dumps({"count": len(view.items), "newest": view.newest})}
 
-        return EventSourceResponse(stream(), ping=15, headers={"Cache-Control": "no-store"})
+        return EventSourceResponse(stream(), ping=PING_SECONDS, ping_message_factory=lambda: ServerSentEvent(
+            comment="ping"), headers={"Cache-Control": "no-store"})
 
     # changing -------------------------------------------------------------------------------------
 
@@ -276,7 +278,7 @@ def build(repo: Repo, token: str, port: int, read_only: bool) -> Any:
     """The ASGI application: the routes behind the guard."""
     server = Server(repo, token, read_only)
     server.listing.warm()  # 10,000 checkpoints take a second to read: start before the page asks
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/", server.page),
         Route("/api/info", server.info),
         Route("/api/checkpoints", server.checkpoints),
@@ -289,7 +291,8 @@ def build(repo: Repo, token: str, port: int, read_only: bool) -> Any:
         Route("/api/revert", server.action, methods=["POST"]),
         Route("/api/restore-file", server.action, methods=["POST"]),
         Route("/api/tags", server.tags, methods=["POST"]),
-        Mount("/static", StaticFiles(directory=PAGE_DIR, check_dir=False)),
     ]
+    if os.path.isdir(PAGE_DIR):  # Starlette's StaticFiles: no path out of it, `..` or encoded
+        routes.append(Mount("/static", StaticFiles(directory=PAGE_DIR)))
     app = Starlette(routes=routes, exception_handlers={BadRequest: _bad_request, RewindError: _bad_request})
     return Guard(app, token, port, read_only)
