@@ -4,7 +4,7 @@
 
 const TOKEN = document.querySelector('meta[name="rewind-token"]').content;
 const ROW_HEIGHT = 54;         // px; the list's rows all have this height (virtual scrolling needs it)
-const PAGE = 500;              // items per list request
+const PAGE = 250;              // items per list request (the first screen shows ~20)
 const BULK = 1000;             // items per background request for the lanes: small, so a click's request is not queued behind a big one
 const LABEL_WIDTH = 250;       // px of a lane's label column (app.css .lane)
 const LANE_HEIGHT = 34;        // px of a lane (app.css .lane)
@@ -27,6 +27,7 @@ const state = {
   trackWidth: 0,               // px of a lane's track (= the axis), kept by a ResizeObserver
   domain: null,                // [t0, t1] of the whole history, seconds
   zoom: null,                  // [t0, t1] shown, or null for the whole domain
+  busy: 0,                     // selections being shown: the background loading waits for them
   fresh: new Set(),            // seqs that arrived by a live update, highlighted for a moment
   gen: 0,                      // bumped on every reload, so late answers of an older one are dropped
 };
@@ -207,6 +208,7 @@ async function loadRest(gen) {
   for (let offset = PAGE; offset < all.total; offset += BULK) {
     if (all.items[offset] !== undefined) continue;
     await idle();  // a click or a scroll of the person's goes first
+    while (state.busy > 0) await new Promise((resolve) => setTimeout(resolve, 50));
     await all.fetch(offset, Math.min(BULK, all.total - offset));
     if (gen !== state.gen) return;
     renderTimeline();
@@ -276,12 +278,9 @@ function listen() {
   const update = debounce(() => refresh().catch((e) => toast(e.message, true)), 150);
   source.addEventListener('open', () => live.classList.add('on'));
   source.addEventListener('error', () => live.classList.remove('on'));
-  source.addEventListener('checkpoint', (event) => {
+  source.addEventListener('checkpoint', () => {
     live.classList.add('on');
-    let data = {};
-    try { data = JSON.parse(event.data); } catch { /* a bare event is enough */ }
-    if (!state.info || data.count !== state.info.count || data.newest !== (state.all?.items[0]?.seq ?? null)) update();
-    else update();
+    update();  // sent only when the notes or refs moved: a tag changed elsewhere counts too, same count or not
   });
 }
 
@@ -441,20 +440,38 @@ function drawTimeline() {
       track.insertAdjacentHTML('beforeend', marks);
     }
   }
-  // a line across every lane at the selected checkpoint's moment: what the other sessions were doing then
-  const index = sel == null ? undefined : state.all.bySeq.get(sel);
+  state.scale = { from, to, width, lanes: order.length };
+  placeCursor();
+  renderAxis(from, to, width);
+}
+
+/** A line across every lane at the selected checkpoint's moment: what the other sessions were doing then. */
+function placeCursor() {
+  const lanes = $('#lanes');
+  const { from, to, width, lanes: count } = state.scale || {};
+  const index = state.selected == null ? undefined : state.all.bySeq.get(state.selected);
   const chosen = index === undefined ? null : state.all.items[index];
   let cursor = $('#cursor');
   if (!cursor) { cursor = document.createElement('div'); cursor.id = 'cursor'; }
-  if (chosen && chosen.time >= from && chosen.time <= to) {
-    cursor.style.left = `${LABEL_WIDTH + x(chosen.time)}px`;  // constants: reading the layout here would force one
-    cursor.style.height = `${order.length * LANE_HEIGHT}px`;
+  if (chosen && width && chosen.time >= from && chosen.time <= to) {
+    // constants, not the layout: reading it here would force one
+    cursor.style.left = `${LABEL_WIDTH + ((chosen.time - from) / (to - from)) * width}px`;
+    cursor.style.height = `${count * LANE_HEIGHT}px`;
     if (cursor.parentNode !== lanes) lanes.append(cursor);
     cursor.hidden = false;
   } else {
     cursor.hidden = true;
   }
-  renderAxis(from, to, width);
+}
+
+/** Move the selection's ring and line without drawing the lanes again, when its mark is on screen alone. */
+function showSelectionOnLanes(seq) {
+  const mark = $(`#lanes .mark[data-seq="${seq}"]`);
+  if (!mark || mark.dataset.count !== '1') { renderTimeline(); return; }
+  $$('#lanes .mark.selected').forEach((el) => el.classList.remove('selected'));
+  mark.classList.add('selected');
+  for (const track of $$('#lanes .lane-track')) track.marks = null;  // the next full draw must not skip a track
+  placeCursor();
 }
 
 /** A lane's marks: one per checkpoint, nudged apart where they touch, while there is room for that (a few
@@ -662,16 +679,19 @@ async function select(seq, { scroll = false, keepTab = false, quiet = false } = 
   if (changed && state.compare !== 'previous' && state.compare !== 'worktree') setCompare('previous');
   if (scroll) scrollToSeq(seq);
   renderList();
-  renderTimeline();
+  showSelectionOnLanes(seq);
   $('#detail-empty').hidden = true;
   $('#detail').hidden = false;
   if (!keepTab && changed) $('#file-view').replaceChildren();
   let detail;
+  state.busy++;
   try {
     detail = await api(`/api/checkpoints/${seq}`);
   } catch (e) {
     if (!quiet) toast(e.message, true);
     return;
+  } finally {
+    state.busy--;
   }
   if (state.selected !== seq) return;
   state.detail = detail;
