@@ -197,6 +197,37 @@ def test_undo_from_the_page_previews_then_restores_after_a_safety_checkpoint(sto
     assert story.git("show", f"{safety['commit']}:src/app.py") == AGENT_PY  # what was there is kept
 
 
+def test_only_the_agents_changes_are_taken_back_and_the_persons_kept(story: Workdir, page: Page) -> None:
+    with serve(story) as url:
+        open_page(page, url)
+        row(page, 2).click()  # the prompt: take back what the agent did after it
+        page.check("#undo-agent-only")
+        page.click("#undo")
+        body = page.locator("dialog#confirm #confirm-body")
+        expect(body).to_contain_text("src/app.py")
+        expect(body).not_to_contain_text("notes.txt")
+        page.click("#confirm-yes")
+        expect(page.locator("#toast")).to_contain_text("safety checkpoint")
+    assert (story.path / "src/app.py").read_text() == APP_PY
+    assert (story.path / "notes.txt").read_text() == "my own notes\n"  # outside the agent's turn: kept
+
+
+def test_revert_a_turn_and_a_refused_one_says_why(story: Workdir, page: Page) -> None:
+    with serve(story) as url:
+        open_page(page, url)
+        row(page, 3).click()  # the turn end: nothing of that session after it
+        page.click("#revert")
+        expect(page.locator("#toast.error")).to_contain_text("no turn to revert")
+        expect(page.locator("dialog#confirm")).to_be_hidden()
+        row(page, 2).click()  # the prompt that began the turn
+        page.click("#revert")
+        expect(page.locator("dialog#confirm #confirm-body")).to_contain_text("src/app.py")
+        page.click("#confirm-yes")
+        expect(page.locator("#toast")).to_contain_text("safety checkpoint")
+    assert (story.path / "src/app.py").read_text() == APP_PY
+    assert (story.path / "notes.txt").read_text() == "my own notes\n"
+
+
 def test_one_file_is_restored_from_its_view_and_nothing_else_changes(story: Workdir, page: Page) -> None:
     story.write("notes.txt", "newer notes, kept\n")
     with serve(story) as url:
