@@ -595,7 +595,7 @@ function clampZoom(from, to) {
 
 // ---------------------------------------------------------------- the list
 
-function rowHtml(item) {
+function rowHtml(item, index) {
   const k = kind(item);
   const o = origin(item);
   const paths = item.paths.length
@@ -605,7 +605,7 @@ function rowHtml(item) {
   const badge = o ? `<span class="badge b-${o}" title="changed by ${o === 'mixed' ? 'an agent and from outside' : o === 'agent' ? 'an agent' : 'outside an agent (you, an editor, git)'}">${o}</span>` : '';
   const text = item.prompt && k === 'prompt' ? `“${item.prompt}”` : item.message;
   const cls = `row k-${k}${item.seq === state.selected ? ' selected' : ''}${state.fresh.has(item.seq) ? ' fresh' : ''}`;
-  return `<div class="${cls}" data-seq="${item.seq}" style="top:${0}px">` +
+  return `<div class="${cls}" data-seq="${item.seq}" data-key="s${item.seq}" style="top:${index * ROW_HEIGHT}px">` +
     `<div class="line1"><span class="seq">#${item.seq}</span><span class="age" title="${esc(item.created)}">${age(item.time)}</span>` +
     `<span class="kind">${esc(what(item))}</span>${item.agent ? `<span class="agent">${esc(item.agent)}</span>` : ''}${badge}${tags}` +
     `<span class="paths">${paths}</span></div>` +
@@ -621,20 +621,33 @@ function renderList() {
   const first = Math.max(0, Math.floor(list.scrollTop / ROW_HEIGHT) - 10);
   const last = Math.min(view.total, Math.ceil((list.scrollTop + list.clientHeight) / ROW_HEIGHT) + 10);
   view.ensure(first, last).then((pages) => { if (pages.some(Boolean)) renderList(); });
-  let html = '';
+  const wanted = [];
   for (let i = first; i < last; i++) {
     const item = view.items[i];
-    html += item
-      ? rowHtml(item).replace('style="top:0px"', `style="top:${i * ROW_HEIGHT}px"`)
-      : `<div class="row placeholder" style="top:${i * ROW_HEIGHT}px"><div class="line1 muted">…</div></div>`;
+    wanted.push(item ? [`s${item.seq}`, rowHtml(item, i)]
+      : [`p${i}`, `<div class="row placeholder" data-key="p${i}" style="top:${i * ROW_HEIGHT}px"><div class="line1 muted">…</div></div>`]);
   }
   if (!view.total) {
-    html = `<div class="no-match muted">${view === state.all ? 'No checkpoints.' : 'No checkpoint matches.'}</div>`;
+    wanted.push(['none', `<div class="no-match muted" data-key="none">${view === state.all ? 'No checkpoints.' : 'No checkpoint matches.'}</div>`]);
   }
-  if (html === renderList.last) return;
-  renderList.last = html;
-  $$('.row, .no-match', list).forEach((el) => el.remove());
-  list.insertAdjacentHTML('beforeend', html);
+  // rows are kept by key while their HTML is the same: a row under the pointer is not replaced under it
+  const shown = renderList.shown || new Map();
+  const next = new Map();
+  let added = '';
+  for (const [key, html] of wanted) {
+    const old = shown.get(key);
+    if (old && old.html === html && old.el && old.el.isConnected) next.set(key, old);
+    else { added += html; next.set(key, { html, el: null }); }
+  }
+  for (const [key, old] of shown) if (next.get(key) !== old && old.el) old.el.remove();
+  if (added) {
+    list.insertAdjacentHTML('beforeend', added);
+    for (const el of $$('[data-key]', list)) {
+      const entry = next.get(el.dataset.key);
+      if (entry && !entry.el) entry.el = el;
+    }
+  }
+  renderList.shown = next;
 }
 
 function setupList() {
