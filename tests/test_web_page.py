@@ -92,6 +92,12 @@ def test_lanes_and_rows_show_every_checkpoint_with_who_changed_what(story: Workd
         expect(row(page, 4).locator(".badge")).to_have_text("outside")
         expect(row(page, 2)).to_contain_text("add a greeting")
 
+        page.locator('.lane[data-session="s-1"] .mark[data-seq="2"]').click()  # a mark picks its checkpoint
+        expect(page.locator("#detail-title")).to_contain_text("#2")
+        expect(row(page, 2)).to_have_class(re.compile(r"\bselected\b"))
+        page.keyboard.press("ArrowUp")  # and the arrows walk the list
+        expect(page.locator("#detail-title")).to_contain_text("#3")
+
 
 def test_a_checkpoints_diff_unified_side_by_side_and_collapsed(story: Workdir, page: Page) -> None:
     with serve(story) as url:
