@@ -318,9 +318,18 @@ def test_the_page_makes_no_request_elsewhere() -> None:
     html = (PAGE_DIR / "index.html").read_text()
     assert re.findall(r"<script\b[^>]*>", html) == ['<script type="module" src="/static/app.js">']
     assert not re.search(r"<[^>]*\son[a-z]+\s*=", html)  # no inline event handlers
-    assert re.findall(r'<link\b[^>]*href="([^"]*)"', html) == ["/static/app.css"]
-    for name in ("index.html", "app.js", "app.css"):
-        assert not re.search(r"(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/", (PAGE_DIR / name).read_text()), name
+    links = re.findall(r'<link\b[^>]*href="([^"]*)"', html)
+    modules = sorted(p.name for p in PAGE_DIR.glob("*.js") if p.name != "app.js")
+    assert links == ["/static/app.css", *(f"/static/{m}" for m in links_order(html))]
+    assert sorted(links_order(html)) == modules  # every module app.js pulls in is preloaded, and only those
+    for path in PAGE_DIR.iterdir():
+        assert not re.search(r"(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/", path.read_text()), path.name
+        imported = re.findall(r"^import .* from '([^']+)';$", path.read_text(), flags=re.M)
+        assert all(re.fullmatch(r"\./[a-z]+\.js", i) and (PAGE_DIR / i).exists() for i in imported), path.name
+
+
+def links_order(html: str) -> list[str]:
+    return re.findall(r'<link rel="modulepreload" href="/static/([a-z]+\.js)">', html)
 
 
 def test_the_shipped_syntax_colours_are_pygments_own() -> None:
