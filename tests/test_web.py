@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from helpers.samples import CLAUDE_SAMPLES
+from helpers.session import MAIN, PROMPT_ID, Agent
 from helpers.webserver import Served
 from helpers.workdir import Workdir
 
@@ -57,8 +59,12 @@ def test_it_prints_the_url_first_and_a_signal_stops_it_cleanly(project: Workdir,
     assert "Traceback" not in err and "Error" not in err
 
 
-def test_each_run_has_its_own_token(project: Workdir, serve: Serve) -> None:
-    assert serve(project).token != serve(project).token
+def test_each_run_has_its_own_token_and_a_port_in_use_is_one_line(project: Workdir, serve: Serve) -> None:
+    first = serve(project)
+    assert serve(project).token != first.token
+    taken = project.rewind("web", "--no-open", "--port", str(first.port))
+    assert taken.returncode != 0 and taken.stdout == ""
+    assert taken.stderr == f"error: cannot listen on 127.0.0.1:{first.port}: Address already in use\n"
 
 
 # security ------------------------------------------------------------------------------------------
@@ -218,6 +224,7 @@ def test_a_checkpoints_detail_is_git_rewind_show(project: Workdir, serve: Serve)
     assert detail["commit"] == shown["commit"] and detail["parent"] == 2
     assert detail["note"] == {k: v for k, v in shown.items() if k not in ("commit", "parent", "stat")}
     assert server.get("/api/checkpoints/@")["seq"] == 3 and server.get("/api/checkpoints/@~2")["seq"] == 1
+    assert server.get("/api/checkpoints/@%7Bnow%7D")["seq"] == 3  # @{DATE}, as the CLI reads it
     assert server.get(f"/api/checkpoints/{shown['commit'][:8]}")["seq"] == 3
     assert server.get("/api/checkpoints/1")["parent"] is None
 
@@ -336,7 +343,8 @@ def test_restore_one_file_and_revert(project: Workdir, serve: Serve) -> None:
     assert revert.status == 200
     assert revert.json()["text"].startswith("nothing to take back")  # no agent changed a file: snaps by hand
     unknown = server.post("/api/undo", {"id": "77"})
-    assert unknown.status == 400 and "unknown checkpoint: 77" in unknown.json()["error"]
+    assert unknown.status == 404 and "unknown checkpoint: 77" in unknown.json()["error"]
+    assert server.post("/api/undo", {"mode": "code"}).json() == {"error": "name a checkpoint: id"}
     mode = server.post("/api/undo", {"id": "1", "mode": "everything"})
     assert mode.status == 400 and "unknown mode" in mode.json()["error"]
     talk = server.post("/api/undo", {"id": "1", "mode": "conversation", "dry_run": True})
@@ -365,15 +373,13 @@ def test_tags_round_trip(project: Workdir, serve: Serve) -> None:
 
 
 def test_an_agent_at_work_is_reported_and_needs_force(agent_project: Workdir, serve: Serve) -> None:
-    from test_turns import SESSION, claude
-
     w = agent_project
     w.ok("snap", "-m", "before the agent")
-    claude(w, "UserPromptSubmit", prompt="refactor the whole app")
+    Agent(w, session=MAIN).prompt("refactor the whole app")  # a turn starts, and does not end
     w.write("src/app.py", "print('agent at work')\n")
     server = serve(w)
     dry = server.post("/api/undo", {"id": "1", "dry_run": True}).json()
-    assert len(dry["agents_at_work"]) == 1 and f"claude-code session {SESSION[:8]}" in dry["agents_at_work"][0]
+    assert len(dry["agents_at_work"]) == 1 and f"claude-code session {MAIN[:8]}" in dry["agents_at_work"][0]
     before = w.state()
     refused = server.post("/api/undo", {"id": "1"})
     assert refused.status == 409 and "middle of a turn" in refused.json()["error"]
@@ -381,6 +387,48 @@ def test_an_agent_at_work_is_reported_and_needs_force(agent_project: Workdir, se
     forced = server.post("/api/undo", {"id": "1", "force": True})
     assert forced.status == 200 and forced.json()["safety"] is not None
     assert (w.path / "src/app.py").read_text() == "print('hello')\n"
+
+
+EDIT_CALL = "toolu_mock_601f38abdb2f4e42b38d"  # the recorded Edit's tool_use id (as in test_undo)
+
+
+@pytest.fixture
+def recorded(agent_project: Workdir) -> Agent:
+    """The recorded Claude Code session (test_undo's): checkpoints at its prompt and before its Edit."""
+    agent = Agent(agent_project, session=MAIN, env={"GIT_REWIND_ANTI_SPAM_SECONDS": "0",
+                                                    "GIT_REWIND_MIN_CHANGE_CHARS": "0"})
+    Path(agent.transcript).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(CLAUDE_SAMPLES / "transcript_main_print_mode.jsonl", agent.transcript)
+    assert agent.prompt("make hello", prompt_id=PROMPT_ID)["action"] == "checkpoint"
+    agent_project.write("hello.py", "print('hello')\n")
+    assert agent.send("PreToolUse", tool_name="Edit", tool_use_id=EDIT_CALL, prompt_id=PROMPT_ID,
+                      tool_input={"file_path": str(agent_project.path / "hello.py"), "old_string": "print('hello')",
+                                  "new_string": "print('hello, world')"})["action"] == "checkpoint"
+    agent_project.write("hello.py", "print('hello, world')\n")
+    return agent
+
+
+def test_a_full_undo_rewinds_the_conversation_as_the_cli_does(recorded: Agent, serve: Serve) -> None:
+    """The page's full undo cuts the transcript where `git rewind undo 2 --full` does (test_undo), after the
+    same safety checkpoint with the transcript backed up."""
+    w, transcript = recorded.w, Path(recorded.transcript)
+    before = transcript.read_bytes()
+    server = serve(w)
+    dry = server.post("/api/undo", {"id": "2", "mode": "full", "dry_run": True}).json()
+    assert dry["conversation"].startswith("conversation: cut ") and str(transcript) in dry["conversation"]
+    assert dry["write"] == ["hello.py"] and dry["text"].endswith(dry["conversation"])
+    assert transcript.read_bytes() == before  # the dry run wrote nothing
+    assert dry["agents_at_work"]  # its turn never ended: the page must confirm
+    done = server.post("/api/undo", {"id": "2", "mode": "full", "force": True})
+    assert done.status == 200, done.text
+    assert f"resume with: claude --resume {MAIN}" in done.json()["text"]
+    assert w.path.joinpath("hello.py").read_text() == "print('hello')\n"
+    every = [json.loads(line) for line in transcript.read_text().splitlines() if line.strip()]
+    call = next(line for line in every if EDIT_CALL in json.dumps(line.get("message", {}).get("content", "")))
+    assert every[-1]["leafUuid"] == call["parentUuid"]
+    safety = json.loads(w.ok("show", str(done.json()["safety"]), "--json"))
+    assert safety["rewind"]["mode"] == "full"
+    assert w.git("cat-file", "blob", safety["rewind"]["conversation"]["backup_blob"]).encode() == before
 
 
 # live ----------------------------------------------------------------------------------------------
@@ -429,6 +477,7 @@ def test_the_cache_follows_every_change_of_the_notes(project: Workdir, git_envir
         every = checkpoints.load_all(repo)
         assert [(c.commit, c.note_blob) for c in view.every] == [(c.commit, c.note_blob) for c in every]
         assert view.rows == [item_json(c) for c in reversed(every)]
+        assert json.loads(view.encoded(range(len(view.rows)))) == view.rows  # the encoded rows kept are current
 
     same_as_load_all()
     first = listing.view()

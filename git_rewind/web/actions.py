@@ -17,6 +17,10 @@ from ..note import mode_of
 from ..repo import Repo
 from .diffs import check_path
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..note import Mode
+
 
 class Refused(RewindError):
     """An action the page must confirm first (409): an agent is at work."""
@@ -36,16 +40,17 @@ def _paths(body: dict[str, Any], key: str) -> list[str]:
     return [check_path(p) for p in value]
 
 
-class Request:
+class Rewind:
     """One undo, revert or restore-file asked for by the page, worked out before anything changes."""
 
     def __init__(self, repo: Repo, every: list[Checkpoint], target: Checkpoint, mode: str, only: list[str],
                  agent_only: bool = False, revert: bool = False) -> None:
         self.repo = repo
         self.target = target
-        self.mode = mode_of(mode) if mode in ("code", "conversation", "full") else None
-        if self.mode is None:
-            raise RewindError(f"unknown mode {mode} (one of code, conversation, full)")
+        try:
+            self.mode: Mode = mode_of(mode)
+        except ValueError as exc:
+            raise RewindError(str(exc)) from None
         if agent_only and self.mode == "conversation":
             raise RewindError("agent_only takes back file changes: use it with mode code or full")
         self.only = only
@@ -90,7 +95,6 @@ class Request:
             nothing = undocmd.nothing_to_take_back(self.planner)
             if nothing is not None:
                 return {"ok": True, "safety": None, "text": nothing}
-        assert self.mode is not None
         result = undo.undo(self.repo, self.target, self.mode, False, self.only, self.settings["max_file_size"],
                            self.settings["auto_pack"], plan=self.conversation, cwd=self.repo.root,
                            retarget=self.planner, kind=self.kind)
@@ -107,19 +111,24 @@ class Request:
                 "conflicts": [c.describe() for c in taken.conflicts] if taken else []}
 
 
-def request(repo: Repo, every: list[Checkpoint], kind: str, body: dict[str, Any]) -> Request:
-    """What the page asked for (KIND: undo, revert, restore-file), checked: a bad field is a one-line error."""
-    ident = body.get("id")
-    if not isinstance(ident, (str, int)) or isinstance(ident, bool) or str(ident).strip() == "":
+def ident(body: dict[str, Any]) -> str:
+    """The checkpoint a POST names (`id`: what the CLI accepts, or a seq number)."""
+    value = body.get("id")
+    if not isinstance(value, (str, int)) or isinstance(value, bool) or str(value).strip() == "":
         raise RewindError("name a checkpoint: id")
-    target = checkpoints.lookup(repo, str(ident), every, repo.worktree)
+    return str(value)
+
+
+def request(repo: Repo, every: list[Checkpoint], target: Checkpoint, kind: str, body: dict[str, Any]) -> Rewind:
+    """What the page asked for (KIND: undo, revert, restore-file) about TARGET, checked: a bad field is a
+    one-line error."""
     if kind == "undo":
         mode = body.get("mode", "code")
-        return Request(repo, every, target, mode if isinstance(mode, str) else "", _paths(body, "only"),
+        return Rewind(repo, every, target, mode if isinstance(mode, str) else "", _paths(body, "only"),
                        agent_only=_flag(body, "agent_only"))
     if kind == "revert":
-        return Request(repo, every, target, "code", [], revert=True)
+        return Rewind(repo, every, target, "code", [], revert=True)
     path = body.get("path")
     if not isinstance(path, str):
         raise RewindError("name the file: path")
-    return Request(repo, every, target, "code", [check_path(path)])
+    return Rewind(repo, every, target, "code", [check_path(path)])

@@ -21,7 +21,14 @@ from ..errors import RewindError
 from ..repo import Repo
 from . import diffs
 from .guard import COOKIE, Guard
-from .listing import Listing, detail_json
+from .listing import Listing, compact, detail_json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .. import search
+    from ..checkpoints import Checkpoint
 
 PAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "resources", "web")
 MISSING_PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><meta name=\"rewind-token\" content=\"\">"
@@ -33,12 +40,10 @@ PING_SECONDS = 15
 
 
 class Compact(JSONResponse):
-    """JSON without spaces: the list of 10,000 checkpoints is the biggest answer."""
+    """JSON without spaces."""
 
     def render(self, content: Any) -> bytes:
-        import json
-
-        return json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode()
+        return compact(content)
 
 
 class BadRequest(Exception):
@@ -86,15 +91,16 @@ class Server:
         limit = _number(params.get("limit"), DEFAULT_LIMIT, "limit")
         view = self.listing.view()
         query = self.query(request)
-        rows = view.rows
+        positions: Sequence[int] = range(len(view.rows))
         if query:
             from .. import search
 
-            rows = [view.row_of[c.seq] for c in reversed(search.select(self.repo, view.items, query))]
-        return Compact({"total": len(rows), "offset": offset, "items": rows[offset:offset + limit],
-                        "sessions": view.sessions})
+            positions = [view.index[c.seq] for c in reversed(search.select(self.repo, view.items, query))]
+        body = b'{"total":%d,"offset":%d,"items":%s,"sessions":%s}' % (
+            len(positions), offset, view.encoded(positions[offset:offset + limit]), view.encoded_sessions())
+        return Response(body, media_type="application/json")
 
-    def query(self, request: Request) -> Any:
+    def query(self, request: Request) -> search.Query:
         """The list's filters (web-contract.md) as the library's search.Query, as `list` reads its options."""
         from .. import search
 
@@ -116,20 +122,20 @@ class Server:
         paths = [diffs.check_path(p) for p in params.getlist("path") if p]
         item = self.lookup(ident)
         to = params.get("to") or "previous"
-        side: dict[str, Any]
-        if to == "previous":
-            old = checkpoints.compared_with(self.repo, self.listing.view().every, item)
+        old: str
+        new: str
+        end: dict[str, Any]
+        if to == "previous":  # the checkpoint's own step, as `show` compares it
             before = self.listing.previous(item)
-            side = {"seq": before.seq, "commit": before.commit} if before is not None else {"seq": None,
-                                                                                                "commit": old}
-            new, start, end = item.commit, side, {"seq": item.seq, "commit": item.commit}
+            old, new = checkpoints.compared_with(self.repo, self.listing.view().every, item), item.commit
+            start, end = _side(before) if before is not None else {"seq": None, "commit": old}, _side(item)
         elif to == "worktree":
             old, new = item.commit, self.worktree_tree()
-            start, end = {"seq": item.seq, "commit": item.commit}, {"worktree": True}
+            start, end = _side(item), {"worktree": True}
         else:
             other = self.lookup(to)
             old, new = item.commit, other.commit
-            start, end = {"seq": item.seq, "commit": item.commit}, {"seq": other.seq, "commit": other.commit}
+            start, end = _side(item), _side(other)
         files = diffs.diff(self.repo, old, new, paths, min(context, 1000), self.colour)
         return Compact({"from": start, "to": end, "files": files})
 
@@ -198,7 +204,9 @@ class Server:
             lists[key] = tags.check(value)
         if not lists["add"] and not lists["remove"]:
             raise BadRequest("nothing to do: give add or remove")
-        found = self.lookup(str(body.get("id", "")))
+        from .actions import ident
+
+        found = self.lookup(ident(body))
         item = Checkpoint(found.commit, found.note, found.note_blob)  # the cached one stays as it was read
         if lists["remove"]:
             item = tags.remove(self.repo, item, lists["remove"])
@@ -209,7 +217,8 @@ class Server:
     def _act(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
         from . import actions
 
-        asked = actions.request(self.repo, self.listing.view().every, kind, body)
+        target = self.lookup(actions.ident(body))
+        asked = actions.request(self.repo, self.listing.view().every, target, kind, body)
         dry_run = body.get("dry_run", False) is True
         return asked.preview() if dry_run else asked.run(body.get("force", False) is True)
 
@@ -223,14 +232,18 @@ class Server:
 
     def treeish(self, ident: str) -> str:
         """IDENT's commit, or the working tree's tree for `worktree`."""
-        return self.worktree_tree() if ident == "worktree" else str(self.lookup(ident).commit)
+        return self.worktree_tree() if ident == "worktree" else self.lookup(ident).commit
 
-    def lookup(self, ident: str) -> Any:
+    def lookup(self, ident: str) -> Checkpoint:
         """IDENT's checkpoint; an unknown one is a 404."""
         try:
             return self.listing.lookup(ident)
         except RewindError as exc:
             raise BadRequest(str(exc), 404) from None
+
+
+def _side(item: Checkpoint) -> dict[str, Any]:
+    return {"seq": item.seq, "commit": item.commit}
 
 
 def fill_token(html: str, token: str) -> str:

@@ -12,6 +12,7 @@ import secrets
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from starlette.requests import Request
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 COOKIE = "rewind_token"
@@ -70,11 +71,8 @@ class Guard:
             return
         await self.app(scope, receive, send_with_headers)
 
-    def refusal(self, request: object) -> str | None:
+    def refusal(self, request: Request) -> str | None:
         """Why REQUEST is refused, in one line; None when it may go on."""
-        from starlette.requests import Request
-
-        assert isinstance(request, Request)
         if request.headers.get("host", "") not in self.hosts:
             return "refused: this server answers only to 127.0.0.1 and localhost on its own port"
         path = request.url.path

@@ -17,6 +17,7 @@ from ..repo import NOTES_REF, Repo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
 PROMPT_CUT = 500
@@ -73,27 +74,55 @@ def sessions_json(items: list[Checkpoint]) -> list[dict[str, Any]]:
 
 
 class View:
-    """What was read at one state of the notes ref: every checkpoint, this work tree's, their JSON."""
+    """What was read at one state of the notes ref: every checkpoint, this work tree's, their JSON rows
+    (each also kept encoded once asked for: a page of 5,000 rows is then joined, not encoded again)."""
 
-    __slots__ = ("key", "every", "items", "rows", "sessions", "row_of")
+    __slots__ = ("key", "every", "items", "rows", "sessions", "index", "_blobs", "_encoded", "_sessions")
 
     def __init__(self, key: str | None, every: list[Checkpoint], worktree: str | None,
-                 rows: dict[str, dict[str, Any]] | None = None) -> None:
+                 before: View | None = None) -> None:
         self.key = key
         self.every = every
         self.items = checkpoints.of_worktree(every, worktree)  # oldest first
-        made = rows if rows is not None else {}
-        self.rows = [made.get(item.note_blob) or item_json(item) for item in reversed(self.items)]  # newest first
+        newest_first = self.items[::-1]
+        self._blobs = [item.note_blob for item in newest_first]
+        made = before.row_cache() if before is not None else {}  # a note that did not change keeps its row
+        self.rows = [made.get(item.note_blob) or item_json(item) for item in newest_first]
+        kept = before._encoded if before is not None else {}
+        self._encoded: dict[str, bytes] = {blob: kept[blob] for blob in self._blobs if blob in kept}
         self.sessions = sessions_json(self.items)
-        self.row_of = {row["seq"]: row for row in self.rows}
+        self._sessions: bytes | None = None
+        self.index = {row["seq"]: i for i, row in enumerate(self.rows)}  # seq → position in rows
 
     @property
     def newest(self) -> int | None:
         return self.items[-1].seq if self.items else None
 
     def row_cache(self) -> dict[str, dict[str, Any]]:
-        """Each row by its note's blob id: a note that did not change keeps its row."""
-        return {item.note_blob: row for item, row in zip(reversed(self.items), self.rows, strict=True)}
+        """Each row by its note's blob id."""
+        return dict(zip(self._blobs, self.rows, strict=True))
+
+    def encoded(self, positions: Sequence[int]) -> bytes:
+        """The rows at POSITIONS as a compact JSON array."""
+        out = []
+        for i in positions:
+            raw = self._encoded.get(self._blobs[i])
+            if raw is None:
+                raw = self._encoded[self._blobs[i]] = compact(self.rows[i])
+            out.append(raw)
+        return b"[" + b",".join(out) + b"]"
+
+    def encoded_sessions(self) -> bytes:
+        if self._sessions is None:
+            self._sessions = compact(self.sessions)
+        return self._sessions
+
+
+def compact(value: Any) -> bytes:
+    """VALUE as JSON without spaces (the biggest answers are lists of thousands of rows)."""
+    import json
+
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def changed_since(repo: Repo, old: str, new: str) -> tuple[bytes, set[str]] | None:
@@ -163,7 +192,7 @@ class Listing:
             listing, touched = changed
             every = [c for c in old.every if c.commit not in touched] + checkpoints.read_listed(self.repo, listing)
             every.sort(key=lambda c: c.seq)
-            self._view = View(key, every, self.repo.worktree, old.row_cache())
+            self._view = View(key, every, self.repo.worktree, old)
             return self._view
 
     def lookup(self, ident: str) -> Checkpoint:
