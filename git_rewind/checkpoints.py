@@ -307,13 +307,14 @@ def previous(items: list[Checkpoint], item: Checkpoint) -> Checkpoint | None:
     return earlier[-1] if earlier else None
 
 
-def since_previous(repo: Repo, item: Checkpoint) -> tuple[str, str]:
+def since_previous(repo: Repo, item: Checkpoint, color: bool = False) -> tuple[str, str]:
     """(what ITEM is compared with, `git diff --stat --summary` from it): the previous checkpoint of its
     session in its work tree (the session's chain may interleave work trees); for a session's first,
     the commit HEAD was at when it was taken (else the empty tree), so
-    that `show` lists what changed, not the whole repository."""
+    that `show` lists what changed, not the whole repository. COLOR: the stat in git's colours."""
     parent = compared_with(repo, load_all(repo), item)
-    return parent, repo.git(["diff", "--stat", "--summary", parent, item.commit]).decode("utf-8", "replace")
+    colors = "--color=always" if color else "--no-color"  # not as color.ui says: this is read, not shown
+    return parent, repo.git(["diff", "--stat", "--summary", colors, parent, item.commit]).decode("utf-8", "replace")
 
 
 def compared_with(repo: Repo, items: list[Checkpoint], item: Checkpoint) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from . import __version__, agents, checkpoints, config, output, snapcmd, undocmd
+from . import __version__, agents, checkpoints, config, output, pager, snapcmd, undocmd
 from .errors import RewindError
 from .note import mode_of
 from .repo import Repo
@@ -24,8 +24,15 @@ if TYPE_CHECKING:
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
+def _refuse_pager(_ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        pager.refuse()
+
+
 @click.group(context_settings=CONTEXT)
 @click.version_option(__version__, prog_name="git-rewind")
+@click.option("--no-pager", is_flag=True, expose_value=False, is_eager=True, callback=_refuse_pager,
+              help="Never page the output (as git --no-pager).")
 def cli() -> None:
     """Checkpoints of your working tree, on git, that any coding agent can rewind to.
 
@@ -85,6 +92,16 @@ def _patch_option(function: Callable[..., None]) -> Callable[..., None]:
                              "paths after -- narrow it, as --only does.")(function)
 
 
+def _view_options(function: Callable[..., None]) -> Callable[..., None]:
+    """--color[=WHEN] and --no-pager, as git's own commands take them."""
+    function = click.option("--no-pager", "no_pager", is_flag=True,
+                            help="Do not page the output (default: through git's pager on a terminal).")(function)
+    return click.option("--color", "color", type=click.Choice(pager.CHOICES), is_flag=False,
+                        flag_value="always", metavar="[=WHEN]",
+                        help="Colour: always (--color alone), never, or auto (default: as color.ui says, on a "
+                             "terminal or in the pager).")(function)
+
+
 def _worktree(repo: Repo, items: list[checkpoints.Checkpoint], name: str | None) -> str | None:
     """The work tree `--worktree NAME` names, this one without it."""
     return repo.worktree if name is None else checkpoints.worktree_named(repo, items, name)
@@ -107,9 +124,10 @@ def _worktree(repo: Repo, items: list[checkpoints.Checkpoint], name: str | None)
               help='Only checkpoints at or after DATE (git\'s date syntax: "2 hours ago", "yesterday", ISO).')
 @click.option("--until", "until", metavar="DATE", help="Only checkpoints at or before DATE (git's date syntax).")
 @click.option("--json", "as_json", is_flag=True, help="A JSON array of notes, each with its commit.")
+@_view_options
 def list_command(session: str | None, all_sessions: bool, worktree: str | None, all_worktrees: bool, limit: int,
                  grep: tuple[str, ...], paths: tuple[str, ...], tags: tuple[str, ...], agent: str | None,
-                 since: str | None, until: str | None, as_json: bool) -> None:
+                 since: str | None, until: str | None, as_json: bool, color: str | None, no_pager: bool) -> None:
     """List this work tree's checkpoints, newest first; the filters narrow it (all must hold)."""
     from . import search
 
@@ -130,10 +148,12 @@ def list_command(session: str | None, all_sessions: bool, worktree: str | None, 
     if not items:
         click.echo("no checkpoints" + (f" matching {query.describe()}" if query else ""))
         return
-    for item in items:
-        click.echo(output.line(item, worktree=all_worktrees))
-    if more:
-        click.echo(f"({more} older; -n 0 shows all)")
+    view = pager.choose(color, no_pager, repo.root)
+    with pager.paged(view):
+        for row in output.table(items, worktree=all_worktrees, width=view.width, view=view):
+            click.echo(row, color=view.color)  # click would drop git's colours when not on a terminal
+        if more:
+            click.echo(f"({more} older; -n 0 shows all)")
 
 
 def _checkpoint(ident: str, worktree: str | None = None) -> tuple[Repo, checkpoints.Checkpoint]:
@@ -147,27 +167,51 @@ def _checkpoint(ident: str, worktree: str | None = None) -> tuple[Repo, checkpoi
 @click.argument("ident", metavar="ID")
 @_worktree_option
 @click.option("--json", "as_json", is_flag=True, help="The note as JSON, with its commit.")
-def show_command(ident: str, worktree: str | None, as_json: bool) -> None:
-    """Show a checkpoint's metadata and what changed since the previous one of its session."""
+@click.option("--patch", "-p", "patch", is_flag=True,
+              help="Then the patch against that previous checkpoint (with --json: as \"patch\").")
+@_view_options
+def show_command(ident: str, worktree: str | None, as_json: bool, patch: bool, color: str | None,
+                 no_pager: bool) -> None:
+    """Show a checkpoint's metadata and what changed since the previous one of its session (with --patch,
+    how: git's own diff)."""
     repo, item = _checkpoint(ident, worktree)
-    parent, stat = checkpoints.since_previous(repo, item)
     if as_json:
-        click.echo(json.dumps({**item.as_json(), "parent": parent, "stat": stat}, indent=2))
+        parent, stat = checkpoints.since_previous(repo, item)
+        shown = {**item.as_json(), "parent": parent, "stat": stat}
+        if patch:
+            shown["patch"] = repo.git(["diff", "--no-color", parent, item.commit]).decode("utf-8", "replace")
+        click.echo(json.dumps(shown, indent=2))
         return
-    for row in output.details(item):
-        click.echo(row)
-    click.echo("")
-    click.echo(stat.rstrip("\n") or "no change since the previous checkpoint")
+    view = pager.choose(color, no_pager, repo.root)
+    with pager.paged(view):
+        parent, stat = checkpoints.since_previous(repo, item, color=view.color)  # as wide as the terminal
+        for row in output.details(item, view):
+            click.echo(row, color=view.color)
+        click.echo("")
+        click.echo(stat.rstrip("\n") or "no change since the previous checkpoint", color=view.color)
+        if patch and stat.strip():
+            click.echo("")
+            sys.stdout.flush()  # git writes to the same stdout (the pager), after what is buffered here
+            code = subprocess.call(["git", "--no-pager", "diff", view.git_color(), parent, item.commit],
+                                   cwd=repo.root)
+            if code not in (0, 141, -13):  # 141, -13: SIGPIPE, the pager was quit before the patch's end
+                sys.exit(code)
 
 
-@cli.command("diff", context_settings=CONTEXT)
+@cli.command("diff", cls=_PathsAfterDashes, context_settings=CONTEXT)
 @click.argument("ident", metavar="ID")
 @click.argument("ident2", metavar="[ID2]", required=False)
 @click.option("--stat", "stat", is_flag=True, help="Only a diffstat.")
 @click.option("--name-status", "name_status", is_flag=True, help="Only names and status.")
 @_worktree_option
-def diff_command(ident: str, ident2: str | None, stat: bool, name_status: bool, worktree: str | None) -> None:
-    """Diff a checkpoint against the working tree, or two checkpoints (git's own diff)."""
+@_view_options
+def diff_command(ident: str, ident2: str | None, stat: bool, name_status: bool, worktree: str | None,
+                 color: str | None, no_pager: bool) -> None:
+    """Diff a checkpoint against the working tree, or two checkpoints (git's own diff, its pager and colours).
+
+    Paths after -- limit it, as git diff's pathspecs: relative to the current directory, globs and
+    :(top) and other magic as in git.
+    """
     from . import snapshot
 
     repo = Repo.discover()
@@ -179,8 +223,10 @@ def diff_command(ident: str, ident2: str | None, stat: bool, name_status: bool, 
         new = checkpoints.lookup(repo, ident2, items, where).commit
     else:
         new = snapshot.current_tree(repo, config.for_repo(repo)["max_file_size"])
-    args = ["git", "diff"] + (["--stat"] if stat else []) + (["--name-status"] if name_status else [])
-    sys.exit(subprocess.call(args + [old, new, "--"], cwd=repo.root))
+    args = ["git"] + (["--no-pager"] if no_pager else []) + ["diff"] + ([f"--color={color}"] if color else [])
+    args += (["--stat"] if stat else []) + (["--name-status"] if name_status else [])
+    code = subprocess.call(args + [old, new, "--", *_paths()], cwd=repo.pathspec_base(os.getcwd()))
+    sys.exit(128 - code if code < 0 else code)  # killed by a signal (SIGPIPE: `| head`): as a shell reports git's
 
 
 @cli.command("tag", context_settings=CONTEXT)
@@ -221,6 +267,25 @@ def files_command(ident: str, all_files: bool, worktree: str | None) -> None:
         names = list(item.note.paths)
     for name in names:
         click.echo(name)
+
+
+@cli.command("cat", context_settings=CONTEXT)
+@click.argument("ident", metavar="ID")
+@click.argument("path")
+@_worktree_option
+def cat_command(ident: str, path: str, worktree: str | None) -> None:
+    """Print one file as checkpoint ID holds it: the bytes `undo ID --only PATH` would write now.
+
+    PATH is relative to the current directory, as in git. git's filters apply as on a restore (eol
+    attributes, clean/smudge filters such as git-lfs, working-tree-encoding, core.autocrlf), with the
+    checkpoint's own .gitattributes. A symbolic link prints its target.
+    """
+    from . import cat
+
+    repo, item = _checkpoint(ident, worktree)
+    rel = repo.relpath(path)
+    with pager.piped():
+        cat.cat(repo, item, rel)
 
 
 @cli.command("blame", context_settings=CONTEXT)

@@ -1,4 +1,4 @@
-"""How checkpoints read on a terminal: one line each, details, short ids."""
+"""How checkpoints read on a terminal: the list's aligned table, details, blame lines."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .blame import Line
     from .note import Note
+    from .pager import View
 
 SHORT = 7
 
@@ -20,20 +21,77 @@ def paths_text(paths: list[str], most: int = 3) -> str:
     return shown + (f",+{len(paths) - most}" if len(paths) > most else "")
 
 
-def line(item: Checkpoint, now: float | None = None, worktree: bool = False) -> str:
-    """`#42  5m ago  4f9e1a2b  PreToolUse/Edit  src/app.py  before Edit src/app.py`; with WORKTREE the
-    work tree's name (`main-worktree` for the main one) after the age."""
+HEADER = ("seq", "age", "worktree", "session", "agent", "trigger/tool", "paths", "tags", "message")
+MESSAGE_ROOM = 20  # on a narrow terminal a message keeps at least this many columns (the line wraps)
+
+
+def _fields(item: Checkpoint, now: float | None, worktree: bool) -> list[str]:
+    """The columns of ITEM's row, as HEADER names them (the work tree's only with WORKTREE)."""
     note = item.note
     what = "/".join(x for x in (note.trigger or "manual", note.tool) if x)
     where = [note.worktree or "main-worktree"] if worktree else []
-    return "  ".join(
-        [f"#{item.seq}", age(note.created, now), *where, item.session[:12], what, paths_text(note.paths),
-         item.message]
-    )
+    return [f"#{item.seq}", age(note.created, now), *where, item.session[:12], note.agent or "-", what,
+            paths_text(note.paths), ",".join(note.tags) or "-", " ".join(item.message.splitlines())]
 
 
-def details(item: Checkpoint) -> list[str]:
-    """`git rewind show`: the metadata as 'key: value' lines."""
+def line(item: Checkpoint, now: float | None = None, worktree: bool = False) -> str:
+    """`#42  5m ago  4f9e1a2b  claude-code  PreToolUse/Edit  src/app.py  -  before Edit src/app.py`: a row
+    of `table` unaligned, for a reader that is not a terminal (the MCP server's text); with WORKTREE the work
+    tree's name (`main-worktree` for the main one) after the age."""
+    return "  ".join(_fields(item, now, worktree))
+
+
+def table(items: list[Checkpoint], now: float | None = None, worktree: bool = False, width: int | None = None,
+          view: View | None = None) -> list[str]:
+    """`git rewind list`: a header row, then one row per checkpoint, each column starting at the same place.
+
+    WIDTH (a terminal's; None when piped): the message is cut so that a row fits. VIEW colours the
+    sequence numbers and tags with git's colours for commit ids and tags (color.diff.commit,
+    color.decorate.tag), when it colours at all.
+    """
+    header = [h for h in HEADER if worktree or h != "worktree"]
+    rows = [header] + [_fields(item, now, worktree) for item in items]
+    widths = [max(_cells(row[i]) for row in rows) for i in range(len(header) - 1)]
+    start = sum(widths) + 2 * len(widths)  # where the message column begins
+    colored = {0: ("color.diff.commit", "yellow"), header.index("tags"): ("color.decorate.tag", "bold yellow")}
+    lines = []
+    for number, row in enumerate(rows):
+        cells = []
+        for column, (text, cells_wide) in enumerate(zip(row[:-1], widths, strict=True)):
+            shown = text
+            if view is not None and number and column in colored and text != "-":
+                shown = view.paint(text, *colored[column])
+            cells.append(shown + " " * (cells_wide - _cells(text)))
+        message = row[-1] if width is None else _cut(row[-1], max(width - start, MESSAGE_ROOM))
+        lines.append(("  ".join(cells) + "  " + message).rstrip())
+    return lines
+
+
+def _cells(text: str) -> int:
+    """How many terminal columns TEXT takes: East Asian wide characters two, combining marks none."""
+    import unicodedata
+
+    if text.isascii():
+        return len(text)
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+               for ch in text)
+
+
+def _cut(text: str, room: int) -> str:
+    """TEXT in at most ROOM terminal columns, an ellipsis marking a cut."""
+    if _cells(text) <= room:
+        return text
+    used = 0
+    for at, ch in enumerate(text):
+        used += _cells(ch)
+        if used > room - 1:
+            return text[:at] + "…"
+    return text
+
+
+def details(item: Checkpoint, view: View | None = None) -> list[str]:
+    """`git rewind show`: the metadata as 'key: value' lines. VIEW colours them as `git show` colours its
+    header: the checkpoint's id in color.diff.commit (yellow), the key names in color.diff.meta (bold)."""
     note = item.note
     rows = [
         ("checkpoint", f"#{item.seq} {item.commit}"),
@@ -56,6 +114,10 @@ def details(item: Checkpoint) -> list[str]:
     if note.rewind is not None:
         rows.append(("rewind", f"safety checkpoint before restoring #{note.rewind.to}"))
     lines = [f"{key + ':':<12}{value}" for key, value in rows]
+    if view is not None and view.color:
+        lines = [view.paint(f"{key}:", "color.diff.meta", "bold") + " " * (11 - len(key))
+                 + (view.paint(value, "color.diff.commit", "yellow") if key == "checkpoint" else value)
+                 for key, value in rows]
     if note.summary:
         from .summary import render
 

@@ -307,6 +307,14 @@ class Repo:
 
     # paths ------------------------------------------------------------------
 
+    def pathspec_base(self, cwd: str | None) -> str:
+        """Where git should read the pathspecs a person typed from: CWD when it lies in the work tree (the
+        path as given, so git's own prefix is right), else the root (GIT_WORK_TREE set, run from outside)."""
+        if cwd is None:
+            return self.root
+        rel = os.path.relpath(os.path.realpath(cwd), os.path.realpath(self.root))
+        return self.root if rel in (".", "..") or rel.startswith("../") else os.path.join(self.root, rel)
+
     def relpath(self, path: str, base: str | None = None) -> str:
         """PATH (absolute, or relative to BASE/cwd) as a '/'-separated path inside the work tree.
 

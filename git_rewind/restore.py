@@ -136,14 +136,6 @@ def literal(paths: list[str]) -> list[str]:
     return [":(top,literal)" + p for p in paths]
 
 
-def _pathspec_cwd(repo: Repo, cwd: str | None) -> str:
-    """Where git reads relative pathspecs from: CWD when it lies in the work tree, else the root."""
-    if cwd is None:
-        return repo.root
-    rel = os.path.relpath(os.path.realpath(cwd), os.path.realpath(repo.root))
-    return repo.root if rel == ".." or rel.startswith("../") else os.path.join(repo.root, rel)
-
-
 def _check_matches(repo: Repo, target: Checkpoint, target_tree: str, only: list[str], cwd: str) -> None:
     """Every pathspec of ONLY must match a file of the target or of the working tree (as just scanned
     into the private index): git decides, from the user's directory; otherwise one error, nothing changed."""
@@ -204,7 +196,7 @@ def plan_locked(
             target_tree = retarget(scan.tree)
         plan = Plan(target=target, target_tree=target_tree, current_tree=scan.tree, skipped_scan=scan.skipped,
                     head_now=repo.head(), files=code)
-        where = _pathspec_cwd(repo, cwd)
+        where = repo.pathspec_base(cwd)
         if only:
             _check_matches(repo, target, target_tree, only, where)
         if ignored is not None:

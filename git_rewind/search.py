@@ -9,8 +9,6 @@ checkpoint matches when it changed a matching path since).
 
 from __future__ import annotations
 
-import os
-
 from .checkpoints import Checkpoint
 from .errors import RewindError
 from .repo import Repo
@@ -106,7 +104,7 @@ def _touching(repo: Repo, every: list[Checkpoint], chosen: list[Checkpoint], pat
 
     before = _bases(every)
     lines = [f"{c.commit} {before[c.commit]}" if before.get(c.commit) else c.commit for c in chosen]
-    where = cwd if cwd and _inside(repo, cwd) else repo.root
+    where = repo.pathspec_base(cwd)
     try:
         out = gitcmd.run(["diff-tree", "-r", "--root", "--name-only", "--no-renames", "--stdin", "--", *pathspecs],
                          cwd=where, input=("\n".join(lines) + "\n").encode())
@@ -129,8 +127,3 @@ def _bases(items: list[Checkpoint]) -> dict[str, str]:
             bases[item.commit] = base
         last_of_session[item.session] = last_of_worktree[item.note.worktree] = item.commit
     return bases
-
-
-def _inside(repo: Repo, cwd: str) -> bool:
-    rel = os.path.relpath(os.path.realpath(cwd), os.path.realpath(repo.root))
-    return rel != ".." and not rel.startswith("../")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -18,19 +19,53 @@ def _three(w: Workdir) -> None:
     w.ok("snap", "-m", "three", "--session", "s2")
 
 
+def _rows(out: str) -> list[str]:
+    """`list`'s rows, without its header."""
+    lines = out.splitlines()
+    assert lines[0].split() == ["seq", "age", "session", "agent", "trigger/tool", "paths", "tags", "message"]
+    return lines[1:]
+
+
 def test_list_newest_first_with_scope_and_limit(project: Workdir) -> None:
     _three(project)
-    lines = project.ok("list").splitlines()
+    lines = _rows(project.ok("list"))
     assert [line.split()[0] for line in lines] == ["#3", "#2", "#1"]
     assert "PreToolUse/Edit" in lines[1] and "src/app.py" in lines[1] and lines[1].endswith("two")
     assert "s ago" in lines[0]
-    assert [x.split()[0] for x in project.ok("list", "--session", "s1").splitlines()] == ["#2", "#1"]
-    scoped = project.ok("list", env={"GIT_REWIND_SESSION": "s2"}).splitlines()
+    assert [x.split()[0] for x in _rows(project.ok("list", "--session", "s1"))] == ["#2", "#1"]
+    scoped = _rows(project.ok("list", env={"GIT_REWIND_SESSION": "s2"}))
     assert [x.split()[0] for x in scoped] == ["#3"]
-    everything = project.ok("list", "--all", env={"GIT_REWIND_SESSION": "s2"}).splitlines()
+    everything = _rows(project.ok("list", "--all", env={"GIT_REWIND_SESSION": "s2"}))
     assert len(everything) == 3
-    limited = project.ok("list", "-n", "2").splitlines()
+    limited = _rows(project.ok("list", "-n", "2"))
     assert limited[-1] == "(1 older; -n 0 shows all)" and len(limited) == 3
+
+
+def test_list_columns_line_up_under_the_header_with_agent_and_tags(project: Workdir) -> None:
+    """Every column starts where its header starts, on every row, however long the values; piped, no message
+    is cut and no colour is written."""
+    project.ok("snap", "-m", "first", "--session", "a-very-long-session-name-indeed", "--tag", "risky",
+               "--tag", "clear")
+    project.write("src/app.py", "print('two')\n")
+    message = "a message far longer than any terminal is wide " * 5
+    project.ok("snap", "-m", message, "--agent", "claude-code", "--trigger", "PreToolUse", "--tool", "Edit",
+               "--path", "src/app.py", env={"GIT_REWIND_SESSION": "s1"})
+    out = project.ok("list", env={"COLUMNS": "80"})
+    assert "\x1b" not in out
+    lines = out.splitlines()
+    header = lines[0]
+    starts = [header.index(name) for name in header.split()]
+    rows = lines[1:]
+    for row in rows:
+        for start in starts[1:]:
+            assert row[start - 2:start] == "  " and row[start] != " ", (row, start)
+    ends: list[int | None] = [*starts[1:], None]
+    newest, oldest = (dict(zip(header.split(), (row[a:b].strip() for a, b in zip(starts, ends, strict=True)),
+                               strict=True)) for row in rows)
+    assert newest == {"seq": "#2", "age": newest["age"], "session": "s1", "agent": "claude-code",
+                      "trigger/tool": "PreToolUse/Edit", "paths": "src/app.py", "tags": "-",
+                      "message": message.strip()}
+    assert oldest["session"] == "a-very-long-" and oldest["tags"] == "risky,clear" and oldest["agent"] == "-"
 
 
 def test_list_json_is_notes_with_commits(project: Workdir) -> None:
@@ -82,7 +117,7 @@ def test_files_recorded_and_all(project: Workdir) -> None:
 def test_works_from_a_subdirectory(project: Workdir) -> None:
     sub = project.path / "src"
     assert project.ok("snap", cwd=sub).startswith("#1 ")
-    assert project.ok("list", cwd=sub).startswith("#1 ")
+    assert _rows(project.ok("list", cwd=sub))[0].startswith("#1 ")
 
 
 def test_outside_a_repository_and_in_a_bare_one(tmp_path: Path, env: dict[str, str]) -> None:
@@ -163,8 +198,93 @@ def test_the_session_list_shows_is_accepted_back(project: Workdir) -> None:
     project.ok("snap", "--session", long, "-m", "agent's")
     project.write("notes.txt", "more\n")
     project.ok("snap", "--session", "4f9eba75-b000-other", "-m", "other")
-    shown = project.ok("list").splitlines()[1].split()[3]
+    shown = _rows(project.ok("list"))[1].split()[3]
     assert shown == long[:12]
-    assert [line.split()[0] for line in project.ok("list", "--session", shown).splitlines()] == ["#1"]
+    assert [line.split()[0] for line in _rows(project.ok("list", "--session", shown))] == ["#1"]
     ambiguous = project.rewind("list", "--session", "4f9eba75")
     assert ambiguous.returncode != 0 and "ambiguous session: 4f9eba75" in ambiguous.stderr
+
+
+def _ageless(text: str) -> str:
+    return re.sub(r"\(\d+\w* ago\)", "(…)", text)
+
+
+def test_show_patch_is_git_diff_of_the_previous_checkpoint(project: Workdir) -> None:
+    _three(project)
+    out = project.ok("show", "2", "--patch")
+    plain = project.ok("show", "2")
+    parent = json.loads(project.ok("show", "2", "--json"))["parent"]
+    commit = json.loads(project.ok("show", "2", "--json"))["commit"]
+    patch = project.git("diff", parent, commit)
+    assert patch.startswith("diff --git a/src/app.py b/src/app.py") and "+print('two')" in patch
+    # the note and its stat, a blank line, then git's own patch (ages aside: a second may pass between runs)
+    assert _ageless(out) == _ageless(plain + "\n" + patch)
+    assert _ageless(project.ok("show", "2", "-p", "--color=never")) == _ageless(out)
+    assert "diff --git" not in project.ok("show", "2")
+    assert json.loads(project.ok("show", "2", "--json", "--patch"))["patch"] == patch
+    assert "patch" not in json.loads(project.ok("show", "2", "--json"))
+
+
+def test_diff_paths_after_dashes_limit_it_as_git_pathspecs(project: Workdir) -> None:
+    project.ok("snap", "-m", "one")
+    project.write("src/app.py", "print('two')\n")
+    project.write("src/lib/util.py", "x = 1\n")
+    project.write("notes.txt", "changed\n")
+    project.ok("snap", "-m", "two")
+    assert set(project.ok("diff", "1", "2", "--name-status").split()) == \
+        {"M", "A", "src/app.py", "src/lib/util.py", "notes.txt"}
+    assert project.ok("diff", "1", "2", "--name-status", "--", "notes.txt").split() == ["M", "notes.txt"]
+    # relative to the current directory, globs and magic as git reads them
+    sub = project.path / "src"
+    assert project.ok("diff", "1", "2", "--name-status", "--", "app.py", cwd=sub).split() == ["M", "src/app.py"]
+    assert project.ok("diff", "1", "2", "--stat", "--", ":(top)notes.txt", cwd=sub).split()[0] == "notes.txt"
+    globbed = project.ok("diff", "1", "2", "--name-status", "--", "lib/*.py", cwd=sub).split()
+    assert globbed == ["A", "src/lib/util.py"]
+    # against the working tree too
+    project.write("README.md", "# changed\n")
+    assert project.ok("diff", "2", "--name-status", "--", "README.md").split() == ["M", "README.md"]
+    assert project.ok("diff", "2", "--name-status", "--", "src").strip() == ""
+
+
+def _cat(w: Workdir, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+    """`git rewind cat …`, its stdout as bytes."""
+    return subprocess.run([*REWIND, "cat", *args], cwd=cwd or w.path, env=w.env, capture_output=True)
+
+
+def test_cat_prints_the_bytes_a_restore_writes(project: Workdir) -> None:
+    """Byte for byte what `undo ID --only PATH` writes: eol=crlf converted, a binary file untouched, under the
+    checkpoint's attributes even after they changed, and a path relative to the current directory."""
+    project.write(".gitattributes", "*.txt text eol=crlf\n*.dat binary\n")
+    project.write("docs/readme.txt", "line one\nline two\n")
+    project.write("data/blob.dat", bytes(range(256)) + b"\r\n\n\0end")
+    project.write("src/app.py", "print('crlf? no')\n")
+    project.ok("snap", "-m", "attributes")
+    project.write(".gitattributes", "*.txt -text\n")  # changed since: the checkpoint's own still apply
+    project.ok("snap", "-m", "attributes changed")
+    cases = {"docs/readme.txt": b"line one\r\nline two\r\n", "data/blob.dat": None, "src/app.py": None}
+    for path, expected in cases.items():
+        shown = _cat(project, "1", path)
+        assert shown.returncode == 0, shown.stderr
+        if expected is not None:
+            assert shown.stdout == expected
+        project.write(path, "changed since\n")
+        project.ok("undo", "1", "--only", path, "--yes")
+        assert (project.path / path).read_bytes() == shown.stdout, path
+    sub = project.path / "docs"
+    assert _cat(project, "1", "readme.txt", cwd=sub).stdout == b"line one\r\nline two\r\n"
+    assert _cat(project, "1", "../src/app.py", cwd=sub).stdout == b"print('crlf? no')\n"
+
+
+def test_cat_of_a_file_not_there_is_one_line_and_changes_nothing(project: Workdir, tmp_path: Path) -> None:
+    project.ok("snap", "-m", "one")
+    before = (project.state(), project.user_state())
+    for args, message in ((["1", "missing.txt"], "error: no file missing.txt in checkpoint #1"),
+                          (["1", "src"], "error: src is a directory in checkpoint #1"),
+                          (["1", str(tmp_path / "elsewhere.txt")], "error: path outside the working tree"),
+                          (["1", "../../etc/passwd"], "error: path outside the working tree"),
+                          (["9", "README.md"], "error: unknown checkpoint: 9")):
+        run = _cat(project, *args)
+        stderr = run.stderr.decode()
+        assert run.returncode != 0 and run.stdout == b"", args
+        assert stderr.startswith(message) and len(stderr.splitlines()) == 1, stderr
+    assert (project.state(), project.user_state()) == before

@@ -75,6 +75,20 @@ def test_a_path_through_an_alias_of_the_root_is_re_anchored(tree: Repo, tmp_path
         tree.relpath(str(alias / ".git" / "config"), "/")
 
 
+# Repo.pathspec_base ------------------------------------------------------------------------------
+
+
+def test_pathspecs_are_read_from_the_directory_a_person_is_in_when_it_is_in_the_tree(
+        tree: Repo, tmp_path: Path) -> None:
+    assert tree.pathspec_base(os.path.join(tree.root, "src")) == os.path.join(tree.root, "src")
+    assert tree.pathspec_base(tree.root) == tree.root
+    alias = tmp_path / "alias"
+    os.symlink(tree.root, alias)  # the same directory under another name: git's prefix is the same
+    assert tree.pathspec_base(str(alias / "src")) == os.path.join(tree.root, "src")
+    for elsewhere in (str(tmp_path), "/", None):  # outside the tree (GIT_WORK_TREE set): from its root
+        assert tree.pathspec_base(elsewhere) == tree.root
+
+
 # check_session -----------------------------------------------------------------------------------
 
 

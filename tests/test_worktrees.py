@@ -51,7 +51,7 @@ def test_list_shows_this_work_tree_unless_asked(two: tuple[Workdir, Workdir]) ->
     assert _seqs(linked.ok("list", "--worktree", "main-worktree")) == ["#3", "#1"]
     assert _seqs(main.ok("list", "--worktree", "feat")) == ["#2"]
     assert _seqs(main.ok("list", "--worktree", str(linked.path))) == ["#2"]  # or its path
-    every = main.ok("list", "--all-worktrees").splitlines()
+    every = main.ok("list", "--all-worktrees").splitlines()[1:]  # under the header
     assert _seqs("\n".join(every)) == ["#3", "#2", "#1"]
     assert "feat" in every[1].split() and "main-worktree" in every[0].split()
     bad = main.rewind("list", "--worktree", "nope")

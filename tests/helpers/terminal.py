@@ -17,12 +17,13 @@ INTERRUPT = "^C"
 
 
 def run(args: list[str], cwd: Path, env: dict[str, str], answers: list[str],
-        timeout: float = 60.0) -> tuple[int, str]:
+        timeout: float = 60.0, term: str = "dumb") -> tuple[int, str]:
     """Run ARGS with a pseudo-terminal as stdin, stdout and stderr; type each of ANSWERS (and Enter) when a
     prompt waits for it, or for INTERRUPT press Ctrl-C (SIGINT to the command's process group). Returns the
-    exit code and everything shown (colours dropped, CR LF as LF)."""
+    exit code and everything shown (colours dropped, CR LF as LF). TERM: what the terminal says it is (git
+    never colours a `dumb` one)."""
     controller, terminal = os.openpty()
-    proc = subprocess.Popen(args, cwd=cwd, env={**env, "TERM": "dumb"}, stdin=terminal, stdout=terminal,
+    proc = subprocess.Popen(args, cwd=cwd, env={**env, "TERM": term}, stdin=terminal, stdout=terminal,
                             stderr=terminal, start_new_session=True, close_fds=True)
     os.close(terminal)
     shown = b""
