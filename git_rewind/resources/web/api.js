@@ -44,6 +44,8 @@ export class Results {
     try {
       const data = await api(this.url(offset, limit));
       if (gen !== state.gen) return null;
+      const before = offset > 0 ? this.items[offset - 1] : undefined;
+      if (before && data.items.length && data.items[0].seq >= before.seq) return null;  // the list moved under us
       this.total = data.total;
       data.items.forEach((item, i) => { this.items[offset + i] = item; this.bySeq.set(item.seq, offset + i); });
       if (data.sessions) state.sessions = data.sessions;
@@ -57,14 +59,17 @@ export class Results {
   ensure(from, to) {
     const wanted = [];
     for (let page = Math.floor(from / PAGE) * PAGE; page < Math.min(to, this.total); page += PAGE) {
-      if (this.items[page] === undefined && !this.pending.has(page)) wanted.push(page);
+      let hole = page;  // a live update may have shifted the loaded items off the page boundaries
+      const end = Math.min(page + PAGE, this.total);
+      while (hole < end && this.items[hole] !== undefined) hole++;
+      if (hole < end && !this.pending.has(hole)) wanted.push(hole);
     }
     return Promise.all(wanted.map((offset) => this.fetch(offset, PAGE)));
   }
 
-  complete() {
-    if (this.items.length < this.total) return false;
-    for (let i = 0; i < this.total; i++) if (this.items[i] === undefined) return false;
-    return true;
+  /** The first index not loaded yet, or -1. */
+  firstMissing() {
+    for (let i = 0; i < this.total; i++) if (this.items[i] === undefined) return i;
+    return -1;
   }
 }

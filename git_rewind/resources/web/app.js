@@ -4,7 +4,7 @@
 
 import { api, Results, TOKEN } from './api.js';
 import { renderDiffMode, select, setupDetail } from './detail.js';
-import { debounce, idle, shortSession, toast } from './format.js';
+import { debounce, idle, shortSession, sleep, toast } from './format.js';
 import { drawTimeline, renderTimeline, setupTimeline, sortedSessions } from './lanes.js';
 import { renderList, setupList } from './list.js';
 import { $, BULK, PAGE, state } from './state.js';
@@ -45,12 +45,14 @@ export async function start() {
 /** The lanes want every checkpoint: fetch the rest in big pages after the first screen is up. */
 export async function loadRest(gen) {
   const all = state.all;
-  for (let offset = PAGE; offset < all.total; offset += BULK) {
-    if (all.items[offset] !== undefined) continue;
+  // the first hole each time, not a fixed walk: a live update may have shifted everything by new checkpoints
+  for (let offset = all.firstMissing(); offset >= 0; offset = all.firstMissing()) {
     await idle();  // a click or a scroll of the person's goes first
-    while (state.busy > 0) await new Promise((resolve) => setTimeout(resolve, 50));
-    await all.fetch(offset, Math.min(BULK, all.total - offset));
+    while (state.busy > 0) await sleep(50);
     if (gen !== state.gen) return;
+    const data = await all.fetch(offset, Math.min(BULK, all.total - offset));
+    if (gen !== state.gen) return;
+    if (!data) { await sleep(250); continue; }  // newer checkpoints than this page knows: the live update comes
     renderTimeline();
     renderList();
   }
@@ -72,7 +74,7 @@ export async function refresh() {
   if (!all || !state.info) return start();
   const info = await api('/api/info');
   const added = info.count - state.info.count;
-  if (added < 0 || added > 1000 || !all.complete() || state.info.count === 0) {
+  if (added < 0 || added > 1000 || state.info.count === 0) {
     state.info = info;
     await start();
     refreshDetail();
@@ -92,7 +94,8 @@ export async function refresh() {
   rest.forEach((item, i) => { merged[fresh.length + i] = item; });  // tags may have changed
   all.items = merged;
   all.total = head.total;
-  all.bySeq = new Map(merged.map((item, i) => [item.seq, i]));
+  all.bySeq = new Map();
+  merged.forEach((item, i) => all.bySeq.set(item.seq, i));  // forEach skips the holes not loaded yet
   state.sessions = head.sessions;
   if (state.view !== all) {
     state.view = new Results(state.view.query);
