@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,8 @@ from helpers.workdir import Workdir
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 from pygments.formatters import HtmlFormatter
 
-PAGE_DIR = Path(__file__).resolve().parent.parent / "git_rewind" / "resources" / "web"
+ROOT = Path(__file__).resolve().parent.parent
+PAGE_DIR = ROOT / "git_rewind" / "resources" / "web"
 APP_PY = "print('hello')\n"
 AGENT_PY = "print('hello, agent')\nprint('a greeting for everyone')\n"
 
@@ -300,6 +302,29 @@ def test_an_empty_repository_says_how_to_take_the_first_checkpoint(project: Work
         project.ok("snap", "-m", "the very first")  # and the page comes to life by itself
         expect(row(page, 1)).to_contain_text("the very first")
         expect(empty).to_be_hidden()
+
+
+def test_a_long_history_keeps_the_page_bounded(tmp_path: Path, env: dict[str, str], page: Page) -> None:
+    """1,200 checkpoints in 6 sessions (bench/many_checkpoints.py's builder: one git fast-import): a few dozen
+    rows in the page whatever the count, marks merged per few pixels, and the oldest reachable by scrolling."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from many_checkpoints import build
+
+    w = Workdir(Path(build(str(tmp_path / "long"), 1200, sessions=6)), env)
+    with serve(w) as url:
+        open_page(page, url)
+        expect(page.locator("#count")).to_have_text("1200 checkpoints")
+        page.wait_for_selector("body[data-complete]")  # every checkpoint is in the lanes now
+        expect(page.locator(".lane")).to_have_count(6)
+        assert page.locator(".row").count() < 60
+        width = page.locator("#axis").evaluate("el => el.clientWidth")
+        marks = page.locator(".mark[data-seq]").count()
+        assert 6 * 10 < marks <= 6 * (width // 7 + 1)
+        page.locator("#list").evaluate("el => { el.scrollTop = el.scrollHeight; }")
+        expect(row(page, 1)).to_be_visible()
+        row(page, 1).click()
+        expect(page.locator("#detail-title")).to_contain_text("#1 ")
+        assert page.locator(".row").count() < 60
 
 
 def test_screenshot_for_a_person_to_look_at(story: Workdir, page: Page, tmp_path: Path) -> None:
