@@ -1,7 +1,7 @@
 // The lanes: one per session on a time axis, a mark per checkpoint (merged per few pixels when crowded).
 
 import { compareWith, select } from './detail.js';
-import { age, clock, esc, kind, now, origin, SECONDS, what } from './format.js';
+import { age, clock, esc, kind, now, origin, SECONDS, shortSession, what } from './format.js';
 import { $, $$, BUCKET, LABEL_WIDTH, LANE_HEIGHT, MARK_GAP, state } from './state.js';
 
 export function sortedSessions() {
@@ -36,7 +36,7 @@ export function drawTimeline() {
       lane.innerHTML = '<div class="lane-label"></div><div class="lane-track"><div class="lane-span"></div></div>';
     }
     const prompt = s.first_prompt ? esc(s.first_prompt) : '<span class="muted">no prompt</span>';
-    const label = `<b>${esc(s.agent || 'manual')}</b>${s.branch ? ` <span class="muted">⎇ ${esc(s.branch)}</span>` : ''}` +
+    const label = `<b>${esc(s.agent || shortSession(s.session))}</b>${s.branch ? ` <span class="muted">⎇ ${esc(s.branch)}</span>` : ''}` +
       ` <span class="muted">· ${s.count}</span><div class="lane-prompt">${prompt}</div>`;
     const labelBox = lane.firstElementChild;
     if (labelBox.innerHTML !== label) labelBox.innerHTML = label;
