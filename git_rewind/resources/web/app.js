@@ -191,6 +191,8 @@ export function renderAll() {
 // ---------------------------------------------------------------- wiring
 
 export function setup() {
+  const started = start();  // its requests leave now; the wiring below is done long before the answers
+  state.diffMode = localStorage.getItem('rewind.diffMode') === 'split' ? 'split' : 'unified';
   renderDiffMode();
   setupTimeline();
   setupList();
@@ -203,7 +205,7 @@ export function setup() {
   $('#filters').addEventListener('submit', (event) => event.preventDefault());
   $('#filters').addEventListener('reset', () => setTimeout(applyFilters, 0));
   setInterval(() => { renderList(); }, 30000);
-  start().then(listen).catch((e) => {
+  started.then(listen).catch((e) => {
     document.body.classList.remove('loading');
     toast(`could not load: ${e.message}`, true);
   });

@@ -16,14 +16,16 @@ export function age(time) {
   return `${Math.round(s / 86400)}d ago`;
 }
 
-// Intl formatters are costly to make: one of each, not one per call (toLocaleTimeString makes one each time)
-export const HOUR_MINUTE = new Intl.DateTimeFormat([], { hour: '2-digit', minute: '2-digit', hour12: false });
-export const SECONDS = new Intl.DateTimeFormat([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
-export const DAY = new Intl.DateTimeFormat([], { month: 'short', day: 'numeric' });
+// Clocks by hand, in local time: the first Intl.DateTimeFormat of a page costs 50-70 ms (locale data),
+// on the way to the first screen
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const two = (n) => String(n).padStart(2, '0');
 
-export function clock(time, withDate = false) {
+/** HH:MM (with SECONDS, HH:MM:SS), after "Nov 26 " WITH_DATE. */
+export function clock(time, withDate = false, seconds = false) {
   const d = new Date(time * 1000);
-  return withDate ? `${DAY.format(d)} ${HOUR_MINUTE.format(d)}` : HOUR_MINUTE.format(d);
+  const hm = `${two(d.getHours())}:${two(d.getMinutes())}${seconds ? ':' + two(d.getSeconds()) : ''}`;
+  return withDate ? `${MONTHS[d.getMonth()]} ${d.getDate()} ${hm}` : hm;
 }
 
 export const PROMPT_TRIGGERS = new Set(['userpromptsubmit', 'beforeagent', 'beforesubmitprompt', 'chat.message']);

@@ -1,7 +1,7 @@
 // The lanes: one per session on a time axis, a mark per checkpoint (merged per few pixels when crowded).
 
 import { compareWith, select } from './detail.js';
-import { age, clock, esc, kind, now, origin, SECONDS, shortSession, what } from './format.js';
+import { age, clock, esc, kind, now, origin, shortSession, what } from './format.js';
 import { $, $$, BUCKET, LABEL_WIDTH, LANE_HEIGHT, MARK_GAP, state } from './state.js';
 
 export function sortedSessions() {
@@ -161,8 +161,7 @@ export function renderAxis(from, to, width) {
   for (let t = Math.ceil(from / step) * step; t <= to; t += step) {
     const left = ((t - from) / span) * width;
     if ((n >= from && n <= to && Math.abs(left - nowLeft) < 60) || left < 24 || left > width - 30) continue;
-    const d = new Date(t * 1000);
-    const text = step < 60 ? SECONDS.format(d) : clock(t, withDate && step >= 3600);
+    const text = clock(t, withDate && step >= 3600, step < 60);
     html += `<span class="tick" style="left:${left.toFixed(1)}px">${esc(text)}</span>`;
   }
   if (n >= from && n <= to) html += `<span class="now" style="left:${(((n - from) / span) * width).toFixed(1)}px">now</span>`;

@@ -19,7 +19,7 @@ export const state = {
   selected: null,              // seq
   detail: null,                // the selected checkpoint's full JSON
   compare: 'previous',         // 'previous' | 'worktree' | an id
-  diffMode: localStorage.getItem('rewind.diffMode') || 'unified',
+  diffMode: 'unified',          // or 'split'; the last choice is read from localStorage once the page asked for its data
   tab: 'changes',
   trackWidth: 0,               // px of a lane's track (= the axis), kept by a ResizeObserver
   domain: null,                // [t0, t1] of the whole history, seconds
