@@ -212,6 +212,10 @@ def test_the_filters_are_git_rewind_lists(project: Workdir, serve: Serve) -> Non
         assert [i["seq"] for i in got["items"]] == listed and got["total"] == len(listed), query
         assert len(got["sessions"]) == 2  # the lanes: every session, whatever the filters
     assert [i["seq"] for i in server.get("/api/checkpoints?q=guide")["items"]] == [4]
+    assert [i["seq"] for i in server.get("/api/checkpoints?q=step&offset=1&limit=1")["items"]] == [2]  # paged
+    w.ok("snap", "-m", "step 4")  # the store moved: the kept selection is not used again
+    steps = server.get("/api/checkpoints?q=step&limit=2")
+    assert [i["seq"] for i in steps["items"]] == [5, 3] and steps["total"] == 4
     bad = server.request("GET", "/api/checkpoints?path=../elsewhere")
     assert bad.status == 400 and "not a path inside" in bad.json()["error"]
 

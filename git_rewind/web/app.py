@@ -21,7 +21,7 @@ from ..errors import RewindError
 from ..repo import Repo
 from . import diffs
 from .guard import COOKIE, Guard
-from .listing import Listing, compact, detail_json
+from .listing import Listing, View, compact, detail_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,6 +63,7 @@ class Server:
         self.read_only = read_only
         self.listing = Listing(repo)
         self.colour = diffs.Colour()
+        self._last_selection: tuple[View, tuple[tuple[str, str], ...], list[int]] | None = None
 
     # the page -------------------------------------------------------------------------------------
 
@@ -93,12 +94,24 @@ class Server:
         query = self.query(request)
         positions: Sequence[int] = range(len(view.rows))
         if query:
-            from .. import search
-
-            positions = [view.index[c.seq] for c in reversed(search.select(self.repo, view.items, query))]
+            positions = self.selected(view, query, request)
         body = b'{"total":%d,"offset":%d,"items":%s,"sessions":%s}' % (
             len(positions), offset, view.encoded(positions[offset:offset + limit]), view.encoded_sessions())
         return Response(body, media_type="application/json")
+
+    def selected(self, view: View, query: search.Query, request: Request) -> list[int]:
+        """The rows QUERY selects (positions in view.rows); the last selection is kept while the store and
+        the filters stay, so the next page of it (another offset) is not searched again (a path filter
+        over 10,000 checkpoints takes most of a second)."""
+        from .. import search
+
+        filters = tuple(sorted((k, v) for k, v in request.query_params.multi_items() if k not in ("offset", "limit")))
+        last = self._last_selection
+        if last is not None and last[0] is view and last[1] == filters:
+            return last[2]
+        positions = [view.index[c.seq] for c in reversed(search.select(self.repo, view.items, query))]
+        self._last_selection = (view, filters, positions)
+        return positions
 
     def query(self, request: Request) -> search.Query:
         """The list's filters (web-contract.md) as the library's search.Query, as `list` reads its options."""

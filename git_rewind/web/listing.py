@@ -1,9 +1,10 @@
 """The work tree's checkpoints as the page wants them, read once per change of the store.
 
-`checkpoints.load_all` costs one `git notes list` and one `git cat-file --batch` (hundreds of
-milliseconds at 10,000 checkpoints), so the server keeps what it read, and the items already
+`checkpoints.load_all` costs one `git notes list`, one `git cat-file --batch` and a parse of every
+note (about a second at 10,000 checkpoints), so the server keeps what it read, and the rows already
 turned into JSON, until the notes ref moves: every checkpoint, tag or gc rewrites that ref, and
-reading it is one small file read.
+reading it is one small file read. When it moves, the ref's own history (`git diff-tree` of its two
+commits) names the notes added, changed or removed, and only those are read again.
 """
 
 from __future__ import annotations
@@ -177,23 +178,23 @@ class Listing:
         ready.wait()  # the lock is taken: no request can come first and read them twice
 
     def view(self) -> View:
+        """The checkpoints as the notes ref says they are now."""
         key = self.state()
         with self._lock:
-            old = self._view
-            if old is None or old.key == key:
-                if old is None:
-                    self._view = View(key, checkpoints.load_all(self.repo), self.repo.worktree)
-                assert self._view is not None
-                return self._view
-            changed = changed_since(self.repo, old.key, key) if old.key and key else None
-            if changed is None:
-                self._view = View(key, checkpoints.load_all(self.repo), self.repo.worktree)
-                return self._view
-            listing, touched = changed
-            every = [c for c in old.every if c.commit not in touched] + checkpoints.read_listed(self.repo, listing)
-            every.sort(key=lambda c: c.seq)
-            self._view = View(key, every, self.repo.worktree, old)
-            return self._view
+            view = self._view
+            if view is None or view.key != key:
+                view = self._view = self._read(key, view)
+            return view
+
+    def _read(self, key: str | None, old: View | None) -> View:
+        """The view at KEY: from OLD and the notes that changed since, when git can tell which; else all."""
+        changed = changed_since(self.repo, old.key, key) if old is not None and old.key and key else None
+        if old is None or changed is None:
+            return View(key, checkpoints.load_all(self.repo), self.repo.worktree)
+        listing, touched = changed
+        every = [c for c in old.every if c.commit not in touched] + checkpoints.read_listed(self.repo, listing)
+        every.sort(key=lambda c: c.seq)
+        return View(key, every, self.repo.worktree, old)
 
     def lookup(self, ident: str) -> Checkpoint:
         """IDENT as the CLI reads it, among this work tree's checkpoints."""
