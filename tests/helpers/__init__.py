@@ -5,4 +5,5 @@
 - session: an agent session played against `git rewind hook`, and what it leaves behind.
 - agentcli: the real agent CLIs for the end-to-end tests (`python -m helpers.agentcli` installs them).
 - mockmodel (+ mockmodel_gemini, mockmodel_responses): a scripted mock of the model APIs.
+- browser: the real `git rewind web` on a test repository, and Debian's Chromium to look at it.
 """
