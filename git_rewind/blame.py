@@ -78,16 +78,16 @@ def blame(repo: Repo, path: str, now: float) -> Result:
     """Who put each line of PATH (relative to the work tree's root, '/'-separated) there; NOW decides whether
     lines changed since the newest checkpoint are an agent's (a turn is running) or from outside."""
     import shutil
-    import tempfile
 
     from . import checkpoints
+    from .fsutil import scratch_dir
 
     _check_file(repo, path)
     items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)
     if not items:
         raise RewindError("no checkpoints yet in this work tree: nothing to blame against")
     repo.ensure_dirs()
-    quarantine = tempfile.mkdtemp(prefix="blame-", dir=repo.rewind_dir)
+    quarantine = scratch_dir(repo.rewind_dir, "blame")
     try:
         os.mkdir(os.path.join(quarantine, "pack"))
         env = _quarantine_env(repo, quarantine)

@@ -3,9 +3,10 @@
 A restore writes what `git checkout` of the checkpoint would: the stored bytes, or, where git may
 convert them (snapshot.converts: eol attributes, clean/smudge filters, working-tree-encoding,
 core.autocrlf), what git's filters make of them under the checkpoint's own attributes. So does this,
-the same way restore does: `git checkout-index` from an index of the checkpoint's tree into a
-directory under .git/rewind/ that stands in for the work tree (git reads .gitattributes from that
-index, never from the person's work tree, whose attributes may have changed since). `git cat-file
+the same way, through restore's own `check_out`: `git checkout-index` from an index of the
+checkpoint's tree into a directory under .git/rewind/ that stands in for the work tree (git reads
+.gitattributes from that index, never from the person's work tree, whose attributes may have
+changed since). `git cat-file
 --filters` would skip the copy, but it reads attributes only from the work tree (git 2.39 has no
 --attr-source).
 """
@@ -47,21 +48,19 @@ def cat(repo: Repo, item: Checkpoint, rel: str) -> None:
     target). The same choice as restore's: the stored bytes unless snapshot.converts says git may change
     them, then what checkout-index writes."""
     import shutil
-    import tempfile
 
-    from . import gitcmd, snapshot
+    from . import snapshot
+    from .fsutil import scratch_dir
+    from .restore import check_out
 
     mode, oid = entry(repo, item, rel)
     if mode == MODE_LINK or not snapshot.converts(repo, [rel]):
         _stream(["cat-file", "blob", oid], repo.root)
         return
     repo.ensure_dirs()
-    stage = tempfile.mkdtemp(prefix="cat-", dir=repo.rewind_dir)
+    stage = scratch_dir(repo.rewind_dir, "cat")
     try:
-        env = {"GIT_INDEX_FILE": os.path.join(stage, ".index"), "GIT_WORK_TREE": stage}
-        files = os.path.join(stage, "files") + os.sep
-        gitcmd.run(["read-tree", item.commit], cwd=repo.root, env=env)
-        gitcmd.run(["checkout-index", f"--prefix={files}", "--", rel], cwd=repo.root, env=env)
+        files = check_out(repo, item.commit, [rel], stage)
         sys.stdout.flush()
         with open(os.path.join(files, rel), "rb") as fh:
             shutil.copyfileobj(fh, sys.stdout.buffer)

@@ -36,6 +36,24 @@ def sweep_temporaries(folder: str) -> list[str]:
     return swept
 
 
+SCRATCH_KINDS = ("blame", "cat", "patch", "restore")  # what commands stage under .git/rewind/ while they run
+
+
+def scratch_dir(parent: str, kind: str) -> str:
+    """A new private directory PARENT/KIND-<pid>-XXXXXXXX for one command's work, after removing those of
+    every kind whose process is gone: what a killed blame, cat, `undo --patch` or restore left behind (a
+    directory whose process lives, or whose pid was taken by another, is kept)."""
+    import shutil
+    import tempfile
+
+    for name in os.listdir(parent):
+        kind_, _, rest = name.partition("-")
+        pid = rest.partition("-")[0]
+        if kind_ in SCRATCH_KINDS and pid.isdigit() and not alive(int(pid)):
+            shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+    return tempfile.mkdtemp(prefix=f"{kind}-{os.getpid()}-", dir=parent)
+
+
 def alive(pid: object) -> bool:
     """Whether a process PID exists (one of another user counts)."""
     if not isinstance(pid, int) or pid <= 0:

@@ -16,11 +16,11 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 from . import gitcmd, ignore, restore, snapshot, store
 from .checkpoints import Checkpoint
 from .errors import RewindError
+from .fsutil import scratch_dir
 from .note import Note, RewindRecord
 from .repo import Repo
 from .restore import Change, Outcome
@@ -88,8 +88,7 @@ def patch(
         outcome = Outcome(plan=plan, safety=safety)
         if plan.empty:
             return outcome
-        _sweep(repo)
-        work = tempfile.mkdtemp(prefix=f"patch-{os.getpid()}-", dir=repo.rewind_dir)
+        work = scratch_dir(repo.rewind_dir, "patch")
         index = os.path.join(work, "index")
         shutil.copy2(repo.private_index, index)  # its mtime too: git re-checks entries as new as the index
     from . import install
@@ -122,21 +121,6 @@ def patch(
                           f"{len(outcome.removed)} removed): safety checkpoint #{safety.seq} {safety.commit[:7]} "
                           "has the state before (git rewind redo goes back)")
     return outcome
-
-
-def _sweep(repo: Repo) -> None:
-    """Remove what killed patch sessions left under .git/rewind/ (a session whose process lives keeps its own)."""
-    for name in os.listdir(repo.rewind_dir):
-        parts = name.split("-")
-        if len(parts) != 3 or parts[0] != "patch" or not parts[1].isdigit():
-            continue
-        try:
-            os.kill(int(parts[1]), 0)
-            continue
-        except ProcessLookupError:
-            shutil.rmtree(os.path.join(repo.rewind_dir, name), ignore_errors=True)
-        except OSError:
-            continue  # alive, someone else's
 
 
 def _record_changed(repo: Repo, safety: store.Result, changed: list[str]) -> None:

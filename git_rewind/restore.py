@@ -581,6 +581,22 @@ def _file_mode(mode: int | None, umask: int) -> int:
     return (0o777 if mode == snapshot.MODE_EXEC else 0o666) & ~umask
 
 
+def check_out(repo: Repo, tree: str, paths: list[str], stage: str) -> str:
+    """Write PATHS of TREE as `git checkout` would (the user's filters and eol settings, TREE's own
+    attributes) below the directory STAGE (one of ours under .git/rewind/); returns the prefix each path
+    was written under. An index of TREE in STAGE, and STAGE as the work tree: git reads .gitattributes from
+    that index and then the work tree, which must not be the user's, whose attributes may have changed
+    since (a `*.txt -text` added later would keep the target's eol conversion from applying)."""
+    from . import gitcmd
+
+    env = {"GIT_INDEX_FILE": os.path.join(stage, ".index")}
+    gitcmd.run(["read-tree", tree], cwd=repo.root, env=env)
+    files = os.path.join(stage, "files") + os.sep
+    gitcmd.run([f"--work-tree={stage}", "checkout-index", "-z", "--stdin", f"--prefix={files}"],
+               cwd=repo.root, env=env, input=b"".join(os.fsencode(p) + b"\0" for p in paths))
+    return files
+
+
 class _BlobReader:
     """File contents for a restore, in order, exactly as `git checkout` of the target would write them.
 
@@ -613,21 +629,12 @@ class _BlobReader:
 
     def _checkout(self, changes: list[Change], target_tree: str) -> None:
         import shutil
-        import tempfile
 
-        from . import gitcmd
+        from .fsutil import scratch_dir
 
-        self._stage = tempfile.mkdtemp(prefix="restore-", dir=self._repo.rewind_dir)
-        index = os.path.join(self._stage, ".index")
-        env = {"GIT_INDEX_FILE": index}
+        self._stage = scratch_dir(self._repo.rewind_dir, "restore")
         try:
-            gitcmd.run(["read-tree", target_tree], cwd=self._repo.root, env=env)
-            files = os.path.join(self._stage, "files") + os.sep
-            # The staging directory as the work tree: git reads .gitattributes from the index (the target's)
-            # and then the work tree, which must not be the user's, whose files the restore is about to
-            # change (a `*.txt -text` added since would keep the target's eol conversion from applying).
-            gitcmd.run([f"--work-tree={self._stage}", "checkout-index", "-z", "--stdin", f"--prefix={files}"],
-                       cwd=self._repo.root, env=env, input=b"".join(os.fsencode(c.path) + b"\0" for c in changes))
+            files = check_out(self._repo, target_tree, [c.path for c in changes], self._stage)
         except BaseException:
             shutil.rmtree(self._stage, ignore_errors=True)
             raise

@@ -92,3 +92,45 @@ def test_sweep_removes_only_the_temporaries_of_processes_that_are_gone(tmp_path:
     assert sweep_temporaries(str(tmp_path)) == [f"s.jsonl.git-rewind-{dead_pid.pid}.tmp"]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(set(names) - {f"s.jsonl.git-rewind-{dead_pid.pid}.tmp"})
     assert sweep_temporaries(str(tmp_path / "missing")) == []
+
+
+def test_scratch_dir_removes_what_killed_commands_left_and_keeps_the_living_ones(tmp_path: Path) -> None:
+    import subprocess
+
+    from git_rewind.fsutil import scratch_dir
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    gone = [f"{kind}-{dead.pid}-abc123" for kind in ("blame", "cat", "patch", "restore")]
+    kept = [f"restore-{os.getppid()}-live", f"cat-{os.getpid()}-mine", "restore-notapid", "daemon-cookies",
+            f"other-{dead.pid}-x", "gitignores"]
+    for name in gone + kept:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "index").write_text("staged\n")
+    made = scratch_dir(str(tmp_path), "cat")
+    assert os.path.basename(made).startswith(f"cat-{os.getpid()}-") and os.path.isdir(made)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(kept + [os.path.basename(made)])
+
+
+def test_a_killed_cat_leaves_nothing_the_next_one_does_not_sweep(project: object) -> None:
+    import subprocess
+    import sys
+
+    from helpers.workdir import REWIND, Workdir
+
+    assert isinstance(project, Workdir)
+    w = project
+    w.write(".gitattributes", "*.txt text eol=crlf\n")
+    w.write("a.txt", "one\ntwo\n")
+    w.ok("snap", "-m", "crlf")
+    rewind_dir = w.path / ".git" / "rewind"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    left = rewind_dir / f"cat-{dead.pid}-killed"
+    left.mkdir()
+    (left / "files").mkdir()
+    (left / "files" / "a.txt").write_text("half\n")
+    out = subprocess.run([*REWIND, "cat", "1", "a.txt"], cwd=w.path, env=w.env, capture_output=True, check=True)
+    assert out.stdout == b"one\r\ntwo\r\n"  # through the staging directory: git's eol conversion
+    assert not left.exists()
+    assert not [p.name for p in rewind_dir.iterdir() if p.name.startswith("cat-")]  # its own is gone too
