@@ -28,6 +28,9 @@ import time
 import zlib
 from typing import Any
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from helpers.procs import wait_for_repack  # noqa: E402
+
 from bench import Bench, isolated_env, rewind_command
 
 
@@ -41,27 +44,6 @@ def tree_bytes(path: str) -> int:
             except FileNotFoundError:
                 pass
     return total
-
-
-def wait_for_repack(root: str, timeout: float = 300) -> None:
-    """Until no `git repack` runs in ROOT (store.maybe_pack starts one detached), as tests/helpers/workdir.py."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        running = False
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit():
-                continue
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                    cmdline = fh.read().split(b"\0")
-                running = b"repack" in cmdline and os.path.realpath(f"/proc/{pid}/cwd") == os.path.realpath(root)
-            except OSError:
-                continue
-            if running:
-                break
-        if not running:
-            return
-        time.sleep(0.2)
 
 
 def by_type(root: str, revs: list[str]) -> dict[str, list[int]]:
@@ -113,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     gitdir = os.path.join(b.repo, ".git")
     user_objects = tree_bytes(os.path.join(gitdir, "objects"))
     store.save(repo, store.Request(session="bench", message="session start"))  # the untracked files
-    wait_for_repack(b.repo)
+    wait_for_repack(b.repo, timeout=300)
     start_objects = tree_bytes(os.path.join(gitdir, "objects"))
     start_private = tree_bytes(os.path.join(gitdir, "rewind"))
     start_store = storage.measure(repo, checkpoints.load_all(repo))
@@ -141,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"checkpoint {n} was not taken")
     took = time.perf_counter() - started
     loose_before = storage.objects_bytes(repo)
-    wait_for_repack(b.repo)
+    wait_for_repack(b.repo, timeout=300)
     subprocess.run(["git", "repack", "-d", "-q"], cwd=b.repo, check=True)  # what the next automatic pack does
     objects = tree_bytes(os.path.join(gitdir, "objects"))
     private = tree_bytes(os.path.join(gitdir, "rewind"))

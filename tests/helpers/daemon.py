@@ -12,6 +12,7 @@ import signal
 import time
 from pathlib import Path
 
+from helpers.procs import processes
 from helpers.workdir import Workdir
 
 HANG = 10.0  # seconds: a command that takes longer hangs (a bound for hangs, never a timing measure)
@@ -39,20 +40,9 @@ def state(gitdir: Path) -> dict:
 
 def pids_under(root: Path) -> list[int]:
     """Daemons (`… daemon run`) running in a work tree under ROOT."""
-    found = []
     real = os.path.realpath(root)
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as fh:
-                cmdline = fh.read().split(b"\0")
-            cwd = os.readlink(f"/proc/{name}/cwd")
-        except OSError:
-            continue
-        if cmdline[-3:-1] == [b"daemon", b"run"] and (cwd == real or cwd.startswith(real + "/")) and alive(int(name)):
-            found.append(int(name))
-    return found
+    return [pid for pid, argv, cwd in processes()
+            if argv[-3:-1] == [b"daemon", b"run"] and (cwd == real or cwd.startswith(real + "/")) and alive(pid)]
 
 
 def alive(pid: int) -> bool:

@@ -129,24 +129,9 @@ class Workdir:
 
     def wait_for_repack(self, timeout: float = 60.0) -> None:
         """Wait while a `git repack` runs in this work tree (store.maybe_pack starts it detached)."""
-        import time
+        from helpers.procs import wait_for_repack
 
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and self._repacking():
-            time.sleep(0.05)
-
-    def _repacking(self) -> bool:
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit():
-                continue
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                    cmdline = fh.read().split(b"\0")
-                if b"repack" in cmdline and os.path.realpath(f"/proc/{pid}/cwd") == os.path.realpath(self.path):
-                    return True
-            except OSError:
-                continue
-        return False
+        wait_for_repack(self.path, timeout)
 
 
 def tree_state(root: Path) -> dict[str, tuple[str, str]]:
