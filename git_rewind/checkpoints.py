@@ -23,14 +23,21 @@ if TYPE_CHECKING:
 
 
 class Checkpoint:
-    """A checkpoint commit, its note, and the blob the note is stored in."""
+    """A checkpoint commit, its note, and the blob the note is stored in; SOURCE names the machine copy a
+    fetched checkpoint came from (`<remote>/<sync_name>`, see fetched.py), None for a local one."""
 
-    __slots__ = ("commit", "note", "note_blob")
+    __slots__ = ("commit", "note", "note_blob", "source")
 
-    def __init__(self, commit: Oid, note: Note, note_blob: Oid) -> None:
+    def __init__(self, commit: Oid, note: Note, note_blob: Oid, source: str | None = None) -> None:
         self.commit = commit
         self.note = note
         self.note_blob = note_blob
+        self.source = source
+
+    @property
+    def ident(self) -> str:
+        """The id every command accepts: the sequence number, or `<remote>/<sync_name>/<seq>` if fetched."""
+        return str(self.note.seq) if self.source is None else f"{self.source}/{self.note.seq}"
 
     @property
     def seq(self) -> int:
@@ -50,7 +57,7 @@ class Checkpoint:
         return parse_utc(self.note.created) or 0.0
 
     def as_json(self) -> dict[str, Any]:
-        return {**self.note.to_json(), "commit": self.commit}
+        return {**self.note.to_json(), "commit": self.commit, "id": self.ident}
 
 
 # sequence ids ------------------------------------------------------------------

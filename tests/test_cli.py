@@ -74,7 +74,8 @@ def test_list_json_is_notes_with_commits(project: Workdir) -> None:
     assert [d["seq"] for d in data] == [3, 2, 1]
     for d in data:
         note = json.loads(project.git("notes", "--ref=rewind", "show", d["commit"]))
-        assert note == {k: v for k, v in d.items() if k != "commit"}
+        assert note == {k: v for k, v in d.items() if k not in ("commit", "id")}
+        assert d["id"] == str(d["seq"])  # what every command accepts (fetched ones: <remote>/<machine>/<seq>)
     assert json.loads(project.ok("list", "--json", "--session", "nope")) == []
 
 

@@ -226,7 +226,8 @@ def test_a_checkpoints_detail_is_git_rewind_show(project: Workdir, serve: Serve)
     shown = json.loads(w.ok("show", "3", "--json"))
     detail = server.get("/api/checkpoints/3")
     assert detail["commit"] == shown["commit"] and detail["parent"] == 2
-    assert detail["note"] == {k: v for k, v in shown.items() if k not in ("commit", "parent", "stat")}
+    assert detail["note"] == {k: v for k, v in shown.items() if k not in ("commit", "parent", "stat", "id")}
+    assert shown["id"] == "3"
     assert server.get("/api/checkpoints/@")["seq"] == 3 and server.get("/api/checkpoints/@~2")["seq"] == 1
     assert server.get("/api/checkpoints/@%7Bnow%7D")["seq"] == 3  # @{DATE}, as the CLI reads it
     assert server.get(f"/api/checkpoints/{shown['commit'][:8]}")["seq"] == 3
