@@ -151,7 +151,13 @@ def lookup(repo: Repo, ident: str, checkpoints: list[Checkpoint] | None = None,
            worktree: str | None = CURRENT) -> Checkpoint:
     """Resolve an id among WORKTREE's checkpoints (default: this work tree's): a sequence number,
     `@`/`latest`, `@~N`, `@{DATE}` (the newest at or before DATE, in git's date syntax), or a (short)
-    commit id. An id of another work tree's checkpoint says which."""
+    commit id; or a fetched checkpoint's `<remote>/<sync_name>/<seq>` (fetched.py). An id of another work
+    tree's checkpoint says which."""
+    if "/" in ident and not ident.strip().startswith("@{"):
+        from . import fetched
+
+        if fetched.is_id(ident):
+            return fetched.lookup(repo, ident)
     every = checkpoints if checkpoints is not None else load_all(repo)
     name = repo.worktree if worktree == CURRENT else worktree
     items = of_worktree(every, name)
@@ -165,6 +171,11 @@ def lookup(repo: Repo, ident: str, checkpoints: list[Checkpoint] | None = None,
     except RewindError:
         other = _elsewhere(ident, [c for c in every if c.note.worktree != name])
         if other is None:
+            from . import fetched
+
+            copy = fetched.by_commit(repo, ident) if len(ident) >= 7 and not ident.isdigit() else None
+            if copy is not None:
+                return copy
             raise
         option = "main-worktree" if other.note.worktree is None else other.note.worktree
         raise RewindError(f"checkpoint {ident} was taken in {worktree_label(other.note.worktree)}, "
@@ -319,7 +330,12 @@ def since_previous(repo: Repo, item: Checkpoint, color: bool = False) -> tuple[s
     session in its work tree (the session's chain may interleave work trees); for a session's first,
     the commit HEAD was at when it was taken (else the empty tree), so
     that `show` lists what changed, not the whole repository. COLOR: the stat in git's colours."""
-    parent = compared_with(repo, load_all(repo), item)
+    if item.source is not None:
+        from . import fetched
+
+        parent = compared_with(repo, fetched.load(repo, source=item.source), item)
+    else:
+        parent = compared_with(repo, load_all(repo), item)
     colors = "--color=always" if color else "--no-color"  # not as color.ui says: this is read, not shown
     return parent, repo.git(["diff", "--stat", "--summary", colors, parent, item.commit]).decode("utf-8", "replace")
 

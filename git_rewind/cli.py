@@ -123,11 +123,15 @@ def _worktree(repo: Repo, items: list[checkpoints.Checkpoint], name: str | None)
 @click.option("--since", "since", metavar="DATE",
               help='Only checkpoints at or after DATE (git\'s date syntax: "2 hours ago", "yesterday", ISO).')
 @click.option("--until", "until", metavar="DATE", help="Only checkpoints at or before DATE (git's date syntax).")
-@click.option("--json", "as_json", is_flag=True, help="A JSON array of notes, each with its commit.")
+@click.option("--remote", "remote", metavar="REMOTE",
+              help="The checkpoints fetched from REMOTE (`git rewind fetch`), with who made them, instead.")
+@click.option("--json", "as_json", is_flag=True,
+              help="A JSON array of notes, each with its commit and the id every command accepts.")
 @_view_options
 def list_command(session: str | None, all_sessions: bool, worktree: str | None, all_worktrees: bool, limit: int,
                  grep: tuple[str, ...], paths: tuple[str, ...], tags: tuple[str, ...], agent: str | None,
-                 since: str | None, until: str | None, as_json: bool, color: str | None, no_pager: bool) -> None:
+                 since: str | None, until: str | None, remote: str | None, as_json: bool, color: str | None,
+                 no_pager: bool) -> None:
     """List this work tree's checkpoints, newest first; the filters narrow it (all must hold)."""
     from . import search
 
@@ -135,9 +139,16 @@ def list_command(session: str | None, all_sessions: bool, worktree: str | None, 
         raise click.UsageError("--session and --all exclude each other")
     if worktree and all_worktrees:
         raise click.UsageError("--worktree and --all-worktrees exclude each other")
+    if remote and (worktree or all_worktrees):
+        raise click.UsageError("--remote lists what was fetched, which belongs to no work tree here")
     repo = Repo.discover()
-    items = checkpoints.load_all(repo)
-    if not all_worktrees:
+    if remote:
+        from . import sync
+
+        items = sync.fetched_from(repo, remote)
+    else:
+        items = checkpoints.load_all(repo)
+    if not all_worktrees and not remote:
         items = checkpoints.of_worktree(items, _worktree(repo, items, worktree))
     scope = None if all_sessions else (session or os.environ.get("GIT_REWIND_SESSION"))
     query = search.Query(grep, paths, tags, agent, scope, since, until, cwd=os.getcwd())
@@ -146,11 +157,12 @@ def list_command(session: str | None, all_sessions: bool, worktree: str | None, 
         click.echo(json.dumps([c.as_json() for c in items], indent=2))
         return
     if not items:
-        click.echo("no checkpoints" + (f" matching {query.describe()}" if query else ""))
+        click.echo("no checkpoints" + (f" fetched from {remote}" if remote else "")
+                   + (f" matching {query.describe()}" if query else ""))
         return
     view = pager.choose(color, no_pager, repo.root)
     with pager.paged(view):
-        for row in output.table(items, worktree=all_worktrees, width=view.width, view=view):
+        for row in output.table(items, worktree=all_worktrees, width=view.width, view=view, remote=bool(remote)):
             click.echo(row, color=view.color)  # click would drop git's colours when not on a terminal
         if more:
             click.echo(f"({more} older; -n 0 shows all)")
@@ -572,6 +584,44 @@ def _size(value: str) -> int:
         raise click.BadParameter(str(exc)) from None
 
 
+@cli.command("push", context_settings=CONTEXT)
+@click.argument("remote", required=False, metavar="[REMOTE]")
+@click.option("--session", help="Only this session's checkpoints.")
+@click.option("--all", "every", is_flag=True, help="Every session's (default: the sessions of this work tree).")
+@click.option("--with-conversation", "conversation", is_flag=True, default=None,
+              help="Also the sessions' transcripts, redacted [config sync_conversation: false].")
+@click.option("--allow-secrets", "allow_secrets", is_flag=True,
+              help="Keep files that look like secrets (.env, keys) in the copies; text is still redacted.")
+@click.option("--prune", is_flag=True, help="Replace this machine's copy on the remote (after a purge).")
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
+def push_command(remote: str | None, session: str | None, every: bool, conversation: bool | None,
+                 allow_secrets: bool, prune: bool, quiet: bool) -> None:
+    """Share this machine's checkpoints through REMOTE (a remote's name or a URL; default: sync_remote), as a
+    redacted copy under refs/notes/rewind-share/<sync_name>; never branches, tags or local checkpoints."""
+    from . import sync
+
+    if session and every:
+        raise click.UsageError("--session and --all exclude each other")
+    repo = Repo.discover()
+    done = sync.push(repo, remote, session=session, every=every, conversation=conversation,
+                     allow_secrets=allow_secrets, prune=prune)
+    if not quiet:
+        for line in sync.push_lines(done):
+            click.echo(line)
+
+
+@cli.command("fetch", context_settings=CONTEXT)
+@click.argument("remote", required=False, metavar="[REMOTE]")
+def fetch_command(remote: str | None) -> None:
+    """Bring the checkpoints other machines pushed to REMOTE (default: sync_remote); `list --remote REMOTE`
+    shows them and their ids, `<remote>/<machine>/<seq>`, work with show, diff, files, blame and undo."""
+    from . import sync
+
+    repo = Repo.discover()
+    for line in sync.fetch_lines(sync.fetch(repo, remote)):
+        click.echo(line)
+
+
 @cli.command("gc", context_settings=CONTEXT)
 @click.option("--keep", type=click.IntRange(min=0), help="Keep the newest N checkpoints [config gc_keep: 1000].")
 @click.option("--older-than", "older_than", type=click.IntRange(min=0),
@@ -580,12 +630,22 @@ def _size(value: str) -> int:
               help="Then drop the oldest until the store takes at most SIZE, e.g. 500M; 0: no cap "
                    "[config max_store_size: 1G].")
 @click.option("--dry-run", is_flag=True, help="Say what would be dropped; drop nothing.")
-def gc_command(keep: int | None, older_than: int | None, max_size: int | None, dry_run: bool) -> None:
+@click.option("--remote", "remote", metavar="REMOTE",
+              help="Instead, drop every checkpoint fetched from REMOTE (never dropped otherwise).")
+def gc_command(keep: int | None, older_than: int | None, max_size: int | None, dry_run: bool,
+               remote: str | None) -> None:
     """Drop old checkpoints and their notes so that `git gc` can prune them."""
     from . import gc
     from .storage import human
 
     repo = Repo.discover()
+    if remote:
+        from . import sync
+
+        machines = sync.forget(repo, remote, dry_run=dry_run)
+        verb = "would drop" if dry_run else "dropped"
+        click.echo(f"{verb} what was fetched from {remote}: " + (", ".join(machines) if machines else "nothing"))
+        return
     settings = config.for_repo(repo)
     keep = settings["gc_keep"] if keep is None else keep
     days = settings["gc_older_than_days"] if older_than is None else older_than

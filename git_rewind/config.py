@@ -44,6 +44,11 @@ DEFAULTS: dict[str, Any] = {
     "auto_resume_on_start": True,  # SessionStart tells the agent about the last checkpoint
     "auto_checkpoint_on_clear": True,  # a full checkpoint before /clear and compaction (balanced, aggressive)
     "verify_before_clear": True,  # that checkpoint's message counts what changed since the previous one
+    # Sharing through a git remote (sync.py): no remote unless named, never an implicit `origin`.
+    "sync_name": None,  # this machine's copy on remotes; None: a slug of git's user.name (or login) and host
+    "sync_remote": None,
+    "sync_conversation": False,  # push redacted transcripts too (push --with-conversation)
+    "sync_auto": False,  # a background push after each turn end
 }
 
 # The tier's value for a setting left at None.
@@ -124,6 +129,23 @@ def _tier(value: Any) -> str:
     return str(value)
 
 
+def _sync_name(value: Any) -> str:
+    """A machine's name on a remote: one ref name component of letters, digits, '.', '_' and '-'."""
+    import re
+
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,63}", value) \
+            or value.endswith((".", ".lock")) or ".." in value:
+        raise ValueError(f"not a machine name: {value!r} (letters, digits, '.', '_', '-'; at most 64)")
+    return value
+
+
+def _remote_name(value: Any) -> str:
+    """A git remote's name or URL (checked against git when used)."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"not a remote: {value!r}")
+    return value.strip()
+
+
 def _string_list(value: Any) -> list[str]:
     """A TOML array of strings, or (environment, command line) a comma-separated string."""
     if isinstance(value, str):
@@ -179,6 +201,10 @@ _CONVERT = {
     "auto_resume_on_start": _bool,
     "auto_checkpoint_on_clear": _bool,
     "verify_before_clear": _bool,
+    "sync_name": _sync_name,
+    "sync_remote": _remote_name,
+    "sync_conversation": _bool,
+    "sync_auto": _bool,
 }
 
 

@@ -25,12 +25,14 @@ HEADER = ("seq", "age", "worktree", "session", "agent", "trigger/tool", "paths",
 MESSAGE_ROOM = 20  # on a narrow terminal a message keeps at least this many columns (the line wraps)
 
 
-def _fields(item: Checkpoint, now: float | None, worktree: bool) -> list[str]:
-    """The columns of ITEM's row, as HEADER names them (the work tree's only with WORKTREE)."""
+def _fields(item: Checkpoint, now: float | None, worktree: bool, remote: bool = False) -> list[str]:
+    """The columns of ITEM's row, as HEADER names them (the work tree's only with WORKTREE; with REMOTE, who
+    made a fetched checkpoint in its place)."""
     note = item.note
     what = "/".join(x for x in (note.trigger or "manual", note.tool) if x)
-    where = [note.worktree or "main-worktree"] if worktree else []
-    return [f"#{item.seq}", age(note.created, now), *where, item.session[:12], note.agent or "-", what,
+    where = [note.worktree or "main-worktree"] if worktree else [by(item)] if remote else []
+    first = item.ident if item.source is not None else f"#{item.seq}"
+    return [first, age(note.created, now), *where, item.session[:12], note.agent or "-", what,
             paths_text(note.paths), ",".join(note.tags) or "-", " ".join(item.message.splitlines())]
 
 
@@ -41,8 +43,15 @@ def line(item: Checkpoint, now: float | None = None, worktree: bool = False) -> 
     return "  ".join(_fields(item, now, worktree))
 
 
+def by(item: Checkpoint) -> str:
+    """Who made a fetched checkpoint, as its copy says (user.name of the machine that pushed it)."""
+    shared = item.note.extra.get("shared")
+    user = shared.get("user") if isinstance(shared, dict) else None
+    return str(user) if user else "-"
+
+
 def table(items: list[Checkpoint], now: float | None = None, worktree: bool = False, width: int | None = None,
-          view: View | None = None) -> list[str]:
+          view: View | None = None, remote: bool = False) -> list[str]:
     """`git rewind list`: a header row, then one row per checkpoint, each column starting at the same place.
 
     WIDTH (a terminal's; None when piped): the message is cut so that a row fits. VIEW colours the
@@ -50,7 +59,9 @@ def table(items: list[Checkpoint], now: float | None = None, worktree: bool = Fa
     color.decorate.tag), when it colours at all.
     """
     header = [h for h in HEADER if worktree or h != "worktree"]
-    rows = [header] + [_fields(item, now, worktree) for item in items]
+    if remote:
+        header = ["id", *header[1:2], "by", *header[2:]]
+    rows = [header] + [_fields(item, now, worktree, remote) for item in items]
     widths = [max(_cells(row[i]) for row in rows) for i in range(len(header) - 1)]
     start = sum(widths) + 2 * len(widths)  # where the message column begins
     colored = {0: ("color.diff.commit", "yellow"), header.index("tags"): ("color.decorate.tag", "bold yellow")}
@@ -94,8 +105,9 @@ def details(item: Checkpoint, view: View | None = None) -> list[str]:
     header: the checkpoint's id in color.diff.commit (yellow), the key names in color.diff.meta (bold)."""
     note = item.note
     rows = [
-        ("checkpoint", f"#{item.seq} {item.commit}"),
+        ("checkpoint", f"{item.ident if item.source is not None else '#' + str(item.seq)} {item.commit}"),
         ("session", item.session),
+        *([("by", f"{by(item)} (machine {item.source}, fetched)")] if item.source is not None else []),
         ("created", f"{note.created} ({age(note.created)})"),
         ("message", item.message),
     ]

@@ -1,21 +1,43 @@
 """The shareable copy: this machine's checkpoints, redacted, as one notes ref that `push` sends.
 
-Local checkpoints (`refs/rewind/*`, `refs/notes/rewind`) never leave the machine. `push` builds, from
-them, new commits whose trees leave out secret-looking files and whose messages and notes are redacted,
-and one notes commit per push (the "machine commit") whose tree maps each copy to its redacted note and
-whose parents keep the copies reachable. The copy lives at `refs/notes/rewind-share/<sync_name>`.
+Local checkpoints (`refs/rewind/*`, `refs/notes/rewind`) never leave the machine. `push` builds from
+them new commits whose trees leave out secret-looking files and whose messages and notes are redacted
+(redact.py), and one notes commit per push, the "machine commit": its tree maps each copy to its redacted
+note (plus `transcripts/<session>.jsonl` when conversations are shared) and its parents keep the copies
+reachable. So `git notes --ref=rewind-share/<name> list` and `git log` read it as they read any notes ref,
+and a remote gains one ref per machine, not one per checkpoint.
+
+The copy is append-only and cached per checkpoint (`.git/rewind/share/<name>.copies`): a checkpoint is
+copied once; only a note that changed since (a tag) is redacted again, and each field of a redacted note
+keeps the time of its last change (`shared.times`), which is what merging two copies goes by (sync.py).
+The slow part (scanning blobs and text) runs without the store lock; the objects and the one ref move are
+written under it, so hooks are never kept waiting by a push.
 """
 
 from __future__ import annotations
 
 import os
 
+from .checkpoints import Checkpoint
+from .errors import RewindError
+from .note import Note
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
+    from .gitcmd import FastImport
+    from .redact import Finding
     from .repo import Repo
 
 SHARE_PREFIX = "refs/notes/rewind-share/"  # this machine's copy (and nothing fetched)
 REMOTE_PREFIX = "refs/notes/rewind-remote/"  # <label>/<sync_name>: other machines' copies, fetched
+TRANSCRIPTS = "transcripts/"  # non-note entries of a machine commit's tree: <session>.jsonl
+_PENDING = b"refs/rewind-share/pending"  # fast-import's name for the copies while it writes them (never a ref)
+# Note fields that are structure, not text anyone typed: never passed through the scanner.
+_STRUCTURE = frozenset({"v", "seq", "session", "agent", "trigger", "tool", "head", "branch", "worktree", "created",
+                        "prompt_id", "tool_use_id", "message_uuid", "to_commit", "mode", "origins_since"})
+_REGULAR = ("100644", "100755")
 
 
 def share_dir(repo: Repo) -> str:
@@ -28,6 +50,487 @@ def purged_marker(repo: Repo) -> str:
     return os.path.join(share_dir(repo), "purged")
 
 
+def default_name(repo: Repo) -> str:
+    """This machine's name when `sync_name` is not set: a slug of git's user.name (else the login) and the
+    short host name, e.g. `ada-lovelace-laptop`."""
+    import getpass
+    import re
+    import socket
+
+    user = repo.git(["config", "user.name"], check=False).decode(errors="replace").strip()
+    if not user:
+        try:
+            user = getpass.getuser()
+        except (KeyError, OSError):
+            user = "someone"
+    host = socket.gethostname().split(".")[0]
+    slug = re.sub(r"[^a-z0-9]+", "-", f"{user}-{host}".lower()).strip("-")[:64].strip("-")
+    return slug or "machine"
+
+
+def user_name(repo: Repo) -> str:
+    """Who made the checkpoints, as the copies say: git's user.name, else the login."""
+    import getpass
+
+    name = repo.git(["config", "user.name"], check=False).decode(errors="replace").strip()
+    if name:
+        return name
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "someone"
+
+
+class Copied:
+    """One checkpoint's copy, as the cache keeps it."""
+
+    __slots__ = ("seq", "session", "local", "local_note", "copy", "copy_note")
+
+    def __init__(self, seq: int, session: str, local: str, local_note: str, copy: str, copy_note: str) -> None:
+        self.seq = seq
+        self.session = session
+        self.local = local  # the local checkpoint commit
+        self.local_note = local_note  # its note blob when copied (another one now: the note changed since)
+        self.copy = copy  # the copy commit
+        self.copy_note = copy_note  # the redacted note's blob
+
+    def line(self) -> str:
+        return f"{self.seq} {self.session} {self.local} {self.local_note} {self.copy} {self.copy_note}\n"
+
+
+def _cache_file(repo: Repo, name: str) -> str:
+    return os.path.join(share_dir(repo), name + ".copies")
+
+
+def read_cache(repo: Repo, name: str) -> dict[str, Copied]:
+    """Local checkpoint commit → its copy, for every checkpoint copied into NAME's copy."""
+    try:
+        with open(_cache_file(repo, name), encoding="utf-8") as fh:
+            lines = [line.split() for line in fh]
+    except FileNotFoundError:
+        return {}
+    return {p[2]: Copied(int(p[0]), p[1], p[2], p[3], p[4], p[5]) for p in lines if len(p) == 6 and p[0].isdigit()}
+
+
+class Report:
+    """What bringing the copy up to date did, for push to print."""
+
+    __slots__ = ("name", "old", "new", "copied", "renoted", "left_out", "redactions", "transcripts")
+
+    def __init__(self, name: str, old: str | None) -> None:
+        self.name = name
+        self.old = old  # the machine commit before (None: no copy yet)
+        self.new = old  # and after
+        self.copied = 0  # checkpoints copied now
+        self.renoted = 0  # copies whose note was redacted again (it changed since)
+        self.left_out: dict[str, str] = {}  # path → why, over the checkpoints copied now
+        self.redactions: dict[str, int] = {}  # kind → how many markers
+        self.transcripts: list[str] = []  # sessions whose transcript went in
+
+    def count(self, findings: list[Finding]) -> None:
+        for finding in findings:
+            self.redactions[finding.kind] = self.redactions.get(finding.kind, 0) + 1
+
+
+class _Plan:
+    """One new copy, worked out before anything is written."""
+
+    __slots__ = ("item", "parent", "tree", "left_out", "message", "note", "mark")
+
+    def __init__(self, item: Checkpoint, tree: str, left_out: set[str], message: bytes) -> None:
+        self.item = item
+        self.parent: Copied | _Plan | None = None
+        self.tree = tree
+        self.left_out = left_out
+        self.message = message
+        self.note: dict[str, Any] = {}
+        self.mark = ""  # fast-import's name for the copy while it is written
+
+
+def build(repo: Repo, items: list[Checkpoint], name: str, user: str, *, conversation: bool = False,
+          allow_secrets: bool = False) -> Report:
+    """Bring NAME's copy up to date with ITEMS (local checkpoints): copy the new ones, redact again the
+    notes that changed since, put in the sessions' transcripts when CONVERSATION. Nothing new: nothing
+    written. One push at a time per repository (its own lock, not the store's)."""
+    from .lock import Lock
+
+    os.makedirs(share_dir(repo), exist_ok=True)
+    with Lock(os.path.join(share_dir(repo), "push.lock"), repo.lock_timeout):
+        ref = SHARE_PREFIX + name
+        old = repo.read_ref(ref)
+        report = Report(name, old)
+        cache = read_cache(repo, name) if old is not None else {}
+        ordered = sorted(items, key=lambda c: c.seq)
+        new = [c for c in ordered if c.commit not in cache]
+        renote = [c for c in ordered if c.commit in cache and cache[c.commit].local_note != c.note_blob]
+        transcripts = _transcripts(repo, ordered, old) if conversation else {}
+        if not new and not renote and not transcripts:
+            return report
+        plans = _plan_new(repo, new, cache, allow_secrets, report)
+        for plan in plans:
+            path = TRANSCRIPTS + plan.item.session + ".jsonl"
+            plan.note, found = shared_note(plan.item.note, plan.left_out, name, user,
+                                           path if conversation and _has_transcript(plan.item) else None)
+            report.count(found)
+        renoted = [(c, _renoted(repo, c, cache[c.commit], name, user, report)) for c in renote]
+        redacted = {}
+        for session, raw in transcripts.items():
+            from . import redact
+
+            redacted[session], found = redact.redact_transcript(raw)
+            report.count(found)
+        with repo.store_lock():  # gc and packing see every object written here referenced once we let go
+            machine = _write(repo, ref, old, plans, renoted, redacted, cache)
+            repo.move_refs({ref: machine}, {ref: old})
+            from .fsutil import write_atomic
+
+            lines = "".join(c.line() for c in sorted(cache.values(), key=lambda c: c.seq))
+            write_atomic(_cache_file(repo, name), lines, makedirs=True)
+        report.new = machine
+        report.copied = len(plans)
+        report.renoted = len(renote)
+        report.transcripts = sorted(redacted)
+        return report
+
+
+def _has_transcript(item: Checkpoint) -> bool:
+    return bool(item.note.agent and item.note.conversation and item.note.conversation.transcript)
+
+
+def _plan_new(repo: Repo, new: list[Checkpoint], cache: dict[str, Copied], allow_secrets: bool,
+              report: Report) -> list[_Plan]:
+    """The copies to make for NEW (oldest first): each on its session's previous copy, its tree without the
+    files that look like secrets (worked out from what changed since that previous one)."""
+    if not new:
+        return []
+    from . import gc, redact
+
+    commits = gc._read_commits(repo, [c.commit for c in new])
+    tip: dict[str, Copied | _Plan] = {}
+    for entry in sorted(cache.values(), key=lambda c: c.seq):
+        tip[entry.session] = entry
+    plans: list[_Plan] = []
+    bases: dict[str, str | None] = {}  # local commit → the local commit its changes are counted from
+    for item in new:
+        before = tip.get(item.session)
+        bases[item.commit] = before.item.commit if isinstance(before, _Plan) else before.local if before else None
+        text, found = redact.redact_text(commits[item.commit].message.decode("utf-8", "surrogateescape"))
+        report.count(found)
+        plan = _Plan(item, commits[item.commit].tree, set(), text.encode("utf-8", "surrogateescape"))
+        plan.parent = before
+        tip[item.session] = plan
+        plans.append(plan)
+    if allow_secrets:
+        return plans
+    changes = _changes(repo, bases)
+    earlier = _left_out_of(repo, [p.parent for p in plans if isinstance(p.parent, Copied)])
+    asked = [(path, blob) for changed in changes.values() for path, blob, mode in changed
+             if blob is not None and mode in _REGULAR]
+    flagged = redact.secret_paths(repo, sorted(set(asked)))
+    for plan in plans:
+        parent = plan.parent
+        left = set(parent.left_out) if isinstance(parent, _Plan) else set(earlier.get(parent.copy, ())) \
+            if isinstance(parent, Copied) else set()
+        for path, blob, mode in changes[plan.item.commit]:
+            left.discard(path)
+            if blob is not None and mode in _REGULAR and path in flagged:
+                left.add(path)
+                report.left_out.setdefault(path, flagged[path])
+        plan.left_out = left
+    return plans
+
+
+def _changes(repo: Repo, bases: dict[str, str | None]) -> dict[str, list[tuple[str, str | None, str]]]:
+    """For each commit of BASES: (path, new blob or None when deleted, new mode) of every file that differs
+    from its base, or of every file when it has none (or the base is gone: gc dropped it). One
+    `git diff-tree --stdin` for those with a base, one `git ls-tree` per one without."""
+    from . import gitcmd
+
+    present = _existing(repo, sorted({b for b in bases.values() if b}))
+    found: dict[str, list[tuple[str, str | None, str]]] = {}
+    pairs = [(c, b) for c, b in bases.items() if b and b in present]
+    if pairs:
+        out = gitcmd.run(["diff-tree", "-r", "--no-renames", "-z", "--stdin"], cwd=repo.root,
+                         input="".join(f"{c} {b}\n" for c, b in pairs).encode())
+        found.update(_parse_diff(out))
+    for commit, base in bases.items():
+        if not base or base not in present:
+            out = gitcmd.run(["ls-tree", "-r", "-z", "--full-tree", commit], cwd=repo.root)
+            listed = (entry.partition(b"\t") for entry in out.split(b"\0") if entry)
+            found[commit] = [(os.fsdecode(path), info.split()[2].decode(), info.split()[0].decode())
+                             for info, _, path in listed]
+        found.setdefault(commit, [])
+    return found
+
+
+def _parse_diff(out: bytes) -> dict[str, list[tuple[str, str | None, str]]]:
+    """`diff-tree -r -z --stdin` output: a commit id, then `:modes oids status` and a path per change."""
+    tokens = out.split(b"\0")
+    found: dict[str, list[tuple[str, str | None, str]]] = {}
+    current: list[tuple[str, str | None, str]] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token.startswith(b":") and i + 1 < len(tokens):
+            _, new_mode, _, new_oid, status = token[1:].decode().split(" ")
+            deleted = status == "D"
+            current.append((os.fsdecode(tokens[i + 1]), None if deleted else new_oid, new_mode))
+            i += 2
+            continue
+        if token.strip():
+            current = found.setdefault(token.decode().strip(), [])
+        i += 1
+    return found
+
+
+def _existing(repo: Repo, oids: list[str]) -> set[str]:
+    from .gitcmd import cat_file
+
+    if not oids:
+        return set()
+    return {oid for oid, obj in zip(oids, cat_file(oids, repo.root), strict=True) if obj is not None}
+
+
+def _left_out_of(repo: Repo, entries: list[Copied]) -> dict[str, list[str]]:
+    """Copy commit → the paths its tree left out, from the redacted notes of ENTRIES."""
+    from .gitcmd import cat_file
+
+    found: dict[str, list[str]] = {}
+    for entry, obj in zip(entries, cat_file([e.copy_note for e in entries], repo.root), strict=True):
+        shared = _json(obj[1]).get("shared") if obj is not None else None
+        found[entry.copy] = list(shared.get("left_out") or []) if isinstance(shared, dict) else []
+    return found
+
+
+def shared_note(note: Note, left_out: set[str], name: str, user: str, transcript: str | None
+                ) -> tuple[dict[str, Any], list[Finding]]:
+    """NOTE as it may leave the machine: every text field through the scanner; the work tree's name, the
+    transcript's local path and what redo needs of a rewind dropped; LEFT_OUT paths gone from `paths` and
+    `origins`; `shared` says who made it and what was left out."""
+    data: dict[str, Any] = note.to_json()
+    data["worktree"] = None
+    if isinstance(data.get("conversation"), dict):
+        data["conversation"] = {**data["conversation"], "transcript": None}
+    if isinstance(data.get("rewind"), dict):
+        data["rewind"] = {k: v for k, v in data["rewind"].items() if k != "conversation"}
+    data.pop("shared", None)
+    if left_out:
+        data["paths"] = [p for p in data.get("paths") or [] if p not in left_out]
+        if isinstance(data.get("origins"), dict):
+            data["origins"] = {p: o for p, o in data["origins"].items() if p not in left_out}
+    findings: list[Finding] = []
+    data = _redacted(data, findings, "")
+    data["shared"] = {"by": name, "user": user, "transcript": transcript, "left_out": sorted(left_out),
+                      "redactions": len(findings), "times": {}}
+    return data, findings
+
+
+def _redacted(value: Any, findings: list[Finding], key: str) -> Any:
+    """VALUE with every string that is not structure passed through the scanner."""
+    from . import redact
+
+    if isinstance(value, str):
+        if key in _STRUCTURE:
+            return value
+        text, found = redact.redact_text(value)
+        findings.extend(found)
+        return text
+    if isinstance(value, list):
+        return [_redacted(v, findings, key) for v in value]
+    if isinstance(value, dict):
+        return {k: _redacted(v, findings, k) for k, v in value.items()}
+    return value
+
+
+def _renoted(repo: Repo, item: Checkpoint, entry: Copied, name: str, user: str, report: Report) -> dict[str, Any]:
+    """ITEM's note redacted again (it changed since it was copied): the fields that now differ get this time."""
+    from .clock import utc_now
+    from .gitcmd import cat_file
+
+    (found_old,) = cat_file([entry.copy_note], repo.root)
+    old = _json(found_old[1]) if found_old is not None else {}
+    shared_old: dict[str, Any] = old["shared"] if isinstance(old.get("shared"), dict) else {}
+    data, findings = shared_note(item.note, set(shared_old.get("left_out") or []), name, user,
+                                 shared_old.get("transcript"))
+    report.count(findings)
+    times = dict(shared_old.get("times") or {})
+    now = utc_now()
+    for key in set(data) | set(old):
+        if key != "shared" and data.get(key) != old.get(key):
+            times[key] = now
+    data["shared"]["times"] = times
+    return data
+
+
+def _json(raw: bytes) -> dict[str, Any]:
+    import json
+
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def note_bytes(data: dict[str, Any]) -> bytes:
+    """A redacted note as stored: readable in `git notes show`, as local notes are."""
+    from . import minijson
+
+    return (minijson.dumps_indented(data) + "\n").encode()
+
+
+def _transcripts(repo: Repo, items: list[Checkpoint], machine: str | None) -> dict[str, bytes]:
+    """Session → its transcript as the agent keeps it now (read through the agent's own gate), for the
+    sessions of ITEMS whose transcript differs from what MACHINE already holds."""
+    from . import agents
+    from .snapshot import blob_oid
+
+    newest: dict[str, Checkpoint] = {}
+    for item in items:
+        if _has_transcript(item) and item.note.agent in agents.NAMES:
+            newest[item.session] = item
+    if not newest:
+        return {}
+    held = _held_transcripts(repo, machine) if machine else {}
+    found: dict[str, bytes] = {}
+    for session, item in newest.items():
+        assert item.note.agent is not None and item.note.conversation is not None
+        try:
+            transcript = agents.get(item.note.agent).transcripts().load(item.note.conversation.transcript)
+        except RewindError:
+            continue  # gone or not the agent's: the copy goes without it (push says which went in)
+        found[session] = transcript.data
+    # What is held is the redacted form: compare after redaction (cheap next to a push's network time).
+    from . import redact
+
+    changed = {}
+    for session, raw in found.items():
+        text, _ = redact.redact_transcript(raw)
+        if held.get(session) != blob_oid(text, repo.object_format):
+            changed[session] = raw
+    return changed
+
+
+def _held_transcripts(repo: Repo, machine: str) -> dict[str, str]:
+    """Session → the blob of its transcript in MACHINE's tree."""
+    out = repo.git(["ls-tree", "-z", machine, TRANSCRIPTS], check=False)
+    held = {}
+    for entry in out.split(b"\0"):
+        info, _, path = entry.partition(b"\t")
+        name = os.fsdecode(path).removeprefix(TRANSCRIPTS)
+        if info and name.endswith(".jsonl"):
+            held[name[: -len(".jsonl")]] = info.split()[2].decode()
+    return held
+
+
+def _write(repo: Repo, ref: str, old: str | None, plans: list[_Plan], renoted: list[tuple[Checkpoint, dict[str, Any]]],
+           transcripts: dict[str, bytes], cache: dict[str, Copied]) -> str:
+    """Write the copies, their notes and the machine commit through one fast-import; CACHE gains the copies.
+    Returns the machine commit (no ref moves here)."""
+    from .gitcmd import FastImport
+
+    with FastImport(repo.root) as fi:
+        # Objects made in this stream are named by their marks: fast-import cannot read them back by id
+        # until it ends.
+        notes: list[tuple[str, str]] = []  # (note blob, annotated commit), each a mark or an object id
+        tips: dict[str, str] = {}
+        mark = 0
+        for plan in plans:
+            mark += 1
+            fi.write(b"reset " + _PENDING + b"\ncommit " + _PENDING + b"\nmark :%d\n" % mark)
+            fi.write(b"committer git-rewind <git-rewind@localhost> %d +0000\n" % int(plan.item.time))
+            fi.data(plan.message)
+            parent = plan.parent
+            if parent is not None:
+                fi.write(b"from " + (parent.mark if isinstance(parent, _Plan) else parent.copy).encode() + b"\n")
+            fi.write(b'M 040000 ' + plan.tree.encode() + b' ""\n')
+            _delete(fi, plan.left_out)
+            fi.write(b"\n")
+            plan.mark = f":{mark}"
+            copy = fi.get_mark(mark)
+            mark += 1
+            blob = _blob(fi, note_bytes(plan.note), mark)
+            cache[plan.item.commit] = Copied(plan.item.seq, plan.item.session, plan.item.commit, plan.item.note_blob,
+                                             copy, blob)
+            notes.append((f":{mark}", plan.mark))
+            tips[plan.item.session] = plan.mark
+        for item, data in renoted:
+            mark += 1
+            blob = _blob(fi, note_bytes(data), mark)
+            entry = cache[item.commit]
+            entry.local_note, entry.copy_note = item.note_blob, blob
+            notes.append((f":{mark}", entry.copy))
+        if plans:
+            fi.write(b"reset " + _PENDING + b"\nfrom " + b"0" * len(plans[0].item.commit) + b"\n\n")
+        mark += 1
+        fi.write(b"commit " + ref.encode() + b"\nmark :%d\n" % mark)
+        fi.write(b"committer git-rewind <git-rewind@localhost> %d +0000\n" % _now())
+        fi.data(_machine_message(plans, renoted, transcripts).encode())
+        parents = ([old] if old else []) + list(tips.values())
+        for i, parent_id in enumerate(parents):
+            fi.write((b"from " if i == 0 else b"merge ") + parent_id.encode() + b"\n")
+        for blob_id, commit_id in notes:
+            fi.write(b"N " + blob_id.encode() + b" " + commit_id.encode() + b"\n")
+        for session, content in sorted(transcripts.items()):
+            fi.write(b"M 100644 inline " + (TRANSCRIPTS + session + ".jsonl").encode() + b"\n")
+            fi.data(content)
+        fi.write(b"\n")
+        machine = fi.get_mark(mark)
+        fi.write(b"reset " + ref.encode() + b"\n\n")  # the ref moves after, checked against what it was
+    return machine
+
+
+def _delete(fi: FastImport, paths: set[str]) -> None:
+    from .gitcmd import quote_path
+
+    for path in sorted(paths):
+        fi.write(b"D " + quote_path(os.fsencode(path)) + b"\n")
+
+
+def _blob(fi: FastImport, data: bytes, mark: int) -> str:
+    fi.write(b"blob\nmark :%d\n" % mark)
+    fi.data(data)
+    return fi.get_mark(mark)
+
+
+def _now() -> int:
+    import time
+
+    return int(time.time())
+
+
+def _machine_message(plans: list[_Plan], renoted: list[tuple[Checkpoint, dict[str, Any]]],
+                     transcripts: dict[str, bytes]) -> str:
+    parts = []
+    if plans:
+        sessions = {p.item.session for p in plans}
+        parts.append(f"{len(plans)} checkpoint{'s' * (len(plans) != 1)} of {len(sessions)} "
+                     f"session{'s' * (len(sessions) != 1)}")
+    if renoted:
+        parts.append(f"{len(renoted)} note{'s' * (len(renoted) != 1)} updated")
+    if transcripts:
+        parts.append(f"{len(transcripts)} transcript{'s' * (len(transcripts) != 1)}")
+    return "git-rewind share: " + ", ".join(parts) + "\n"
+
+
+def transcript_of(repo: Repo, checkpoint: Checkpoint, machine: str | None = None) -> bytes | None:
+    """The redacted transcript CHECKPOINT's session was shared with, from the machine commit it came from
+    (MACHINE, or the ref its `source` names); None when none was shared."""
+    from . import gitcmd
+
+    if machine is None:
+        if checkpoint.source is None:
+            return None
+        machine = repo.read_ref(REMOTE_PREFIX + checkpoint.source)
+        if machine is None:
+            return None
+    path = TRANSCRIPTS + checkpoint.session + ".jsonl"
+    try:
+        return gitcmd.run(["cat-file", "blob", f"{machine}:{path}"], cwd=repo.root)
+    except gitcmd.GitError:
+        return None
+
+
 def discard_copy(repo: Repo) -> None:
     """Drop this machine's local copy and its caches (after a purge rewrote the checkpoints it was built
     from), and mark that the next push must be `push --prune`: merging with the remote's old copy would
@@ -37,9 +540,9 @@ def discard_copy(repo: Repo) -> None:
     from .fsutil import write_atomic
 
     refs = repo.git(["for-each-ref", "--format=%(refname) %(objectname)", SHARE_PREFIX]).decode().split("\n")
-    old = {ref: oid for ref, oid in (line.split(" ") for line in refs if line)}
+    old: dict[str, str | None] = {ref: oid for ref, oid in (line.split(" ") for line in refs if line)}
     if old:
-        repo.move_refs(dict.fromkeys(old), dict(old))
+        repo.move_refs(dict.fromkeys(old), old)
     shutil.rmtree(share_dir(repo), ignore_errors=True)
     os.makedirs(share_dir(repo), exist_ok=True)
     write_atomic(purged_marker(repo), b"push --prune must replace this machine's copy on the remote\n")
