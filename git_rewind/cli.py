@@ -888,6 +888,10 @@ def status_command(limit: int, as_json: bool) -> None:
         warning = info.store.warning()
         if warning:
             click.echo(f"warning: {warning}")
+    if info.sync is not None:
+        click.echo(f"sync: {_sync_line(info.sync)}")
+        if info.sync.get("error"):
+            click.echo(f"warning: the last push failed: {info.sync['error']}")
     click.echo("recent hook decisions:" if info.decisions else "recent hook decisions: none yet")
     for entry in info.decisions:
         what = " ".join(str(x) for x in (entry.get("event"), entry.get("tool")) if x)
@@ -897,6 +901,18 @@ def status_command(limit: int, as_json: bool) -> None:
             outcome += f" #{entry['seq']}"
         where = f"{what} {paths}" if paths else what
         click.echo(f"  {entry.get('time', '')}  {where}: {outcome} ({entry.get('reason')})")
+
+
+def _sync_line(info: dict[str, Any]) -> str:
+    """One line on sharing: where to, as whom, automatic or not, the last push that worked."""
+    from .clock import age
+
+    remote = info.get("remote")
+    if not remote:
+        return f"no remote (git rewind push REMOTE, or sync_remote); this machine shares as {info.get('name')}"
+    auto = "after each turn (sync_auto)" if info.get("auto") else "on git rewind push"
+    last = f"last pushed {age(str(info['last_ok']))}" if info.get("last_ok") else "never pushed yet"
+    return f"{remote} as {info.get('name')}, {auto}; {last}"
 
 
 def _daemon_line(info: dict[str, Any]) -> str:

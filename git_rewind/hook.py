@@ -185,6 +185,14 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
     if rewound:
         context = f"{context}\n\n{rewound}" if context else rewound
         entry["rewound"] = "told"
+    if settings["sync_auto"] and event.kind in ("stop", "session_end") and settings["sync_remote"]:
+        from . import sync
+
+        try:  # the push runs detached: its failures go to `git rewind status`, never to the agent
+            sync.start_background_push(repo)
+            entry["sync"] = "push started"
+        except OSError as exc:
+            entry["sync"] = f"not started: {exc}"
     if settings["daemon"] != "off":
         from . import daemon
 

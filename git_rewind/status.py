@@ -20,7 +20,7 @@ class Status:
     """Everything `status` shows."""
 
     __slots__ = ("repository", "config_error", "settings", "installed", "mcp_installed", "decisions", "redos",
-                 "daemon", "store")
+                 "daemon", "store", "sync")
 
     def __init__(self, repository: str | None, config_error: str | None, settings: dict[str, config.Setting],
                  installed: list[tuple[str, str, str]], mcp_installed: list[tuple[str, str, str]],
@@ -34,6 +34,7 @@ class Status:
         self.redos = redos  # how many redos this work tree's redo stack holds (None outside a repository)
         self.daemon: dict[str, Json] | None = None  # the file-watcher daemon (daemon.describe); None outside
         self.store = store  # the store's size and cap (None outside a repository)
+        self.sync: dict[str, Json] | None = None  # sharing: the remote, last push that worked, last error
 
     def as_json(self) -> dict[str, Json]:
         return {
@@ -46,6 +47,7 @@ class Status:
             "redos": self.redos,
             "daemon": self.daemon,
             "store": self.store.as_json() if self.store else None,
+            "sync": self.sync,
         }
 
 
@@ -111,7 +113,20 @@ def collect(limit: int, path: str | None = None) -> Status:
         from . import daemon
 
         status.daemon = daemon.describe(repo)
+        status.sync = sync_state(repo, settings)
     return status
+
+
+def sync_state(repo: Repo, settings: dict[str, config.Setting]) -> dict[str, Json]:
+    """Sharing, for `status`: the remote and this machine's name, whether pushes are automatic, when the
+    last push worked and the last error (a background push reports nowhere else)."""
+    from . import share, sync
+
+    last = sync.last_sync(repo)
+    name = settings["sync_name"].value or share.default_name(repo)
+    return {"remote": settings["sync_remote"].value or last.get("remote"), "name": name,
+            "auto": bool(settings["sync_auto"].value), "last_ok": last.get("ok"), "last_attempt": last.get("attempt"),
+            "error": last.get("error")}
 
 
 def _store(repo: Repo, items: list[Checkpoint], max_size: int) -> Store:
