@@ -32,8 +32,10 @@ def _data(raw: bytes) -> bytes:
     return b"data %d\n%s\n" % (len(raw), raw)
 
 
-def build(path: str, count: int, sessions: int = 12, span_hours: float = 72.0, now: float | None = None) -> str:
-    """PATH: a new repository with COUNT checkpoints in SESSIONS sessions over the last SPAN_HOURS. PATH."""
+def build(path: str, count: int, sessions: int = 12, span_hours: float = 72.0, now: float | None = None,
+          files: int = FILES) -> str:
+    """PATH: a new repository of FILES files with COUNT checkpoints in SESSIONS sessions over the last
+    SPAN_HOURS. PATH."""
     env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
     subprocess.run(["git", "init", "-q", "-b", "main", path], check=True, env=env)
@@ -43,7 +45,7 @@ def build(path: str, count: int, sessions: int = 12, span_hours: float = 72.0, n
     out = bytearray()
     out += b"commit refs/heads/main\nmark :1\ncommitter bench <bench@example.com> %d +0000\n" % start
     out += _data(b"init")
-    for f in range(FILES):
+    for f in range(files):
         out += b"M 100644 inline src/mod%03d.py\n" % f + _data(b"".join(b"line %d of module %d\n" % (i, f)
                                                                         for i in range(40)))
     names = [f"{'%08x' % (0x4f9e0000 + s)}-bench-session-{s}" for s in range(sessions)]
@@ -55,27 +57,27 @@ def build(path: str, count: int, sessions: int = 12, span_hours: float = 72.0, n
         when = int(start + seq * step)
         agent = AGENTS[s % len(AGENTS)]
         tool = TOOLS[seq % len(TOOLS)]
-        files = [f"src/mod{(seq * 13) % FILES:03d}.py"] + ([f"src/mod{(seq * 29) % FILES:03d}.py"] if seq % 3 == 0
-                                                         else [])
+        changed = [f"src/mod{(seq * 13) % files:03d}.py"] + ([f"src/mod{(seq * 29) % files:03d}.py"] if seq % 3 == 0
+                                                             else [])
         trigger = "UserPromptSubmit" if seq % 7 == 0 else "PreToolUse"
-        message = f"before {tool} {files[0]}" if trigger == "PreToolUse" else "prompt"
+        message = f"before {tool} {changed[0]}" if trigger == "PreToolUse" else "prompt"
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))
         mark = seq + 1
         out += b"commit refs/rewind/%s\nmark :%d\ncommitter bench <bench@example.com> %d +0000\n" % (
             session.encode(), mark, when)
         out += _data(f"#{seq} {message}".encode())
         out += b"from :%d\n" % last.get(session, 1)
-        for name in files:
+        for name in changed:
             out += b"M 100644 inline %s\n" % name.encode() + _data(b"changed by checkpoint %d\n" % seq)
         last[session] = mark
         rewind = RewindRecord(seq - 5, None, [], "code") if seq % 500 == 0 and seq > 5 else None
         note = Note(seq, session, stamp, agent=agent, trigger="pre-rewind" if rewind else trigger,
-                    tool=tool if agent else None, paths=files, message=message,
+                    tool=tool if agent else None, paths=changed, message=message,
                     prompt=PROMPTS[seq % len(PROMPTS)] if agent else None,
                     tags=["good"] if seq % 97 == 0 else [], branch="main",
                     conversation=Position(f"/home/u/.{agent}/{session}.jsonl", f"p{seq}", f"toolu_{seq}",
                                           offset=seq * 100) if agent else None,
-                    origins={name: "agent" if agent else "outside" for name in files}, rewind=rewind)
+                    origins={name: "agent" if agent else "outside" for name in changed}, rewind=rewind)
         notes.append((mark, note.to_bytes()))
     out += b"commit refs/notes/rewind\ncommitter bench <bench@example.com> %d +0000\n" % int(now)
     out += _data(b"Notes added by 'git notes add'")

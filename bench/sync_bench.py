@@ -1,0 +1,172 @@
+"""Sharing through a remote: `git rewind push` / `fetch` against git's own `push` / `fetch` of the same
+objects as a plain branch, in the same run, on the same disk.
+
+    python bench/sync_bench.py              # 1,000 checkpoints of a 20k-file repository, then one more
+    python bench/sync_bench.py --scale      # also 50 clones x 40 sessions x 25 checkpoints to one remote
+    python bench/sync_bench.py --quick      # smaller, to try it
+
+Part 1, per operation: the whole `git rewind push` (a process, as a person runs it); the copy and
+redaction alone (share.build, in process); the transport alone (`git rewind push` once the copy is built,
+so it only sends); and `git push` of the very same commits as a branch to another bare repository: the
+ratio transport / git push is what the goal (within 1.2x) is about. Then one new checkpoint, then a fresh
+clone's `git rewind fetch` against `git fetch` of that branch.
+
+Part 2 (--scale): many machines pushing to one bare remote, then a fresh clone's fetch and
+`list --remote`: time, refs on the remote, its size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+
+from many_checkpoints import build  # noqa: E402
+
+REWIND = [sys.executable, "-m", "git_rewind"]
+ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
+       "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com", "GIT_REWIND_DAEMON": "off"}
+
+
+def run(args: list[str], cwd: str, env: dict[str, str] | None = None) -> float:
+    """Seconds ARGS took (it must succeed)."""
+    started = time.perf_counter()
+    done = subprocess.run(args, cwd=cwd, env=env or ENV, capture_output=True)
+    took = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed: {done.stderr.decode(errors='replace')}")
+    return took
+
+
+def bare(path: str) -> str:
+    subprocess.run(["git", "init", "-q", "--bare", path], check=True, env=ENV)
+    return path
+
+
+def size(path: str) -> int:
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
+
+
+def ratio(a: float, b: float) -> str:
+    return f"x{a / b:.2f}" if b else "-"
+
+
+def part1(root: str, checkpoints: int, files: int) -> None:
+    work = build(os.path.join(root, "work"), checkpoints, sessions=12, files=files)
+    name = "bench-machine"
+    env = {**ENV, "GIT_REWIND_SYNC_NAME": name}
+    ours, theirs = bare(os.path.join(root, "ours.git")), bare(os.path.join(root, "theirs.git"))
+    ref = f"refs/notes/rewind-share/{name}"
+    print(f"part 1: {checkpoints} checkpoints of a {files}-file repository")
+    # The copy and its redaction alone, in process (what the first push spends before any network).
+    os.environ.update(env)
+    from git_rewind import checkpoints as cps
+    from git_rewind import share
+    from git_rewind.repo import Repo
+
+    repo = Repo.discover(work)
+    items = cps.load_all(repo)
+    started = time.perf_counter()
+    report = share.build(repo, items, name, "bench")
+    copy = time.perf_counter() - started
+    print(f"  copy + redaction (share.build): {copy:.2f} s for {report.copied} checkpoints "
+          f"({1000 * copy / max(report.copied, 1):.2f} ms each); left out {len(report.left_out)} files")
+    # Alternating, each into a new bare repository, so neither side gets the warmer cache.
+    ours_times, plain_times = [], []
+    for rep in range(3):
+        ours_times.append(run([*REWIND, "push", bare(os.path.join(root, f"ours{rep}.git"))], work, env))
+        plain_times.append(run(["git", "push", "-q", bare(os.path.join(root, f"theirs{rep}.git")),
+                                f"{ref}:refs/heads/equivalent"], work))
+    transport, plain = statistics.median(ours_times), statistics.median(plain_times)
+    run([*REWIND, "push", ours], work, env)
+    run(["git", "push", "-q", theirs, f"{ref}:refs/heads/equivalent"], work)
+    print(f"  transport, first push (git rewind push once the copy is built; median of 3): {transport:.2f} s; "
+          f"git push of the same commits as a branch: {plain:.2f} s; {ratio(transport, plain)}")
+    # A first push from scratch, copy included, as a person runs it.
+    shutil.rmtree(os.path.join(work, ".git", "rewind", "share"))
+    subprocess.run(["git", "update-ref", "-d", ref], cwd=work, check=True)
+    again = bare(os.path.join(root, "again.git"))
+    whole = run([*REWIND, "push", again], work, env)
+    print(f"  whole first push (copy, redaction, transport, one process): {whole:.2f} s")
+    # One new checkpoint.
+    with open(os.path.join(work, "src", "mod000.py"), "a") as fh:
+        fh.write("one more line\n")
+    run([*REWIND, "snap", "-m", "one more"], work, env)
+    started = time.perf_counter()
+    report = share.build(repo, cps.load_all(repo), name, "bench")
+    one_copy = time.perf_counter() - started
+    one = run([*REWIND, "push", ours], work, env)
+    one_plain = run(["git", "push", "-q", theirs, f"{ref}:refs/heads/equivalent"], work)
+    print(f"  one new checkpoint: copy {1000 * one_copy:.0f} ms; git rewind push {1000 * one:.0f} ms; "
+          f"git push {1000 * one_plain:.0f} ms; {ratio(one, one_plain)}")
+    nothing = statistics.median(run([*REWIND, "push", ours], work, env) for _ in range(5))
+    print(f"  a push with nothing new: {1000 * nothing:.0f} ms (no network)")
+    # Fetches into fresh clones.
+    times = []
+    for label, remote, args in (("git rewind fetch", ours, [*REWIND, "fetch"]),
+                                ("git fetch", theirs, ["git", "fetch", "-q"])):
+        fresh = os.path.join(root, f"fresh-{label.replace(' ', '-')}")
+        subprocess.run(["git", "init", "-q", fresh], check=True, env=ENV)
+        spec = [] if label.startswith("git rewind") else ["refs/heads/equivalent:refs/heads/equivalent"]
+        times.append(run([*args, remote, *spec], fresh))
+    print(f"  fresh clone's fetch: git rewind fetch {times[0]:.2f} s; git fetch of the branch {times[1]:.2f} s; "
+          f"{ratio(times[0], times[1])}")
+
+
+def part2(root: str, machines: int, sessions: int, per_session: int) -> None:
+    remote = bare(os.path.join(root, "team.git"))
+    count = sessions * per_session
+    now = time.time()
+    print(f"part 2: {machines} clones x {sessions} sessions x {per_session} checkpoints to one remote")
+    pushes = []
+    for m in range(machines):
+        work = build(os.path.join(root, f"clone{m}"), count, sessions=sessions, now=now)
+        pushes.append(run([*REWIND, "push", remote], work, {**ENV, "GIT_REWIND_SYNC_NAME": f"machine{m:02d}"}))
+        shutil.rmtree(work)
+    refs = subprocess.run(["git", "for-each-ref"], cwd=remote, capture_output=True, text=True).stdout.splitlines()
+    print(f"  pushes: median {statistics.median(pushes):.2f} s, max {max(pushes):.2f} s; "
+          f"remote: {len(refs)} refs, {size(remote) / 1e6:.1f} MB")
+    fresh = os.path.join(root, "newcomer")
+    subprocess.run(["git", "init", "-q", fresh], check=True, env=ENV)
+    fetch = run([*REWIND, "fetch", remote], fresh)
+    started = time.perf_counter()
+    listed = subprocess.run([*REWIND, "list", "--remote", remote, "-n", "0", "--json"], cwd=fresh, env=ENV,
+                            capture_output=True)
+    took = time.perf_counter() - started
+    import json
+
+    print(f"  fresh clone: fetch {fetch:.2f} s ({size(os.path.join(fresh, '.git')) / 1e6:.1f} MB); "
+          f"list --remote of {len(json.loads(listed.stdout))} checkpoints {took:.2f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--scale", action="store_true")
+    args = parser.parse_args()
+    root = tempfile.mkdtemp(prefix="sync-bench-")
+    try:
+        if args.quick:
+            part1(root, 200, 2000)
+        else:
+            part1(root, 1000, 20_000)
+        if args.scale:
+            if args.quick:
+                part2(root, 5, 8, 5)
+            else:
+                part2(root, 50, 40, 25)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
