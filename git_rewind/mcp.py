@@ -114,16 +114,22 @@ class Tools:
 
     # reading -----------------------------------------------------------------------------------
 
-    def list_checkpoints(self, limit: int = 20, query: "search.Query | None" = None) -> tuple[str, dict[str, Any]]:
+    def list_checkpoints(self, limit: int = 20, query: "search.Query | None" = None,
+                         remote: str | None = None) -> tuple[str, dict[str, Any]]:
         from . import checkpoints, output, search
 
         repo = self.repo()
-        items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)
+        if remote:
+            from . import sync
+
+            items = sync.fetched_from(repo, remote)
+        else:
+            items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)
         query = query or search.Query()
         items, _more = checkpoints.newest_first(search.select(repo, items, query), limit=limit)
         text = "\n".join(output.line(c) for c in items) or "no checkpoints" + (
             f" matching {query.describe()}" if query else "")
-        return text, {"checkpoints": [_checkpoint_json(c.commit, c.note) for c in items]}
+        return text, {"checkpoints": [_checkpoint_json(c.commit, c.note, c.ident) for c in items]}
 
     def show(self, ident: str | int) -> tuple[str, dict[str, Any]]:
         from . import checkpoints, output
@@ -131,7 +137,7 @@ class Tools:
         item = self._lookup(ident)
         _parent, stat = checkpoints.since_previous(self.repo(), item)
         text = "\n".join(output.details(item) + ["", stat.rstrip() or "no change since the previous checkpoint"])
-        return text, {**_checkpoint_json(item.commit, item.note), "diffstat": stat}
+        return text, {**_checkpoint_json(item.commit, item.note, item.ident), "diffstat": stat}
 
     def latest(self) -> tuple[str, dict[str, Any]]:
         from . import checkpoints
@@ -308,10 +314,12 @@ def _takeback_json(planner: "Planner | None") -> dict[str, Any]:
                            "text": c.describe()} for c in outcome.conflicts]}
 
 
-def _checkpoint_json(commit: str, note: "Note") -> dict[str, Any]:
+def _checkpoint_json(commit: str, note: "Note", ident: str | None = None) -> dict[str, Any]:
+    """A checkpoint as the tools answer; IDENT: the id to use it by (a fetched one's `<remote>/<machine>/<seq>`;
+    default its seq)."""
     data = note.to_json()
     keys = ("seq", "session", "agent", "trigger", "tool", "paths", "message", "summary", "tags", "created")
-    return {"commit": commit, **{key: data[key] for key in keys}}
+    return {"id": ident or str(note.seq), "commit": commit, **{key: data[key] for key in keys}}
 
 
 def _error(message: str) -> Exception:
@@ -348,7 +356,8 @@ def build(tools: Tools) -> Any:
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
     Ident = Annotated[str, Field(description="A checkpoint: its sequence number (42), '@' for the newest, "
-                                             "'@~N' for the Nth before it, or a (short) commit id.")]
+                                             "'@~N' for the Nth before it, a (short) commit id, or a fetched "
+                                             "one's <remote>/<machine>/<seq>.")]
     Pathspecs = Annotated[list[str] | None, Field(
         description="Restore only what these git pathspecs match, relative to the repository's root: paths, "
                     "directories (with everything below), globs such as '*.py', magic such as ':(exclude)x'. "
@@ -387,12 +396,15 @@ def build(tools: Tools) -> Any:
         since: Annotated[str | None, Field(
             description="Only checkpoints at or after this date, in git's syntax (\"2 hours ago\", ISO 8601).")] = None,
         until: Annotated[str | None, Field(description="Only checkpoints at or before this date.")] = None,
+        remote: Annotated[str | None, Field(
+            description="Instead, the checkpoints teammates pushed, as `git rewind fetch REMOTE` brought them; "
+                        "their ids are <remote>/<machine>/<seq>.")] = None,
     ) -> CallToolResult:
         """List checkpoints, newest first; every filter given narrows the list."""
         from . import search
 
         query = search.Query([grep] if grep else (), path or (), tags or (), agent, session, since, until)
-        return result(lambda: tools.list_checkpoints(limit, query))
+        return result(lambda: tools.list_checkpoints(limit, query, remote))
 
     def checkpoint_show(checkpoint_id: Ident) -> CallToolResult:
         """One checkpoint's metadata and what changed since the previous checkpoint of its session."""

@@ -353,3 +353,25 @@ def test_sync_auto_pushes_after_a_turn_in_the_background(project: Workdir, bare:
     status = json.loads(project.ok("status", "--json"))["sync"]
     assert status["auto"] is True and status["last_ok"] and status["error"] is None
     assert "after each turn" in project.ok("status")
+
+
+def test_an_agent_lists_and_reads_fetched_checkpoints_through_mcp(alice: Workdir, bare: Path, tmp_path: Path) -> None:
+    from test_mcp import session
+
+    alice.ok("push", "origin")
+    bob = clone(tmp_path, "bob", bare)
+    bob.ok("fetch", "origin")
+
+    def story(call: object) -> None:
+        listed = call("checkpoint_list", remote="origin")  # type: ignore[operator]
+        ids = [c["id"] for c in listed.data["checkpoints"]]
+        assert len(ids) == 2 and all(i.startswith("origin/alice-") for i in ids)
+        shown = call("checkpoint_show", checkpoint_id=ids[0])  # type: ignore[operator]
+        assert not shown.error and shown.data["id"] == ids[0] and "greet the world" in shown.text
+        assert AWS not in listed.text and AWS not in shown.text
+        mine = call("checkpoint_list")  # type: ignore[operator]
+        assert mine.data["checkpoints"] == []  # local stays local
+        bad = call("checkpoint_list", remote="nowhere")  # type: ignore[operator]
+        assert bad.error and "no such remote" in bad.text
+
+    session(bob, story)
