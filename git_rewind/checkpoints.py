@@ -14,7 +14,7 @@ from .clock import parse_utc
 from .errors import RewindError
 from .fsutil import write_atomic
 from .note import Note, Oid
-from .repo import NOTES_REF, Repo
+from .repo import NOTES_REF, REMOTE_PREFIX, Repo
 from .repo import check_session as check_session  # re-exported: callers know it from here
 
 TYPE_CHECKING = False
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 class Checkpoint:
     """A checkpoint commit, its note, and the blob the note is stored in; SOURCE names the machine copy a
-    fetched checkpoint came from (`<remote>/<sync_name>`, see fetched.py), None for a local one."""
+    fetched checkpoint came from (`<remote>/<sync_name>`, see sync.py), None for a local one."""
 
     __slots__ = ("commit", "note", "note_blob", "source")
 
@@ -151,13 +151,10 @@ def lookup(repo: Repo, ident: str, checkpoints: list[Checkpoint] | None = None,
            worktree: str | None = CURRENT) -> Checkpoint:
     """Resolve an id among WORKTREE's checkpoints (default: this work tree's): a sequence number,
     `@`/`latest`, `@~N`, `@{DATE}` (the newest at or before DATE, in git's date syntax), or a (short)
-    commit id; or a fetched checkpoint's `<remote>/<sync_name>/<seq>` (fetched.py). An id of another work
+    commit id; or a fetched checkpoint's `<remote>/<sync_name>/<seq>` (load_fetched). An id of another work
     tree's checkpoint says which."""
-    if "/" in ident and not ident.strip().startswith("@{"):
-        from . import fetched
-
-        if fetched.is_id(ident):
-            return fetched.lookup(repo, ident)
+    if "/" in ident and not ident.strip().startswith("@{") and is_fetched_id(ident):
+        return lookup_fetched(repo, ident)
     every = checkpoints if checkpoints is not None else load_all(repo)
     name = repo.worktree if worktree == CURRENT else worktree
     items = of_worktree(every, name)
@@ -171,9 +168,7 @@ def lookup(repo: Repo, ident: str, checkpoints: list[Checkpoint] | None = None,
     except RewindError:
         other = _elsewhere(ident, [c for c in every if c.note.worktree != name])
         if other is None:
-            from . import fetched
-
-            copy = fetched.by_commit(repo, ident) if len(ident) >= 7 and not ident.isdigit() else None
+            copy = fetched_by_commit(repo, ident) if len(ident) >= 7 and not ident.isdigit() else None
             if copy is not None:
                 return copy
             raise
@@ -331,9 +326,7 @@ def since_previous(repo: Repo, item: Checkpoint, color: bool = False) -> tuple[s
     the commit HEAD was at when it was taken (else the empty tree), so
     that `show` lists what changed, not the whole repository. COLOR: the stat in git's colours."""
     if item.source is not None:
-        from . import fetched
-
-        parent = compared_with(repo, fetched.load(repo, source=item.source), item)
+        parent = compared_with(repo, load_fetched(repo, source=item.source), item)
     else:
         parent = compared_with(repo, load_all(repo), item)
     colors = "--color=always" if color else "--no-color"  # not as color.ui says: this is read, not shown
@@ -373,3 +366,79 @@ def stats(repo: Repo) -> dict[str, Any]:
         "with_summary": sum(1 for item in items if item.note.summary),
         "safety": sum(1 for item in items if (item.note.trigger or "").startswith("pre-")),
     }
+
+
+# fetched checkpoints -------------------------------------------------------------------------
+# Other machines' checkpoints, as `git rewind fetch` brought them (sync.py): read-only, each machine's copy at
+# `refs/notes/rewind-remote/<remote>/<sync_name>` (share.py says what a copy is). Their id is
+# `<remote>/<sync_name>/<seq>`, that machine's own sequence number: stable across fetches and never one of
+# this repository's numbers, so plain ids, `@` and `@{DATE}` stay local.
+
+_FETCHED_ID = None
+
+
+def _fetched_pattern() -> Any:
+    import re
+
+    global _FETCHED_ID
+    if _FETCHED_ID is None:
+        _FETCHED_ID = re.compile(r"(?P<source>(?P<label>[^\s/]+)/(?P<name>[A-Za-z0-9_][A-Za-z0-9._-]*))/#?(?P<seq>\d+)")
+    return _FETCHED_ID
+
+
+def is_fetched_id(ident: str) -> bool:
+    """IDENT has the shape of a fetched checkpoint's id."""
+    return _fetched_pattern().fullmatch(ident.strip()) is not None
+
+
+def machines(repo: Repo, label: str | None = None) -> dict[str, str]:
+    """`<remote>/<sync_name>` → its machine commit, for every fetched copy (of remote LABEL only, if given)."""
+    prefix = REMOTE_PREFIX + (label + "/" if label else "")
+    out = repo.git(["for-each-ref", "--format=%(refname) %(objectname)", prefix]).decode()
+    found = {}
+    for line in out.splitlines():
+        ref, _, oid = line.rpartition(" ")
+        found[ref[len(REMOTE_PREFIX):]] = oid
+    return found
+
+
+def load_fetched(repo: Repo, label: str | None = None, source: str | None = None) -> list[Checkpoint]:
+    """The fetched checkpoints of remote LABEL (every remote: None), or of one machine SOURCE, oldest first
+    (by time; a machine's own order by its seq)."""
+    found: list[Checkpoint] = []
+    for name in sorted(machines(repo, label)):
+        if source is not None and name != source:
+            continue
+        for item in _read(repo, repo.git(["notes", "--ref", REMOTE_PREFIX + name, "list"])):
+            item.source = name
+            found.append(item)
+    found.sort(key=lambda c: (c.time, c.source or "", c.seq))
+    return found
+
+
+def lookup_fetched(repo: Repo, ident: str) -> Checkpoint:
+    """The fetched checkpoint `<remote>/<sync_name>/<seq>`."""
+    match = _fetched_pattern().fullmatch(ident.strip())
+    if match is None:
+        raise RewindError(f"unknown checkpoint: {ident}")
+    source, seq, label, name = match.group("source"), int(match.group("seq")), match.group("label"), match.group("name")
+    if source not in machines(repo, label):
+        raise RewindError(f"unknown checkpoint: {ident} (nothing fetched from machine {name} of {label}: "
+                          f"`git rewind fetch {label}` brings it)")
+    found = [c for c in load_fetched(repo, source=source) if c.seq == seq]
+    if not found:
+        raise RewindError(f"unknown checkpoint: {ident} (machine {source} has no #{seq})")
+    if len(found) > 1:  # two clones pushed under one sync_name: their numbers may meet
+        raise RewindError(f"ambiguous checkpoint id: {ident} (two checkpoints of {source} are #{seq}: "
+                          f"name one by its commit, {found[0].commit[:12]} or {found[1].commit[:12]})")
+    return found[0]
+
+
+def fetched_by_commit(repo: Repo, prefix: str) -> Checkpoint | None:
+    """The fetched checkpoint whose copy commit starts with PREFIX (7 hex digits or more), if exactly one."""
+    import re
+
+    if not re.fullmatch(r"[0-9a-fA-F]{7,64}", prefix) or not machines(repo):
+        return None
+    found = [c for c in load_fetched(repo) if c.commit.startswith(prefix.lower())]
+    return found[0] if len(found) == 1 else None

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 REF_PREFIX = "refs/rewind/"
 NOTES_REF = "refs/notes/rewind"
+SHARE_PREFIX = "refs/notes/rewind-share/"  # <sync_name>: this machine's shareable copy (share.py)
+REMOTE_PREFIX = "refs/notes/rewind-remote/"  # <remote>/<sync_name>: other machines' copies, fetched (sync.py)
 _NO_WORK_TREE = "this is a bare repository or a .git directory; git rewind needs a work tree"
 
 
@@ -107,6 +109,7 @@ class Repo:
         self.rewind_dir = os.path.join(gitdir, "rewind")
         # Per repository: sequence counter, session state, the store lock.
         self.store_dir = os.path.join(commondir, "rewind")
+        self.share_dir = os.path.join(self.store_dir, "share")  # what push keeps (share.py, sync.py, redact.py)
         self._object_format: str | None = None
         self.lock_timeout = 60.0  # seconds; commands set it from config
 

@@ -21,6 +21,7 @@ import os
 from .checkpoints import Checkpoint
 from .errors import RewindError
 from .note import Note
+from .repo import REMOTE_PREFIX, SHARE_PREFIX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
     from .redact import Finding
     from .repo import Repo
 
-SHARE_PREFIX = "refs/notes/rewind-share/"  # this machine's copy (and nothing fetched)
-REMOTE_PREFIX = "refs/notes/rewind-remote/"  # <label>/<sync_name>: other machines' copies, fetched
 TRANSCRIPTS = "transcripts/"  # non-note entries of a machine commit's tree: <session>.jsonl
 _PENDING = b"refs/rewind-share/pending"  # fast-import's name for the copies while it writes them (never a ref)
 # Note fields that are structure, not text anyone typed: never passed through the scanner.
@@ -40,14 +39,9 @@ _STRUCTURE = frozenset({"v", "seq", "session", "agent", "trigger", "tool", "head
 _REGULAR = ("100644", "100755")
 
 
-def share_dir(repo: Repo) -> str:
-    """Where the copy's caches live (per repository)."""
-    return os.path.join(repo.store_dir, "share")
-
-
 def purged_marker(repo: Repo) -> str:
     """Present after a purge: the next push must replace the remote copy (`push --prune`)."""
-    return os.path.join(share_dir(repo), "purged")
+    return os.path.join(repo.share_dir, "purged")
 
 
 def default_name(repo: Repo) -> str:
@@ -99,7 +93,7 @@ class Copied:
 
 
 def _cache_file(repo: Repo, name: str) -> str:
-    return os.path.join(share_dir(repo), name + ".copies")
+    return os.path.join(repo.share_dir, name + ".copies")
 
 
 def read_cache(repo: Repo, name: str) -> dict[str, Copied]:
@@ -154,8 +148,8 @@ def build(repo: Repo, items: list[Checkpoint], name: str, user: str, *, conversa
     written. One push at a time per repository (its own lock, not the store's)."""
     from .lock import Lock
 
-    os.makedirs(share_dir(repo), exist_ok=True)
-    with Lock(os.path.join(share_dir(repo), "push.lock"), repo.lock_timeout):
+    os.makedirs(repo.share_dir, exist_ok=True)
+    with Lock(os.path.join(repo.share_dir, "push.lock"), repo.lock_timeout):
         ref = SHARE_PREFIX + name
         old = repo.read_ref(ref)
         report = Report(name, old)
@@ -543,6 +537,6 @@ def discard_copy(repo: Repo) -> None:
     old: dict[str, str | None] = {ref: oid for ref, oid in (line.split(" ") for line in refs if line)}
     if old:
         repo.move_refs(dict.fromkeys(old), old)
-    shutil.rmtree(share_dir(repo), ignore_errors=True)
-    os.makedirs(share_dir(repo), exist_ok=True)
+    shutil.rmtree(repo.share_dir, ignore_errors=True)
+    os.makedirs(repo.share_dir, exist_ok=True)
     write_atomic(purged_marker(repo), b"push --prune must replace this machine's copy on the remote\n")

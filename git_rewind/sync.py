@@ -18,7 +18,7 @@ import re
 
 from . import share
 from .errors import RewindError
-from .share import REMOTE_PREFIX, SHARE_PREFIX
+from .repo import REMOTE_PREFIX, SHARE_PREFIX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 _OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 INCOMING = "refs/notes/rewind-incoming/"  # a fetch's refs while they are checked (never left behind)
 RETRIES = 5
-STATUS_FILE = "sync.json"  # under share.share_dir: the last push's outcome, for `status`
+STATUS_FILE = "sync.json"  # under Repo.share_dir: the last push's outcome, for `status`
 
 
 class Remote:
@@ -203,6 +203,8 @@ def _push_once(repo: Repo, remote: Remote, tip: str, ref: str, force: bool) -> t
                 return "ok", summary
             if "non-fast-forward" in summary or "fetch first" in summary or "stale info" in summary:
                 return "moved", summary
+            if "failed to update ref" in summary and ("reference already exists" in stderr or "but expected" in stderr):
+                return "moved", summary  # another push moved it between the remote's look and its write
             return "failed", _remote_words(stderr) or summary.strip("[]")
     return "failed", _last_line(stderr) or "git push said nothing"
 
@@ -221,7 +223,7 @@ def _last_line(stderr: str) -> str:
 
 
 def _pushed_file(repo: Repo, remote: Remote) -> str:
-    return os.path.join(share.share_dir(repo), "pushed", remote.label)
+    return os.path.join(repo.share_dir, "pushed", remote.label)
 
 
 def _pushed_before(repo: Repo, remote: Remote) -> str | None:
@@ -377,7 +379,7 @@ def fetch(repo: Repo, given: str | None) -> Fetched:
     """Bring every machine's copy from the remote into `refs/notes/rewind-remote/<remote>/`, each checked
     first (notes that are JSON checkpoints, paths inside the repository, transcripts where copies keep
     them); one bad copy: nothing is let in."""
-    from . import fetched
+    from .checkpoints import machines
 
     settings = _settings(repo)
     remote = resolve(repo, given, settings)
@@ -387,7 +389,7 @@ def fetch(repo: Repo, given: str | None) -> Fetched:
     try:
         _git_fetch(repo, remote, [f"+{SHARE_PREFIX}*:{staging}*"])
         arrived = _refs(repo, staging)
-        before = {name: len(_notes(repo, oid)) for name, oid in fetched.machines(repo, remote.label).items()}
+        before = {name: len(_notes(repo, oid)) for name, oid in machines(repo, remote.label).items()}
         moves: dict[str, str | None] = {}
         old: dict[str, str | None] = {}
         for ref in arrived:
@@ -484,9 +486,9 @@ def label_of(repo: Repo, given: str) -> str:
 
 def fetched_from(repo: Repo, given: str) -> list[Checkpoint]:
     """`list --remote REMOTE`: the checkpoints fetched from it, oldest first."""
-    from . import fetched
+    from .checkpoints import load_fetched
 
-    return fetched.load(repo, label_of(repo, given))
+    return load_fetched(repo, label_of(repo, given))
 
 
 def forget(repo: Repo, given: str, dry_run: bool = False) -> list[str]:
@@ -547,7 +549,7 @@ def _record(repo: Repo, remote: Remote, tip: str | None, error: str | None) -> N
     from . import minijson
     from .clock import utc_now
 
-    path = os.path.join(share.share_dir(repo), STATUS_FILE)
+    path = os.path.join(repo.share_dir, STATUS_FILE)
     data: dict[str, Any] = minijson.load_file(path)
     now = utc_now()
     data.update({"remote": remote.given, "attempt": now})
@@ -555,7 +557,7 @@ def _record(repo: Repo, remote: Remote, tip: str | None, error: str | None) -> N
         data.update({"ok": now, "error": None, "tip": tip})
     else:
         data["error"] = error
-    os.makedirs(share.share_dir(repo), exist_ok=True)
+    os.makedirs(repo.share_dir, exist_ok=True)
     minijson.dump_file(path, data)
 
 
@@ -563,7 +565,7 @@ def last_sync(repo: Repo) -> dict[str, Any]:
     """What `status` shows of pushing: the remote, the last success, the last error (empty: never pushed)."""
     from . import minijson
 
-    return minijson.load_file(os.path.join(share.share_dir(repo), STATUS_FILE))
+    return minijson.load_file(os.path.join(repo.share_dir, STATUS_FILE))
 
 
 def start_background_push(repo: Repo) -> None:
@@ -572,8 +574,8 @@ def start_background_push(repo: Repo) -> None:
     import subprocess
     import sys
 
-    log = os.path.join(share.share_dir(repo), "auto-push.log")
-    os.makedirs(share.share_dir(repo), exist_ok=True)
+    log = os.path.join(repo.share_dir, "auto-push.log")
+    os.makedirs(repo.share_dir, exist_ok=True)
     with open(log, "ab") as out:
         subprocess.Popen([sys.executable, "-m", "git_rewind", "push", "--quiet"], cwd=repo.root,
                          stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True, close_fds=True)

@@ -172,17 +172,23 @@ def test_two_clones_pushing_under_one_name_at_once_both_land(project: Workdir, b
     def push(w: Workdir) -> None:
         runs[w.path.name] = w.rewind("push", "origin", env=same)
 
-    threads = [threading.Thread(target=push, args=(w,)) for w in (one, two)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert all(r.returncode == 0 for r in runs.values()), {k: r.stderr for k, r in runs.items()}
+    for round in range(2):  # the ref is created at once, then moved at once
+        if round:
+            for w in (one, two):
+                w.write("file.txt", "again\n")
+                w.ok("snap", "-m", "again")
+        threads = [threading.Thread(target=push, args=(w,)) for w in (one, two)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert all(r.returncode == 0 for r in runs.values()), {k: r.stderr for k, r in runs.items()}
     assert refs(bare) == ["refs/notes/rewind-share/laptop"]
     third = clone(tmp_path, "third", bare)
     third.ok("fetch", "origin")
     messages = {d["message"] for d in json.loads(third.ok("list", "--remote", "origin", "--json"))}
-    assert messages == {"first clone's work", "second clone's work"}
+    assert messages == {"first clone's work", "second clone's work", "again"}
+    assert len(json.loads(third.ok("list", "--remote", "origin", "--json"))) == 4
     # Both numbered #1 on their own clone: the id says so instead of picking one.
     run = third.rewind("show", "origin/laptop/1")
     assert run.returncode == 1 and "ambiguous" in run.stderr
@@ -304,7 +310,7 @@ def test_after_a_purge_only_push_prune_replaces_the_copy(alice: Workdir, bare: P
 
 def test_with_conversation_the_transcript_goes_redacted(project: Workdir, bare: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from git_rewind import fetched
+    from git_rewind.checkpoints import lookup_fetched
     from git_rewind.repo import Repo
     from git_rewind.share import transcript_of
 
@@ -329,7 +335,7 @@ def test_with_conversation_the_transcript_goes_redacted(project: Workdir, bare: 
     for key, value in bob.env.items():
         monkeypatch.setenv(key, value)
     repo = Repo.discover(str(bob.path))
-    raw = transcript_of(repo, fetched.lookup(repo, item["id"]))
+    raw = transcript_of(repo, lookup_fetched(repo, item["id"]))
     assert raw is not None and b"[REDACTED:" in raw and AWS.encode() not in raw
 
 
