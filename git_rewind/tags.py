@@ -22,9 +22,16 @@ def check(names: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def _own(item: Checkpoint) -> None:
+    """Tags go on this repository's checkpoints: a fetched one is another machine's, read-only here."""
+    if item.source is not None:
+        raise RewindError(f"{item.ident} was fetched from another machine: only its own machine tags it")
+
+
 def add(repo: Repo, item: Checkpoint, names: Sequence[str]) -> Checkpoint:
     """ITEM with NAMES among its tags (those it has already are left as they are)."""
     wanted = check(names)
+    _own(item)
 
     def edit(note: Note) -> None:
         note.tags = note.tags + [t for t in wanted if t not in note.tags]
@@ -36,6 +43,7 @@ def add(repo: Repo, item: Checkpoint, names: Sequence[str]) -> Checkpoint:
 def remove(repo: Repo, item: Checkpoint, names: Sequence[str]) -> Checkpoint:
     """ITEM without NAMES among its tags; a name it does not carry is an error, and nothing changes."""
     unwanted = check(names)
+    _own(item)
     missing = [t for t in unwanted if t not in item.note.tags]
     if missing:
         raise RewindError(f"#{item.seq} has no tag {', '.join(missing)}"

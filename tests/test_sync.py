@@ -138,6 +138,9 @@ def test_a_teammate_fetches_lists_and_uses_fetched_ids(alice: Workdir, bare: Pat
     files = bob.ok("files", second).split()
     assert "src/app.py" in files and ".env" not in files  # left out of the copy
     assert bob.ok("cat", second, "src/app.py") == "print('hello, world')\n"
+    assert bob.ok("tag", second).split()[-1] == "good"  # its tags can be read; only its own machine changes them
+    refused = bob.rewind("tag", second, "mine")
+    assert refused.returncode == 1 and "fetched from another machine" in refused.stderr
     json_shown = json.loads(bob.ok("show", second, "--json"))
     assert json_shown["id"] == second and json_shown["commit"] == listed[0]["commit"]
     # undo --code to a fetched checkpoint: the files come back, and bob's own work was checkpointed first.
