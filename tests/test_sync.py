@@ -384,3 +384,23 @@ def test_an_agent_lists_and_reads_fetched_checkpoints_through_mcp(alice: Workdir
         assert bad.error and "no such remote" in bad.text
 
     session(bob, story)
+
+
+def test_push_and_fetch_between_sha256_repositories(tmp_path: Path, env: dict[str, str]) -> None:
+    remote = tmp_path / "r.git"
+    subprocess.run(["git", "init", "-q", "--bare", "--object-format=sha256", str(remote)], env=env, check=True)
+    sides = []
+    for name in ("a", "b"):
+        subprocess.run(["git", "init", "-q", "--object-format=sha256", str(tmp_path / name)], env=env, check=True)
+        sides.append(Workdir(tmp_path / name, env))
+    a, b = sides
+    a.write("f.txt", "one\n")
+    a.ok("snap", "-m", f"one {AWS}")
+    a.write("f.txt", "one\ntwo\n")
+    a.ok("snap", "-m", "two")
+    a.ok("push", str(remote))
+    assert AWS.encode() not in objects(remote)
+    b.ok("fetch", str(remote))
+    listed = json.loads(b.ok("list", "--remote", str(remote), "--json"))
+    assert [len(d["commit"]) for d in listed] == [64, 64]
+    assert "+two" in b.ok("diff", listed[1]["id"], listed[0]["id"])
