@@ -80,16 +80,25 @@ def part1(root: str, checkpoints: int, files: int) -> None:
     copy = time.perf_counter() - started
     print(f"  copy + redaction (share.build): {copy:.2f} s for {report.copied} checkpoints "
           f"({1000 * copy / max(report.copied, 1):.2f} ms each); left out {len(report.left_out)} files")
-    # Alternating, each into a new bare repository, so neither side gets the warmer cache.
+    # The transport alone, in process (sync._send: git push of the built copy, reading its answer), against
+    # `git push` of the same commits as a branch; alternating, each into a new bare repository, so neither
+    # side gets the warmer cache.
+    from git_rewind import sync
+
+    def send(remote: str) -> float:
+        started = time.perf_counter()
+        sync._send(repo, sync.Pushed(sync.Remote(remote, sync.url_label(remote)), name, report), False)
+        return time.perf_counter() - started
+
     ours_times, plain_times = [], []
     for rep in range(3):
-        ours_times.append(run([*REWIND, "push", bare(os.path.join(root, f"ours{rep}.git"))], work, env))
+        ours_times.append(send(bare(os.path.join(root, f"ours{rep}.git"))))
         plain_times.append(run(["git", "push", "-q", bare(os.path.join(root, f"theirs{rep}.git")),
                                 f"{ref}:refs/heads/equivalent"], work))
     transport, plain = statistics.median(ours_times), statistics.median(plain_times)
     run([*REWIND, "push", ours], work, env)
     run(["git", "push", "-q", theirs, f"{ref}:refs/heads/equivalent"], work)
-    print(f"  transport, first push (git rewind push once the copy is built; median of 3): {transport:.2f} s; "
+    print(f"  transport of the first push (sync._send, median of 3): {transport:.2f} s; "
           f"git push of the same commits as a branch: {plain:.2f} s; {ratio(transport, plain)}")
     # A first push from scratch, copy included, as a person runs it.
     shutil.rmtree(os.path.join(work, ".git", "rewind", "share"))
@@ -104,10 +113,15 @@ def part1(root: str, checkpoints: int, files: int) -> None:
     started = time.perf_counter()
     report = share.build(repo, cps.load_all(repo), name, "bench")
     one_copy = time.perf_counter() - started
-    one = run([*REWIND, "push", ours], work, env)
+    one_send = send(ours)
     one_plain = run(["git", "push", "-q", theirs, f"{ref}:refs/heads/equivalent"], work)
-    print(f"  one new checkpoint: copy {1000 * one_copy:.0f} ms; git rewind push {1000 * one:.0f} ms; "
-          f"git push {1000 * one_plain:.0f} ms; {ratio(one, one_plain)}")
+    print(f"  one new checkpoint: copy {1000 * one_copy:.0f} ms; transport {1000 * one_send:.0f} ms against "
+          f"git push {1000 * one_plain:.0f} ms ({ratio(one_send, one_plain)})")
+    with open(os.path.join(work, "src", "mod001.py"), "a") as fh:
+        fh.write("and one more\n")
+    run([*REWIND, "snap", "-m", "and one more"], work, env)
+    whole_one = run([*REWIND, "push", ours], work, env)
+    print(f"  one new checkpoint, the whole git rewind push process: {1000 * whole_one:.0f} ms")
     nothing = statistics.median(run([*REWIND, "push", ours], work, env) for _ in range(5))
     print(f"  a push with nothing new: {1000 * nothing:.0f} ms (no network)")
     # Fetches into fresh clones.
