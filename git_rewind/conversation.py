@@ -96,6 +96,25 @@ class Plan:
         return self.cut
 
 
+class Adopted:
+    """A conversation handed over from another machine, now where this machine's agent looks for it."""
+
+    __slots__ = ("path", "session", "how", "data", "place")
+
+    def __init__(self, path: str, session: str, how: str, data: bytes, place: Place) -> None:
+        self.path = path  # the agent's own file for this clone (never a path the sender named)
+        self.session = session  # its session id: the sender's, or a new one when that would replace a file
+        self.how = how  # "written", "kept" (already here), "extended" or "forked"
+        self.data = data  # what the file holds (or would) from the handover
+        self.place = place  # the gate it went through
+
+    def discard(self) -> None:
+        """Remove the file this handover created, while it still holds exactly what was written (a plan that
+        failed after it: nothing is left changed); a file that was already here is never removed."""
+        if self.how in ("written", "forked"):
+            self.place.remove_created(self.path, self.data)
+
+
 class Applied:
     """What a conversation rewind did: the session to resume and how."""
 
@@ -225,6 +244,57 @@ class Place:
 
         sweep_temporaries(os.path.dirname(real))
         return write_atomic(real, data, like=like, new_mode=0o600, sync=True)
+
+    def create(self, path: str, data: bytes) -> str:
+        """Write DATA as the new transcript PATH, which must not exist (a handed-over conversation never
+        replaces a file: handoff.py decides where it goes); its folders are made as needed (mode 0700)."""
+        from .fsutil import write_new
+
+        real = self.resolve(path)
+        self._checked(path, data)
+        os.makedirs(os.path.dirname(real), mode=0o700, exist_ok=True)
+        if self.resolve(path) != real:  # a folder made meanwhile is a link leading elsewhere
+            raise RewindError(f"{path} moved while it was being written; nothing was written")
+        try:
+            return write_new(real, data, new_mode=0o600)
+        except FileExistsError:
+            raise RewindError(f"{path} appeared while it was being written; it was left as it is") from None
+
+    def remove_created(self, path: str, data: bytes) -> None:
+        """Remove the transcript PATH if it holds exactly DATA (what this process created moments ago)."""
+        from .fsutil import read_regular
+
+        real = self.resolve(path)
+        try:
+            if read_regular(real, nofollow=True) == data:
+                os.unlink(real)
+        except OSError:
+            pass
+
+    def read_small(self, path: str, limit: int = 1 << 16) -> bytes | None:
+        """A small file of the agent's own below its folders that is not a transcript (Gemini's project marker):
+        None when missing, b"" when it is not a regular file or cannot be read."""
+        from .fsutil import read_regular
+
+        try:
+            return read_regular(self.resolve(path, suffix=""), limit, nofollow=True)
+        except FileNotFoundError:
+            return None
+        except (OSError, RewindError):
+            return b""
+
+    def mark(self, path: str, data: bytes) -> bool:
+        """Create the small file PATH below the agent's folders (not a transcript: Gemini's project marker) when
+        it is not there; False when it already was (never replaced)."""
+        from .fsutil import write_new
+
+        real = self.resolve(path, suffix="")
+        os.makedirs(os.path.dirname(real), mode=0o700, exist_ok=True)
+        try:
+            write_new(real, data, new_mode=0o644)
+        except FileExistsError:
+            return False
+        return True
 
     def read_beside(self, transcript: Transcript, name: str) -> bytes | None:
         """The file NAME beside TRANSCRIPT (an agent's own side file), when it is a regular file."""

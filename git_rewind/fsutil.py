@@ -117,6 +117,32 @@ def write_atomic(path: str, data: bytes | str, *, like: str | None = None, new_m
     return target
 
 
+def write_new(path: str, data: bytes, *, new_mode: int = 0o600) -> str:
+    """Create PATH holding DATA, whole or not at all, never replacing a file (FileExistsError): a temporary
+    file beside it, synced, then a hard link to PATH (which fails if PATH exists) instead of a rename."""
+    tmp = f"{path}{_TMP_MARK}{os.getpid()}{_TMP_END}"
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, new_mode)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.link(tmp, path, follow_symlinks=False)
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+    return path
+
+
 class NotRegular(OSError):
     """The path names something other than a regular file (a FIFO, a socket, a device, a directory)."""
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-    from ..conversation import Applied, Place, Plan, Transcript
+    from ..conversation import Adopted, Applied, Place, Plan, Transcript
     from ..event import Event
     from ..note import ConversationRecord, Note
     from ..settingsfile import Change
@@ -35,6 +35,31 @@ def _below(scope: str, root: str | None, home: str, parts: tuple[str, ...]) -> s
     base = home if scope == "user" else root
     assert base is not None and parts
     return os.path.join(base, *parts)
+
+
+def rewrite_lines(transcript: Transcript, change: Callable[[dict[str, Any]], dict[str, Any] | None]) -> bytes:
+    """TRANSCRIPT's bytes with each line CHANGE returns a new object for re-encoded (compact, as the agents
+    write them); every other line kept byte for byte."""
+    import json
+
+    out = []
+    for raw, line in zip(transcript.raw, transcript.lines, strict=True):
+        new = change(line) if line is not None else None
+        if new is not None and new != line:
+            raw = json.dumps(new, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        out.append(raw if raw.endswith(b"\n") else raw + b"\n")
+    return b"".join(out)
+
+
+def moved(path: object, old: str | None, new: str) -> object:
+    """PATH with the directory OLD (the sender's project) replaced by NEW; anything else as it is."""
+    if not isinstance(path, str) or not old:
+        return path
+    if path == old:
+        return new
+    if path.startswith(old.rstrip("/") + "/"):
+        return new.rstrip("/") + path[len(old.rstrip("/")):]
+    return path
 
 
 def home_folders(home: str, environ: Mapping[str, str], variable: str, default: tuple[str, ...],
@@ -245,3 +270,83 @@ class Agent:
     def conversation(self) -> Rewinder | str:
         """The agent's conversation rewind, or the sentence that says why there is none."""
         return f"conversation rewind is not available for {self.name}; use --code"
+
+    # a conversation handed over from another machine (handoff.py) -----------------------------------
+
+    def handover_refusal(self) -> str | None:
+        """Why a conversation of this agent cannot be handed over (None: it can)."""
+        return f"handing over a conversation is not available for {self.name}; use --code"
+
+    def session_of(self, transcript: Transcript) -> str | None:
+        """The session id TRANSCRIPT records for itself."""
+        return None
+
+    def handover_files(self, session: str, root: str, place: Place, transcript: Transcript) -> tuple[str, list[str]]:
+        """Where this agent keeps SESSION (whose content is TRANSCRIPT) for the project ROOT on this machine: the
+        path a new file goes to, and the files that already hold SESSION (to be kept, never replaced)."""
+        raise NotImplementedError
+
+    def rehome(self, transcript: Transcript, root: str, new_session: str | None) -> bytes:
+        """TRANSCRIPT as this agent keeps it for ROOT: the fields it keys the project by rewritten from the
+        sender's to ROOT; with NEW_SESSION, under that session id."""
+        raise NotImplementedError
+
+    def new_session_id(self) -> str:
+        """A fresh session id in the agent's own form."""
+        import uuid
+
+        return str(uuid.uuid4())
+
+    def prepare_folder(self, path: str, root: str, place: Place) -> None:
+        """What the agent needs beside a new file PATH before it finds it (Gemini: its project marker)."""
+
+    def adopt_transcript(self, raw: bytes, session: str, root: str, home: str | None = None,
+                         environ: Mapping[str, str] | None = None, write: bool = True) -> Adopted:
+        """Put RAW, the transcript of SESSION as another machine pushed it, where this agent looks for it for the
+        project ROOT (never where the sender kept it), its per-project fields rewritten. A file of the same
+        session already here is never replaced: one that already holds RAW is used as it is, one RAW extends
+        (nothing of it lost) is extended, any other stays and RAW goes in as a new session (forked).
+        Every check comes first; WRITE false: only say where it would go. Every write goes through the Place."""
+        from ..conversation import Adopted, Transcript
+        from ..errors import RewindError
+        from ..repo import check_session
+
+        refusal = self.handover_refusal()
+        if refusal is not None:
+            raise RewindError(refusal)
+        check_session(session)
+        place = self.transcripts(home, environ)
+        incoming = Transcript(f"{self.transcript_noun} of session {session}", raw)
+        problem = self.transcript_problem(incoming)
+        if problem:
+            raise RewindError(f"the handed-over {self.transcript_noun} is not one ({problem}); nothing was written")
+        recorded = self.session_of(incoming)
+        if recorded != session:
+            raise RewindError(f"the handed-over {self.transcript_noun} is of session {recorded}, not {session}; "
+                              "nothing was written")
+        data = self.rehome(incoming, root, None)
+        path, existing = self.handover_files(session, root, place, incoming)
+        place.resolve(path)  # whatever the agent module computed, it is below the agent's own folders
+        how = "written"
+        for other in existing:
+            current = place.load_if_present(other)
+            if current is None:
+                continue
+            if current.data.startswith(data):
+                return Adopted(current.path, session, "kept", data, place)
+            if data.startswith(current.data):  # the same conversation, gone further there: nothing here is lost
+                path, how = current.path, "extended"
+                break
+            how = "forked"
+        if how == "forked":
+            session = self.new_session_id()
+            data = self.rehome(incoming, root, session)
+            path, _ = self.handover_files(session, root, place, Transcript(incoming.path, data))
+            place.resolve(path)
+        if write:
+            if how == "extended":
+                place.write(path, data)
+            else:
+                self.prepare_folder(path, root, place)
+                place.create(path, data)
+        return Adopted(path, session, how, data, place)

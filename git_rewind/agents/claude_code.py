@@ -11,7 +11,7 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
-from .base import Agent, Rewinder, home_folders
+from .base import Agent, Rewinder, home_folders, moved, rewrite_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -301,6 +301,48 @@ def apply_redo(info: ConversationRecord, backup: bytes | None, place: Place) -> 
                    "conversation back where it was before the rewind (what was said since stays as a branch)")
 
 
+# a conversation handed over from another machine ----------------------------------------------
+
+PROJECT_NAME_MAX = 200  # Claude Code cuts longer project folder names and appends a hash
+
+
+def _js_hash(text: str) -> int:
+    """Java's String.hashCode over UTF-16 code units, as Claude Code computes it (32-bit signed)."""
+    units = text.encode("utf-16-le", "surrogatepass")
+    value = 0
+    for i in range(0, len(units), 2):
+        value = (value * 31 + (units[i] | units[i + 1] << 8)) & 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def _base36(number: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        number, rest = divmod(number, 36)
+        out = digits[rest] + out
+        if not number:
+            return out
+
+
+def project_folder(cwd: str) -> str:
+    """The folder name Claude Code keeps a project's transcripts under: every UTF-16 unit that is not an ASCII
+    letter or digit becomes '-', and a name over 200 is cut with '-<base36 hash>' appended (read in 2.1.197)."""
+    import re
+
+    units = cwd.encode("utf-16-le", "surrogatepass")
+    name = "".join(chr(u) if re.match(r"[a-zA-Z0-9]", chr(u)) else "-"
+                   for u in (units[i] | units[i + 1] << 8 for i in range(0, len(units), 2)))
+    if len(name) <= PROJECT_NAME_MAX:
+        return name
+    return f"{name[:PROJECT_NAME_MAX]}-{_base36(abs(_js_hash(cwd)))}"
+
+
+def _sender_cwd(transcript: Transcript) -> str | None:
+    return next((line["cwd"] for line in transcript.lines if line is not None and isinstance(line.get("cwd"), str)),
+                None)
+
+
 class ClaudeCode(Agent):
     """Claude Code: hooks under "hooks" in settings.json, /checkpoint /resume /rewind, rewind by last-prompt."""
 
@@ -336,6 +378,33 @@ class ClaudeCode(Agent):
 
     def conversation(self) -> Rewinder:
         return Rewinder(plan_rewind, apply_rewind, apply_redo, current_leaf)
+
+    def handover_refusal(self) -> None:
+        return None
+
+    def session_of(self, transcript: Transcript) -> str | None:
+        return next((str(line["sessionId"]) for line in transcript.lines
+                     if line is not None and isinstance(line.get("sessionId"), str)), None)
+
+    def handover_files(self, session: str, root: str, place: Place, transcript: Transcript) -> tuple[str, list[str]]:
+        """<config dir>/projects/<root, as Claude Code names it>/<session>.jsonl: where `claude --resume` run in
+        the clone's root looks (Claude Code keys the folder by the real path of its working directory)."""
+        path = os.path.join(place.folders[0], project_folder(os.path.realpath(root)), f"{session}.jsonl")
+        return path, [path]
+
+    def rehome(self, transcript: Transcript, root: str, new_session: str | None) -> bytes:
+        """Every line's `cwd` moved from the sender's project to ROOT; with NEW_SESSION, every `sessionId`."""
+        sender = _sender_cwd(transcript)
+        old = self.session_of(transcript)
+        real = os.path.realpath(root)
+
+        def change(line: dict[str, Any]) -> dict[str, Any]:
+            line = {**line, "cwd": moved(line["cwd"], sender, real)} if "cwd" in line else dict(line)
+            if new_session and line.get("sessionId") == old:
+                line["sessionId"] = new_session
+            return line
+
+        return rewrite_lines(transcript, change)
 
 
 AGENT = ClaudeCode()

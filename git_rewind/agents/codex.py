@@ -18,7 +18,7 @@ import os
 
 from .. import event as ev
 from ..event import Event
-from .base import Agent, Rewinder, home_folders
+from .base import Agent, Rewinder, home_folders, moved, rewrite_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -485,6 +485,55 @@ class Codex(Agent):
 
     def conversation(self) -> Rewinder:
         return Rewinder(plan_rewind, apply_rewind, apply_redo)
+
+    def handover_refusal(self) -> None:
+        return None
+
+    def session_of(self, transcript: Transcript) -> str | None:
+        found = _payload(transcript.at(0)).get("id")
+        return str(found) if found else None
+
+    def handover_files(self, session: str, root: str, place: Place, transcript: Transcript) -> tuple[str, list[str]]:
+        """<sessions>/YYYY/MM/DD/rollout-<start>-<session>.jsonl, dated by the session's own start (session_meta's
+        timestamp), as Codex files it; any rollout of SESSION already under the sessions folders holds it too
+        (Codex finds a session by the id in the file name)."""
+        import glob
+        import re
+
+        stamp = str(_payload(transcript.at(0)).get("timestamp") or transcript.at(0).get("timestamp") or "")
+        found = re.match(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})", stamp)
+        if found:
+            year, month, day, hour, minute, second = found.groups()
+        else:
+            import time
+
+            year, month, day, hour, minute, second = time.strftime("%Y %m %d %H %M %S").split()
+        name = f"rollout-{year}-{month}-{day}T{hour}-{minute}-{second}-{session}.jsonl"
+        path = os.path.join(place.folders[0], year, month, day, name)
+        existing = sorted({found for folder in place.folders for found in glob.glob(
+            os.path.join(glob.escape(folder), "*", "*", "*", f"rollout-*-{glob.escape(session)}.jsonl"))})
+        return path, [path, *(p for p in existing if p != path)]
+
+    def rehome(self, transcript: Transcript, root: str, new_session: str | None) -> bytes:
+        """session_meta's and each turn_context's `cwd` moved from the sender's project to ROOT; with NEW_SESSION,
+        the session's id wherever the rollout names it (as a rewind's new rollout does)."""
+        first = _payload(transcript.at(0))
+        sender = first.get("cwd") if isinstance(first.get("cwd"), str) else None
+        old = str(first.get("id") or "")
+        real = os.path.realpath(root)
+
+        def change(line: dict[str, Any]) -> dict[str, Any]:
+            payload = line.get("payload")
+            if isinstance(payload, dict) and "cwd" in payload:
+                line = {**line, "payload": {**payload, "cwd": moved(payload["cwd"], sender, real)}}
+            if new_session and old and isinstance(line.get("payload"), dict):
+                line = _with_id(line, old, new_session)
+            return line
+
+        return rewrite_lines(transcript, change)
+
+    def new_session_id(self) -> str:
+        return new_session_id()
 
 
 AGENT = Codex()

@@ -11,7 +11,7 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
-from .base import Agent, Rewinder, home_folders
+from .base import Agent, Rewinder, home_folders, moved, rewrite_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -277,6 +277,34 @@ class Droid(Agent):
 
     def conversation(self) -> Rewinder:
         return Rewinder(plan_rewind, apply_rewind, apply_redo)
+
+    def handover_refusal(self) -> None:
+        return None
+
+    def session_of(self, transcript: Transcript) -> str | None:
+        first = transcript.at(0)
+        return str(first["id"]) if first.get("type") == "session_start" and first.get("id") else None
+
+    def handover_files(self, session: str, root: str, place: Place, transcript: Transcript) -> tuple[str, list[str]]:
+        """<sessions>/-<real path of ROOT, '/' → '-'>/<session>.jsonl, as Droid keys a project (other-agents.md
+        §5.3); its old flat layout, <sessions>/<session>.jsonl, which it still searches, holds the session too."""
+        folder = place.folders[0]
+        path = os.path.join(folder, "-" + os.path.realpath(root).strip("/").replace("/", "-"), f"{session}.jsonl")
+        return path, [path, os.path.join(folder, f"{session}.jsonl")]
+
+    def rehome(self, transcript: Transcript, root: str, new_session: str | None) -> bytes:
+        """session_start's `cwd` (and any line's) moved from the sender's project to ROOT; with NEW_SESSION, its id."""
+        first = transcript.at(0)
+        sender = first.get("cwd") if isinstance(first.get("cwd"), str) else None
+        real = os.path.realpath(root)
+
+        def change(line: dict[str, Any]) -> dict[str, Any]:
+            line = {**line, "cwd": moved(line["cwd"], sender, real)} if "cwd" in line else dict(line)
+            if new_session and line.get("type") == "session_start":
+                line["id"] = new_session
+            return line
+
+        return rewrite_lines(transcript, change)
 
 
 AGENT = Droid()

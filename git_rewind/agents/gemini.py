@@ -16,7 +16,7 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
-from .base import Agent, Rewinder, home_folders
+from .base import Agent, Rewinder, home_folders, rewrite_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -354,6 +354,73 @@ def apply_redo(info: ConversationRecord, backup: bytes | None, place: Place) -> 
     return Applied(session, resume_command(session), path, detail)
 
 
+# a conversation handed over from another machine ----------------------------------------------
+#
+# Gemini CLI keeps a project's chats in <Gemini home>/.gemini/tmp/<slug>/chats/, the slug mapped from the
+# project's root in .gemini/projects.json, or, for a root the registry lacks, found by the `.project_root`
+# marker file in <tmp>/<slug>/ that names it (read in 0.61's bundle: ProjectRegistry.getShortId). A
+# handed-over session goes to the root's slug; for a root Gemini has never seen, a slug is claimed as Gemini
+# would (its folder's name, slugified, `-N` on a collision) with its marker, which Gemini then registers.
+
+PROJECT_MARKER = ".project_root"
+
+
+def _slugify(text: str) -> str:
+    import re
+
+    return re.sub(r"^-|-$", "", re.sub(r"-+", "-", re.sub(r"[^a-z0-9]", "-", text.lower()))) or "project"
+
+
+def _marker_owner(place: Place, folder: str) -> str | None:
+    """The project root a slug folder's marker names (None: no marker; "": one that cannot be read)."""
+    data = place.read_small(os.path.join(folder, PROJECT_MARKER))
+    if data is None:
+        return None
+    try:
+        return data.decode().strip()
+    except UnicodeDecodeError:
+        return ""
+
+
+def project_slug(place: Place, root: str) -> str:
+    """ROOT's slug folder below Gemini's tmp folder (PLACE's first), as Gemini finds or would claim it. (Gemini also
+    checks the markers under ~/.gemini/history, outside its transcripts' folder: not read here.)"""
+    from ..errors import RewindError
+    from ..settingsfile import load_json
+
+    tmp = place.folders[0]
+    try:
+        projects = load_json(os.path.join(os.path.dirname(tmp), "projects.json")).get("projects")
+    except RewindError:
+        projects = None  # Gemini resets a registry it cannot read
+    projects = projects if isinstance(projects, dict) else {}
+    slug = projects.get(root)
+    if isinstance(slug, str) and slug == os.path.basename(slug) and slug not in ("", ".", "..") \
+            and _marker_owner(place, os.path.join(tmp, slug)) in (None, root):
+        return slug
+    try:
+        names = sorted(os.listdir(tmp))
+    except OSError:
+        names = []
+    for name in names:
+        if _marker_owner(place, os.path.join(tmp, name)) == root:
+            return name
+    taken = {value for value in projects.values() if isinstance(value, str)}
+    base = _slugify(os.path.basename(root) or "project")
+    for counter in range(10_000):
+        candidate = base if counter == 0 else f"{base}-{counter}"
+        if candidate not in taken and _marker_owner(place, os.path.join(tmp, candidate)) in (None, root):
+            return candidate
+    raise RewindError(f"no free Gemini project folder for {root} under {tmp}")
+
+
+def _project_hash(root: str) -> str:
+    """sha256 of the project root, what Gemini records as a session's projectHash."""
+    import hashlib
+
+    return hashlib.sha256(root.encode()).hexdigest()
+
+
 class Gemini(Agent):
     """Gemini CLI: hooks under "hooks" in settings.json (ms timeouts), JSON on stdout, rewind by $rewindTo."""
 
@@ -390,6 +457,68 @@ class Gemini(Agent):
 
     def conversation(self) -> Rewinder:
         return Rewinder(plan_rewind, apply_rewind, apply_redo, current_leaf)
+
+    def handover_refusal(self) -> None:
+        return None
+
+    def session_of(self, transcript: Transcript) -> str | None:
+        return next((str(line["sessionId"]) for line in transcript.lines if line is not None
+                     and isinstance(line.get("sessionId"), str) and "projectHash" in line), None)
+
+    def handover_files(self, session: str, root: str, place: Place, transcript: Transcript) -> tuple[str, list[str]]:
+        """<tmp>/<ROOT's slug>/chats/session-<start, to the minute>-<first 8 of SESSION>.jsonl, as Gemini names a
+        session's file; the files there of that name's pattern holding SESSION are this session's already."""
+        import glob
+        import re
+
+        from ..errors import RewindError
+
+        slug = project_slug(place, os.path.abspath(root))
+        chats = os.path.join(place.folders[0], slug, "chats")
+        start = str(next((line.get("startTime") for line in transcript.lines
+                          if line is not None and "projectHash" in line), "") or "")
+        found = re.match(r"(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})", start)
+        if found:
+            minute = f"{found.group(1)}T{found.group(2)}-{found.group(3)}"
+        else:
+            import time
+
+            minute = time.strftime("%Y-%m-%dT%H-%M", time.gmtime())
+        path = os.path.join(chats, f"session-{minute}-{session[:8]}.jsonl")
+        existing = [path]
+        for other in sorted(glob.glob(os.path.join(glob.escape(chats), f"session-*-{glob.escape(session[:8])}.jsonl"))):
+            try:
+                if other != path and self.session_of(place.load(other)) == session:
+                    existing.append(other)
+            except RewindError:
+                continue  # not a Gemini session file: not this session's
+        return path, existing
+
+    def prepare_folder(self, path: str, root: str, place: Place) -> None:
+        """The project's marker in its slug folder, when there is none: how Gemini finds a root it has not
+        registered (created only if absent, never replaced)."""
+        from ..errors import RewindError
+
+        slug_folder = os.path.dirname(os.path.dirname(path))
+        place.mark(os.path.join(slug_folder, PROJECT_MARKER), os.path.abspath(root).encode())
+        if _marker_owner(place, slug_folder) != os.path.abspath(root):
+            raise RewindError(f"{slug_folder} belongs to another project now; nothing was written")
+
+    def rehome(self, transcript: Transcript, root: str, new_session: str | None) -> bytes:
+        """Each metadata record's projectHash made ROOT's (Gemini's sha256 of the root); with NEW_SESSION, its
+        sessionId."""
+        old = self.session_of(transcript)
+        digest = _project_hash(os.path.abspath(root))
+
+        def change(line: dict[str, Any]) -> dict[str, Any] | None:
+            if not (isinstance(line.get("sessionId"), str) and "projectHash" in line):
+                return None
+            line = {**line, "projectHash": digest}
+            if new_session and line["sessionId"] == old:
+                line["sessionId"] = new_session
+            return line
+
+        return rewrite_lines(transcript, change)
 
 
 AGENT = Gemini()

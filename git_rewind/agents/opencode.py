@@ -469,5 +469,12 @@ class OpenCode(Agent):
     def conversation(self) -> Rewinder:
         return Rewinder(plan_rewind, apply_rewind, apply_redo)
 
+    def handover_refusal(self) -> str:
+        """OpenCode keeps sessions in its own database, changed only through its server: there is no session
+        file to push, and its API has no way in for a whole conversation (no import route; `opencode import`
+        writes the database from a file, which git-rewind does not run on the user's data)."""
+        return ("handing over an OpenCode conversation is not available: OpenCode keeps its sessions in its own "
+                "database, not in a file git-rewind can push and write back; use --code")
+
 
 AGENT = OpenCode()
