@@ -429,9 +429,17 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
     target = (checkpoints.lookup(repo, ident, items, where) if ident is not None
               else checkpoints.latest_work(repo, where, items))
     cwd = os.getcwd()
-    conversation = undo.plan_conversation(target, fork) if mode != "code" else None
+    handed = None
+    if mode != "code" and target.source is not None:  # another machine's: its conversation is handed over
+        from . import handoff
+
+        handed = handoff.transcript_of(repo, target)
+        conversation = None
+        described: str | None = handoff.describe(target, handoff.prepare(repo, target, handed))  # nothing written
+    else:
+        conversation = undo.plan_conversation(target, fork) if mode != "code" else None
+        described = undo.describe(conversation) if conversation is not None else None
     ask_if_agents_at_work(repo, yes, dry_run)
-    described = undo.describe(conversation) if conversation is not None else None
     planner = None
     if agent_only:
         from . import takeback
@@ -444,6 +452,8 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
                                    dry_run, yes, settings["max_file_size"], cwd, planner)
     if not go:
         return
+    if mode != "code" and target.source is not None:
+        target, conversation = undo.plan_handover(repo, target, handed, fork)  # written now, after the preview
     result = undo.undo(repo, target, mode_of(mode), fork, list(only) + list(paths), settings["max_file_size"],
                        settings["auto_pack"], plan=conversation, cwd=cwd, retarget=planner,
                        kind="agent-only" if agent_only else None, patch=patch)

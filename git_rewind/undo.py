@@ -73,6 +73,22 @@ def plan_conversation(target: Checkpoint, fork: bool) -> conversation.Plan:
     return plan
 
 
+def plan_handover(repo: Repo, target: Checkpoint, raw: bytes | None,
+                  fork: bool) -> tuple[Checkpoint, conversation.Plan]:
+    """A fetched TARGET's conversation (RAW, as pushed) written where this machine's agent looks (handoff.py), and
+    its rewind planned: the checkpoint naming that file, and the plan. A plan that fails removes the file it
+    wrote, so nothing is left changed."""
+    from . import handoff
+
+    adopted = handoff.write(repo, target, raw)
+    local = handoff.adopted_checkpoint(target, raw or b"", adopted)
+    try:
+        return local, plan_conversation(local, fork)
+    except BaseException:
+        adopted.discard()
+        raise
+
+
 def describe(plan: conversation.Plan) -> str:
     """The conversation side of an undo in one line, for the preview."""
     where = "as a new session (--fork)" if plan.fork else f"in {plan.transcript.path}"
@@ -93,16 +109,23 @@ def _record(repo: Repo, plan: conversation.Plan, rewinder: Rewinder) -> Conversa
 def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str], max_size: int,
          auto_pack: int, plan: conversation.Plan | None = None, cwd: str | None = None,
          retarget: restore.Retarget | None = None, kind: str | None = None,
-         by: str | None = None, patch: bool = False) -> Result:
+         by: str | None = None, patch: bool = False, handed: bytes | None = None) -> Result:
     """Rewind to TARGET: MODE is code, conversation or full. ONLY: git pathspecs, read from CWD (default:
     the work tree's root). RETARGET: the files go to a tree made from the current one instead of TARGET's
     (takeback.Planner: an agent-only undo, a revert; KIND names it in the safety checkpoint's record).
     BY: the agent session asking (through MCP), which is not told about it.
-    PATCH: the code hunk by hunk on the terminal (patch.patch), not all of it."""
+    PATCH: the code hunk by hunk on the terminal (patch.patch), not all of it.
+    A fetched TARGET's conversation is first handed over (handoff.py): HANDED, its transcript as pushed
+    (default: share.transcript_of); PLAN, when given, is handoff.plan's, for the checkpoint it returned."""
     try:
         mode = mode_of(mode)  # callers outside the type checker (MCP) pass strings
     except ValueError as exc:
         raise RewindError(str(exc)) from None
+    if mode != "code" and plan is None and target.source is not None:
+        from . import handoff
+
+        raw = handed if handed is not None else handoff.transcript_of(repo, target)
+        target, plan = plan_handover(repo, target, raw, fork)
     if mode != "code" and plan is None:
         plan = plan_conversation(target, fork)
     record = attachments = None
@@ -141,8 +164,10 @@ def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str]
             raise RewindError(f"{exc}; {done}the conversation was not (safety checkpoint "
                               f"#{outcome.safety.seq if outcome.safety else '?'}): run the undo again "
                               "with --conversation once the agent is idle") from None
-        _remember_message(repo, target, plan)
-    resume = applied.resume if applied else resume_hint(target.note)
+        if target.source is None:  # a fetched checkpoint's note is the sender's: never written here
+            _remember_message(repo, target, plan)
+    # A fetched checkpoint's session is the sender's: nothing to resume here unless it was handed over.
+    resume = applied.resume if applied else resume_hint(target.note) if target.source is None else None
     return Result(outcome, applied, plan, resume)
 
 
