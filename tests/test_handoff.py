@@ -96,22 +96,27 @@ def alice(agent_project: Workdir) -> Agent:
     return agent
 
 
-@pytest.fixture
-def bob(alice: Agent, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bob]:
-    """Bob's clone at another path, his own HOME; this process runs as Bob (library calls read HOME)."""
+def receiving(sender: Workdir, raw: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Bob:
+    """Bob's clone of SENDER's project at another path, his own HOME, the checkpoints' objects fetched into it;
+    this process runs as Bob from then on (library calls read HOME)."""
     home = tmp_path / "home-bob"
     home.mkdir()
     env = git_env(home)
     clone = tmp_path / "work" / "bob-clone"
-    subprocess.run(["git", "clone", "-q", str(alice.w.path), str(clone)], env=env, check=True)
+    subprocess.run(["git", "clone", "-q", str(sender.path), str(clone)], env=env, check=True)
     w = Workdir(clone, env)
-    w.git("fetch", "-q", str(alice.w.path), "refs/rewind/*:refs/handoff-test/*")  # the objects, as a fetch brings
+    w.git("fetch", "-q", str(sender.path), "refs/rewind/*:refs/handoff-test/*")  # the objects, as a fetch brings
     for key in [k for k in os.environ if k not in env]:
         monkeypatch.delenv(key)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.chdir(clone)
-    yield Bob(w, home, alice.w, Path(alice.transcript).read_bytes())
+    return Bob(w, home, sender, raw)
+
+
+@pytest.fixture
+def bob(alice: Agent, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bob]:
+    yield receiving(alice.w, Path(alice.transcript).read_bytes(), tmp_path, monkeypatch)
 
 
 def _snapshot(root: Path) -> dict[str, object]:
@@ -326,21 +331,34 @@ def test_droid_end_to_end_cut_at_the_prompt(agent_project: Workdir, tmp_path: Pa
     agent = Agent(agent_project, agent="droid", session="d-1", env=NO_LIMITS)
     agent.transcript = str(droid_session(agent_project, "d-1"))
     assert agent.prompt("polish it", prompt_id="m-p2")["action"] == "checkpoint"
-    home = tmp_path / "home-bob"
-    home.mkdir()
-    env = git_env(home)
-    clone = tmp_path / "bob"
-    subprocess.run(["git", "clone", "-q", str(agent_project.path), str(clone)], env=env, check=True)
-    Workdir(clone, env).git("fetch", "-q", str(agent_project.path), "refs/rewind/*:refs/handoff-test/*")
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    bob = Bob(Workdir(clone, env), home, agent_project, Path(agent.transcript).read_bytes())
+    bob = receiving(agent_project, Path(agent.transcript).read_bytes(), tmp_path, monkeypatch)
     result = bob.undo(bob.fetched(1), mode="conversation")
-    key = "-" + os.path.realpath(clone).strip("/").replace("/", "-")
-    written = home / ".factory" / "sessions" / key / "d-1.jsonl"
+    key = "-" + os.path.realpath(bob.w.path).strip("/").replace("/", "-")
+    written = bob.home / ".factory" / "sessions" / key / "d-1.jsonl"
     kept = [line["id"] for line in lines(written) if line["type"] == "message"]
     assert kept[-1] == "m-a2" and result.resume == "droid --resume d-1"
-    assert lines(written)[0]["cwd"] == os.path.realpath(clone)
+    assert lines(written)[0]["cwd"] == os.path.realpath(bob.w.path)
+
+
+def test_gemini_end_to_end_cut_at_the_prompt(agent_project: Workdir, home: Path, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recorded Gemini session replayed through the hook on Alice's side; on Bob's, the prompt of its second
+    run is found in the handed-over file and cut off with Gemini's own `$rewindTo`."""
+    from test_gemini import SESSION, Session, replayed
+
+    alice = Session(agent_project, home)
+    alice.play()
+    bob = receiving(agent_project, alice.transcript.read_bytes(), tmp_path, monkeypatch)
+    seq = alice.by_trigger("BeforeAgent", "P2-Y more")["seq"]
+    result = bob.undo(bob.fetched(seq), mode="conversation")
+    (written,) = (bob.home / ".gemini" / "tmp").glob("*/chats/*.jsonl")
+    assert written.name == alice.transcript.name and written.parent.parent.name == "bob-clone"
+    assert result.resume == f"gemini --resume {SESSION}"
+    assert result.plan is not None and result.plan.prompt == "P2-Y more"
+    prompt = next(line for line in lines(written) if line.get("type") == "user"
+                  and line["content"] == [{"text": "P2-Y more"}])
+    assert lines(written)[-1] == {"$rewindTo": prompt["id"]}
+    assert "P2-Y more" not in json.dumps(replayed(written))
 
 
 def test_gemini_session_goes_to_the_slug_gemini_finds_for_the_clone(tmp_path: Path) -> None:
@@ -404,3 +422,49 @@ def test_claude_names_a_long_project_folder_as_claude_code_does() -> None:
     name = project_folder(long)
     assert name.startswith("-" + "x" * 199 + "-") and len(name) > 200 and name == project_folder(long)
     assert project_folder("/tmp/caf\u00e9") == "-tmp-caf-"
+
+
+# The command ---------------------------------------------------------------------------------------
+
+
+def _command(*argv: str) -> int:
+    """`git rewind ARGV` in this process (as Bob): its exit status."""
+    from git_rewind import main
+
+    try:
+        main.main(list(argv))
+    except SystemExit as exited:
+        return exited.code if isinstance(exited.code, int) else 0 if exited.code is None else 1
+    return 0
+
+
+def test_the_command_previews_then_hands_over_and_prints_the_resume_command(
+        bob: Bob, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`git rewind undo <remote>/<machine>/<seq> --full`: --dry-run says where the file would go and writes
+    nothing; --yes writes it, cuts it and prints how to resume. (The id is resolved by the fetch's lookup: here
+    the lookup is given the fetched checkpoint.)"""
+    target = bob.fetched(2)
+    monkeypatch.setattr(checkpoints, "lookup", lambda *args, **kwargs: target)
+    monkeypatch.setattr(handoff, "transcript_of", lambda repo, checkpoint: bob.raw)
+    status = _command("undo", target.ident, "--full", "--dry-run")
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    assert f"conversation: handed over from {SOURCE}: would be written to {bob.claude_file()}" in out.out
+    assert not (bob.home / ".claude").exists()
+    status = _command("undo", target.ident, "--full", "--yes")
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    assert f"resume with: claude --resume {MAIN}" in out.out and "conversation cut just before the Edit call" in out.out
+    assert lines(bob.claude_file())[-1]["type"] == "last-prompt"
+
+
+def test_the_command_on_a_checkpoint_pushed_without_its_conversation_is_one_line(
+        bob: Bob, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    target = bob.fetched(2)
+    monkeypatch.setattr(checkpoints, "lookup", lambda *args, **kwargs: target)
+    monkeypatch.setattr(handoff, "transcript_of", lambda repo, checkpoint: None)
+    files = disk_files(bob.w.path)
+    status = _command("undo", target.ident, "--full", "--yes")
+    err = capsys.readouterr().err
+    assert status == 1 and err.count("\n") == 1 and "pushed without its conversation" in err
+    assert disk_files(bob.w.path) == files and not (bob.home / ".claude").exists()
