@@ -31,8 +31,7 @@ def transcript_of(repo: Repo, target: Checkpoint) -> bytes | None:
     """The transcript TARGET's session was pushed with (None: pushed without its conversation)."""
     from . import share
 
-    reader = getattr(share, "transcript_of", None)  # share.transcript_of lands with the fetch (issue 16)
-    return reader(repo, target) if reader is not None else None
+    return share.transcript_of(repo, target)
 
 
 def _agent_of(target: Checkpoint) -> str:
@@ -54,10 +53,13 @@ def prepare(repo: Repo, target: Checkpoint, raw: bytes | None, home: str | None 
 
 def _adopt(repo: Repo, target: Checkpoint, raw: bytes | None, home: str | None,
            environ: Mapping[str, str] | None, write: bool) -> Adopted:
+    from .repo import check_session
+
     agent = _agent_of(target)
     refusal = agents.get(agent).handover_refusal()
     if refusal is not None:
         raise RewindError(refusal)
+    check_session(target.note.session)  # before anything is said of its transcript: the id is the sender's
     if raw is None:
         by = target.note.extra.get("shared", {}).get("by") if isinstance(target.note.extra.get("shared"), dict) \
             else None

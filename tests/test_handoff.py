@@ -181,7 +181,9 @@ def test_code_on_a_fetched_checkpoint_writes_no_transcript_and_offers_no_resume(
     assert (bob.w.path / "hello.py").read_text() == "print('hello')\n"
 
 
-def test_pushed_without_its_conversation_full_says_so_in_one_line_and_changes_nothing(bob: Bob) -> None:
+def test_pushed_without_its_conversation_full_says_so_in_one_line_and_changes_nothing(
+        bob: Bob, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(handoff, "transcript_of", lambda repo, checkpoint: None)  # what the fetched copy holds
     before, refs = _snapshot(bob.w.path.parent.parent), _refs(bob.w)
     with pytest.raises(RewindError) as caught:
         undo.undo(bob.repo, bob.fetched(2), "full", False, [], 50 << 20, 2000, cwd=str(bob.w.path))
@@ -468,3 +470,38 @@ def test_the_command_on_a_checkpoint_pushed_without_its_conversation_is_one_line
     err = capsys.readouterr().err
     assert status == 1 and err.count("\n") == 1 and "pushed without its conversation" in err
     assert disk_files(bob.w.path) == files and not (bob.home / ".claude").exists()
+
+
+# Through a real remote ----------------------------------------------------------------------------
+
+
+def test_push_fetch_and_undo_full_hand_the_session_over_through_a_bare_repository(
+        alice: Agent, tmp_path: Path, env: dict[str, str]) -> None:
+    """Alice pushes with her conversation; Bob, in his own clone with his own HOME, fetches and runs
+    `git rewind undo <id> --full`: the code comes back and Claude Code finds the session in his clone."""
+    bare = tmp_path / "shared.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], env=env, check=True)
+    alice.w.git("push", "-q", str(bare), "main")
+    alice.w.ok("push", str(bare), "--with-conversation")
+    home = tmp_path / "home-bob"
+    home.mkdir()
+    bob_env = {**git_env(home), "GIT_AUTHOR_NAME": "Bob", "GIT_COMMITTER_NAME": "Bob"}
+    clone = tmp_path / "work" / "bob-clone"
+    subprocess.run(["git", "clone", "-q", str(bare), str(clone)], env=bob_env, check=True)
+    w = Workdir(clone, bob_env)
+    w.ok("fetch", "origin")
+    found = {item["seq"]: item["id"] for item in json.loads(w.ok("list", "--remote", "origin", "--json"))}
+    before = _snapshot(tmp_path / "home")
+    run = w.rewind("undo", found[2], "--full", "--yes")
+    assert run.returncode == 0, run.stderr
+    assert f"resume with: claude --resume {MAIN}" in run.stdout
+    written = home / ".claude" / "projects" / re.sub(r"[^a-zA-Z0-9]", "-", os.path.realpath(clone)) / f"{MAIN}.jsonl"
+    every = lines(written)
+    assert {line["cwd"] for line in every if "cwd" in line} == {os.path.realpath(clone)}
+    assert every[-1]["type"] == "last-prompt" and (clone / "hello.py").read_text() == "print('hello')\n"
+    assert _snapshot(tmp_path / "home") == before  # Alice's HOME: not a byte changed
+    assert w.git("notes", "--ref=rewind", "list").count("\n") == 1  # Bob's own store: his safety checkpoint only
+    again = w.rewind("undo", found[1], "--conversation", "--yes")  # the prompt: the same file, found again
+    assert again.returncode == 0, again.stderr
+    assert "the prompt it cut, to send again or edit:\n  make hello" in again.stdout
+    assert [p.name for p in written.parent.iterdir()] == [written.name]
