@@ -227,7 +227,13 @@ class Tools:
 
         repo = self.repo()
         settings = self.settings()
-        plan = undo.plan_conversation(target, fork=False) if mode != "code" else None
+        plan = None
+        if mode != "code" and target.source is not None:  # fetched: handed over by undo.undo (handoff.py)
+            from . import handoff
+
+            handoff.prepare(repo, target, handoff.transcript_of(repo, target))  # every check; nothing written
+        elif mode != "code":
+            plan = undo.plan_conversation(target, fork=False)
         if preview:
             code = restore.preview(repo, target, only, settings["max_file_size"], retarget=planner) \
                 if mode != "conversation" else None
@@ -260,7 +266,7 @@ class Tools:
                 "verified": outcome.verified if outcome else False,
                 "warnings": restore.warnings(outcome.plan) if outcome and outcome.safety else [],
                 "conversation": result.applied.as_json() if result.applied else None,
-                "prompt": plan.prompt if plan else None, "resume": result.resume}
+                "prompt": result.plan.prompt if result.plan else None, "resume": result.resume}
         lines = []
         if data["safety_checkpoint"] is None:
             lines.append(f"the working tree already matches #{target.seq}; nothing changed")

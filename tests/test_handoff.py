@@ -505,3 +505,17 @@ def test_push_fetch_and_undo_full_hand_the_session_over_through_a_bare_repositor
     assert again.returncode == 0, again.stderr
     assert "the prompt it cut, to send again or edit:\n  make hello" in again.stdout
     assert [p.name for p in written.parent.iterdir()] == [written.name]
+
+
+def test_the_mcp_tool_hands_over_a_fetched_checkpoint_too(bob: Bob, monkeypatch: pytest.MonkeyPatch) -> None:
+    from git_rewind import mcp
+
+    target = bob.fetched(1)
+    monkeypatch.setattr(checkpoints, "lookup", lambda *args, **kwargs: target)
+    monkeypatch.setattr(handoff, "transcript_of", lambda repo, checkpoint: bob.raw)
+    tools = mcp.Tools(str(bob.w.path), None)
+    _text, preview = tools.rewind(target.ident, "full", preview=True)
+    assert preview["preview"] and not (bob.home / ".claude").exists()
+    text, data = tools.rewind(target.ident, "full")
+    assert data["resume"] == f"claude --resume {MAIN}" and data["prompt"] == "make hello", text
+    assert lines(bob.claude_file())[-1]["type"] == "last-prompt"
