@@ -519,3 +519,17 @@ def test_the_mcp_tool_hands_over_a_fetched_checkpoint_too(bob: Bob, monkeypatch:
     text, data = tools.rewind(target.ident, "full")
     assert data["resume"] == f"claude --resume {MAIN}" and data["prompt"] == "make hello", text
     assert lines(bob.claude_file())[-1]["type"] == "last-prompt"
+
+
+def test_the_web_page_previews_then_hands_over_a_fetched_checkpoint(bob: Bob, monkeypatch: pytest.MonkeyPatch) -> None:
+    from git_rewind.web import actions
+
+    target = bob.fetched(2)
+    monkeypatch.setattr(handoff, "transcript_of", lambda repo, checkpoint: bob.raw)
+    asked = actions.Rewind(bob.repo, [], target, "full", [])
+    preview = asked.preview()
+    assert preview["conversation"].startswith(f"conversation: handed over from {SOURCE}: would be written to")
+    assert not (bob.home / ".claude").exists()
+    done = asked.run(force=True)
+    assert f"resume with: claude --resume {MAIN}" in done["text"]
+    assert lines(bob.claude_file())[-1]["type"] == "last-prompt"

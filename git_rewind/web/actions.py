@@ -55,7 +55,16 @@ class Rewind:
             raise RewindError("agent_only takes back file changes: use it with mode code or full")
         self.only = only
         self.settings = config.for_repo(repo)
-        self.conversation = undo.plan_conversation(target, False) if self.mode != "code" else None
+        self.conversation = None
+        self.described: str | None = None
+        if self.mode != "code" and target.source is not None:  # fetched: handed over by undo.undo (handoff.py)
+            from .. import handoff
+
+            handed = handoff.prepare(repo, target, handoff.transcript_of(repo, target))  # checked; nothing written
+            self.described = handoff.describe(target, handed)
+        elif self.mode != "code":
+            self.conversation = undo.plan_conversation(target, False)
+            self.described = undo.describe(self.conversation)
         items = checkpoints.of_worktree(every, repo.worktree)
         from .. import takeback
 
@@ -71,7 +80,7 @@ class Rewind:
         """The dry run: what would be written, removed, merged; the conversation; the CLI's text."""
         plan = restore.preview(self.repo, self.target, self.only, self.settings["max_file_size"], self.repo.root,
                                retarget=self.planner) if self.mode != "conversation" else None
-        described = undo.describe(self.conversation) if self.conversation is not None else None
+        described = self.described
         nothing = undocmd.nothing_to_take_back(self.planner)
         lines = [line for line, _err in undocmd.preview_lines(plan, self.target.seq, self.planner, described)]
         outcome = self.planner.outcome if self.planner is not None else None
