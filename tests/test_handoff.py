@@ -164,6 +164,11 @@ def test_full_writes_the_transcript_where_claude_looks_for_this_clone_cut_at_the
     # The fetched note is Alice's: never written into Bob's refs/notes/rewind (not even the resolved message).
     assert bob.w.git("notes", "--ref=rewind", "list", target.commit, check=False) == ""
     assert _snapshot(Path(alice_file).parent / "home") == alice_before
+    # redo brings the handed-over conversation back to where Alice's session stood.
+    redone = undo.redo(bob.repo, 50 << 20, 2000)
+    assert redone.resume == f"claude --resume {MAIN}"
+    assert lines(written)[-1]["leafUuid"] == json.loads(bob.raw.splitlines()[-1])["leafUuid"]
+    assert not (bob.w.path / "hello.py").exists()  # as it was in Bob's clone before the undo
 
 
 def test_a_prompt_checkpoint_prints_the_prompt_and_the_conversation_alone_leaves_the_files(bob: Bob) -> None:
@@ -533,3 +538,30 @@ def test_the_web_page_previews_then_hands_over_a_fetched_checkpoint(bob: Bob, mo
     done = asked.run(force=True)
     assert f"resume with: claude --resume {MAIN}" in done["text"]
     assert lines(bob.claude_file())[-1]["type"] == "last-prompt"
+
+
+def test_codex_end_to_end_the_rollout_handed_over_then_cut_into_a_new_session(
+        project: Workdir, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_codex import SESSION, TURN_2, hook, payload, rollout_lines
+
+    alice_codex = tmp_path / "alice-codex"
+    project.env["CODEX_HOME"] = str(alice_codex)
+    rollout = alice_codex / "sessions" / "2026" / "11" / "23" / f"rollout-2026-11-23T18-00-00-{SESSION}.jsonl"
+    rollout.parent.mkdir(parents=True)
+    rows = rollout_lines()
+    rows[0]["payload"]["cwd"] = str(project.path)
+    rollout.write_text("".join(json.dumps(x, separators=(",", ":")) + "\n" for x in rows))
+    prompt = hook(project, payload("UserPromptSubmit", project.path, rollout, turn_id=TURN_2, prompt="PROMPT TWO"))
+    assert prompt["action"] == "checkpoint"
+    bob = receiving(project, rollout.read_bytes(), tmp_path, monkeypatch)
+    bob_codex = tmp_path / "bob-codex"
+    monkeypatch.setenv("CODEX_HOME", str(bob_codex))
+    result = bob.undo(bob.fetched(prompt["seq"]), mode="conversation")
+    handed = bob_codex / "sessions" / "2026" / "11" / "23" / rollout.name
+    assert lines(handed)[0]["payload"]["cwd"] == os.path.realpath(bob.w.path)
+    assert result.applied is not None and result.applied.session is not None
+    new = result.applied.session
+    assert result.resume == f"codex resume {new}" and new != SESSION
+    (cut,) = bob_codex.glob(f"sessions/*/*/*/rollout-*-{new}.jsonl")
+    assert len(lines(cut)) == 13 and lines(cut)[0]["payload"]["id"] == new  # just before the second turn
+    assert not list(alice_codex.glob(f"sessions/*/*/*/rollout-*-{new}.jsonl"))  # nothing on Alice's side
