@@ -61,8 +61,8 @@ def _adopt(repo: Repo, target: Checkpoint, raw: bytes | None, home: str | None,
         raise RewindError(refusal)
     check_session(target.note.session)  # before anything is said of its transcript: the id is the sender's
     if raw is None:
-        by = target.note.extra.get("shared", {}).get("by") if isinstance(target.note.extra.get("shared"), dict) \
-            else None
+        shared = target.note.extra.get("shared")
+        by = shared.get("by") if isinstance(shared, dict) else None
         raise RewindError(f"{target.ident} was pushed without its conversation (git rewind push "
                           f"--with-conversation{' on ' + str(by) if by else ''}); nothing was changed; use --code")
     return agents.get(agent).adopt_transcript(raw, target.note.session, repo.root, home, environ, write=write)

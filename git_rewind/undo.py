@@ -116,7 +116,7 @@ def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str]
     BY: the agent session asking (through MCP), which is not told about it.
     PATCH: the code hunk by hunk on the terminal (patch.patch), not all of it.
     A fetched TARGET's conversation is first handed over (handoff.py): HANDED, its transcript as pushed
-    (default: share.transcript_of); PLAN, when given, is handoff.plan's, for the checkpoint it returned."""
+    (default: share.transcript_of); PLAN, when given, is plan_handover's, for the checkpoint it returned."""
     try:
         mode = mode_of(mode)  # callers outside the type checker (MCP) pass strings
     except ValueError as exc:
@@ -124,6 +124,12 @@ def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str]
     if mode != "code" and plan is None and target.source is not None:
         from . import handoff
 
+        if patch and mode == "conversation":  # refused before the handover writes anything
+            raise RewindError("--patch chooses hunks of the code: it does not go with --conversation")
+        if patch:
+            from . import patch as hunks
+
+            hunks.need_terminal()
         raw = handed if handed is not None else handoff.transcript_of(repo, target)
         target, plan = plan_handover(repo, target, raw, fork)
     if mode != "code" and plan is None:
