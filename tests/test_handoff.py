@@ -485,7 +485,7 @@ def test_push_fetch_and_undo_full_hand_the_session_over_through_a_bare_repositor
     """Alice pushes with her conversation; Bob, in his own clone with his own HOME, fetches and runs
     `git rewind undo <id> --full`: the code comes back and Claude Code finds the session in his clone."""
     bare = tmp_path / "shared.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(bare)], env=env, check=True)
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], env=env, check=True)
     alice.w.git("push", "-q", str(bare), "main")
     alice.w.ok("push", str(bare), "--with-conversation")
     home = tmp_path / "home-bob"
