@@ -382,6 +382,13 @@ def test_gemini_session_goes_to_the_slug_gemini_finds_for_the_clone(tmp_path: Pa
     assert (chats.parent / ".project_root").read_text() == str(root)  # how Gemini finds an unregistered root
     digest = hashlib.sha256(str(root).encode()).hexdigest()
     assert {line["projectHash"] for line in lines(Path(adopted.path)) if "projectHash" in line} == {digest}
+    # The workspace directories below the sender's root (the one its projectHash names) move below the clone's.
+    head = json.loads(raw.splitlines()[0])
+    sender = "/home/alice/proj"
+    head.update(projectHash=hashlib.sha256(sender.encode()).hexdigest(), directories=[sender, f"{sender}/lib", "/opt"])
+    other_session = head["sessionId"] = "cd3f5fb5-ba44-4e41-b301-e6bf39dfe85d"
+    moved = _adopt("gemini", json.dumps(head).encode() + b"\n", other_session, root, home)
+    assert lines(Path(moved.path))[0]["directories"] == [str(root), f"{root}/lib", "/opt"]
     # A registered root keeps its slug.
     (home / ".gemini" / "projects.json").write_text(json.dumps({"projects": {str(root): "mine"}}))
     shutil.rmtree(chats.parent)

@@ -16,7 +16,7 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
-from .base import Agent, Rewinder, home_folders, rewrite_lines
+from .base import Agent, Rewinder, home_folders, moved, rewrite_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -505,18 +505,28 @@ class Gemini(Agent):
             raise RewindError(f"{slug_folder} belongs to another project now; nothing was written")
 
     def rehome(self, transcript: Transcript, root: str, new_session: str | None) -> bytes:
-        """Each metadata record's projectHash made ROOT's (Gemini's sha256 of the root); with NEW_SESSION, its
+        """Each metadata record's projectHash made ROOT's (Gemini's sha256 of the root), and its `directories`
+        below the sender's root (the one whose hash the record holds) moved below ROOT; with NEW_SESSION, its
         sessionId."""
         old = self.session_of(transcript)
-        digest = _project_hash(os.path.abspath(root))
+        here = os.path.abspath(root)
+        digest = _project_hash(here)
 
         def change(line: dict[str, Any]) -> dict[str, Any] | None:
             if not (isinstance(line.get("sessionId"), str) and "projectHash" in line):
                 return None
             line = {**line, "projectHash": digest}
+            listed = line.get("directories")
+            if isinstance(listed, list):
+                sender = next((d for d in listed if isinstance(d, str)
+                               and _project_hash(d) == transcript_hash), None)
+                line["directories"] = [moved(d, sender, here) for d in listed]
             if new_session and line["sessionId"] == old:
                 line["sessionId"] = new_session
             return line
+
+        transcript_hash = next((str(line["projectHash"]) for line in transcript.lines
+                                if line is not None and "projectHash" in line), "")
 
         return rewrite_lines(transcript, change)
 
