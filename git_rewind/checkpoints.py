@@ -35,6 +35,11 @@ class Checkpoint:
         self.source = source
 
     @property
+    def label(self) -> str:
+        """How messages name it: `#42`, or a fetched one's `origin/ada-laptop/42`."""
+        return f"#{self.note.seq}" if self.source is None else self.ident
+
+    @property
     def ident(self) -> str:
         """The id every command accepts: the sequence number, or `<remote>/<sync_name>/<seq>` if fetched."""
         return str(self.note.seq) if self.source is None else f"{self.source}/{self.note.seq}"

@@ -341,13 +341,13 @@ def _confirm_plan(repo: Repo, target: checkpoints.Checkpoint, only: list[str], c
         return False, True
     if not (dry_run or (sys.stdin.isatty() and not yes)):
         return True, False
-    for line, err in undocmd.preview_lines(plan, target.seq, planner, conversation):
+    for line, err in undocmd.preview_lines(plan, target.label, planner, conversation):
         click.echo(line, err=err)
     if dry_run or ((plan is None or plan.empty) and conversation is None):
         return False, True
     what = {(True, False): "the working tree", (False, True): "the conversation",
             (True, True): "the working tree and the conversation"}.get((code, conversation is not None), "")
-    question = f"Rewind {what} to #{target.seq}?" if planner is None else f"Go ahead with {planner.what}?"
+    question = f"Rewind {what} to {target.label}?" if planner is None else f"Go ahead with {planner.what}?"
     if not click.confirm(question, default=False):
         click.echo("nothing changed")
         sys.exit(1)
@@ -460,7 +460,7 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
     if planner is not None:
         _print_takeback_result(result, planner, warned, patch)
     else:
-        undocmd.print_result(result, target.seq, "patched toward" if patch else "restored", warned, listed=patch)
+        undocmd.print_result(result, target.label, "patched toward" if patch else "restored", warned, listed=patch)
 
 
 def _check_patch(patch: bool, paths: tuple[str, ...], mode: str = "code", fork: bool = False,
@@ -483,7 +483,7 @@ def _print_takeback_result(result: undo.Result, planner: takeback.Planner, warne
     """The result of an agent-only undo or a revert: the undo's lines, then what was merged or left in conflict."""
     outcome = planner.outcome
     how = ", hunk by hunk," if patch else ""
-    undocmd.print_result(result, planner.start.seq, "", warned,
+    undocmd.print_result(result, planner.start.label, "", warned,
                   headline=f"took back{how} the agents' changes {undocmd.range_words(planner)}", listed=patch)
     if outcome is None:
         return
@@ -568,7 +568,7 @@ def redo_command(dry_run: bool, yes: bool) -> None:
         return
     result = undo.redo(repo, settings["max_file_size"], settings["auto_pack"], plan)
     safety = result.outcome.safety if result.outcome is not None else None
-    undocmd.print_result(result, plan.target.seq, "restored", warned,
+    undocmd.print_result(result, plan.target.label, "restored", warned,
                   back=f"git rewind undo {safety.seq}" if safety is not None else "git rewind undo")
     if plan.depth > 1:
         more = plan.depth - 1

@@ -96,7 +96,8 @@ def adopted_checkpoint(target: Checkpoint, raw: bytes, adopted: Adopted) -> Chec
         from .fsutil import read_regular
 
         whole = Transcript(adopted.path, read_regular(adopted.path, nofollow=True))
-        count = Transcript("pushed", raw).lines_within(position.offset)
+        lines = position.extra.pop("lines", None)  # counted on the sender's own file when it was pushed
+        count = lines if isinstance(lines, int) else Transcript("pushed", raw).lines_within(position.offset)
         position.offset = whole.ends[count - 1] if 0 < count <= len(whole.ends) else 0
     return Checkpoint(target.commit, note, target.note_blob, target.source)
 

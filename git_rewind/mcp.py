@@ -245,7 +245,7 @@ class Tools:
                 "warnings": restore.warnings(code) if code else [],
                 **_takeback_json(planner),
             }
-            what = f"rewinding to #{target.seq}" if planner is None else planner.what
+            what = f"rewinding to {target.label}" if planner is None else planner.what
             text = (f"{what} would write {len(data['write'])} and remove "
                     f"{len(data['remove'])} files") + "".join(f"\n  write {p}" for p in data["write"]) + "".join(
                 f"\n  remove {p}" for p in data["remove"]) + "".join(f"\nwarning: {w}" for w in data["warnings"])
@@ -269,12 +269,12 @@ class Tools:
                 "prompt": result.plan.prompt if result.plan else None, "resume": result.resume}
         lines = []
         if data["safety_checkpoint"] is None:
-            lines.append(f"the working tree already matches #{target.seq}; nothing changed")
+            lines.append(f"the working tree already matches {target.label}; nothing changed")
         else:
             lines.append(f"safety checkpoint #{data['safety_checkpoint']} (redo goes back)")
             if mode != "conversation":
                 checked = " (verified)" if data["verified"] else ""
-                done = f"restored #{target.seq}" if planner is None else f"done {planner.what}"
+                done = f"restored {target.label}" if planner is None else f"done {planner.what}"
                 lines.append(f"{done}: {len(data['written'])} written, {len(data['removed'])} removed{checked}")
             lines += [f"merged with later changes: {p}" for p in data.get("merged", [])]
             lines += [f"conflict markers to resolve: {c['text']}" for c in data.get("conflicts", [])]

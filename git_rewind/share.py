@@ -166,6 +166,7 @@ def build(repo: Repo, items: list[Checkpoint], name: str, user: str, *, conversa
             plan.note, found = shared_note(plan.item.note, plan.left_out, name, user,
                                            path if conversation and _has_transcript(plan.item) else None)
             report.count(found)
+        _count_lines(plans)
         renoted = [(c, _renoted(repo, c, cache[c.commit], name, user, report)) for c in renote]
         redacted = {}
         for session, raw in transcripts.items():
@@ -185,6 +186,30 @@ def build(repo: Repo, items: list[Checkpoint], name: str, user: str, *, conversa
         report.renoted = len(renote)
         report.transcripts = sorted(redacted)
         return report
+
+
+def _count_lines(plans: list[_Plan]) -> None:
+    """Each new copy whose hook recorded the transcript's size (`offset`, in bytes of the local, unredacted
+    file) also gets `conversation.lines`: how many whole lines the file held then. Redaction keeps lines but
+    not their lengths, so a handover finds the same place in the pushed file by lines (handoff.py)."""
+    from . import agents
+
+    read: dict[str, bytes | None] = {}
+    for plan in plans:
+        position = plan.item.note.conversation
+        agent = plan.item.note.agent
+        conversation = plan.note.get("conversation")
+        if position is None or position.offset is None or not position.transcript or not isinstance(
+                conversation, dict) or agent not in agents.NAMES:
+            continue
+        if position.transcript not in read:
+            try:
+                read[position.transcript] = agents.get(agent).transcripts().load(position.transcript).data
+            except RewindError:
+                read[position.transcript] = None  # gone, or not the agent's: the offset is all there is
+        data = read[position.transcript]
+        if data is not None:
+            conversation["lines"] = data.count(b"\n", 0, position.offset)
 
 
 def _has_transcript(item: Checkpoint) -> bool:

@@ -53,7 +53,7 @@ def run(ident: str | None) -> int:
         echo("", err=True)
         echo("aborted", err=True)
         return 1
-    print_result(result, target.seq, "restored")
+    print_result(result, target.label, "restored")
     return 0
 
 
@@ -64,14 +64,14 @@ def echo(text: str, err: bool = False) -> None:
     stream.flush()
 
 
-def print_result(result: Result, target_seq: int, verb: str, warned: bool = False,
+def print_result(result: Result, target: str, verb: str, warned: bool = False,
                  headline: str | None = None, back: str = "git rewind redo", listed: bool = False) -> None:
     """What an undo, redo, revert or agent-only undo did: the safety checkpoint, the counts, what it left."""
-    for line, err in result_lines(result, target_seq, verb, warned, headline, back, listed):
+    for line, err in result_lines(result, target, verb, warned, headline, back, listed):
         echo(line, err=err)
 
 
-def result_lines(result: Result, target_seq: int, verb: str, warned: bool = False,
+def result_lines(result: Result, target: str, verb: str, warned: bool = False,
                  headline: str | None = None, back: str = "git rewind redo",
                  listed: bool = False) -> list[tuple[str, bool]]:
     """print_result's lines, as (line, for stderr) pairs: the web page shows them too."""
@@ -87,14 +87,14 @@ def result_lines(result: Result, target_seq: int, verb: str, warned: bool = Fals
         for line in restore.warnings(outcome.plan):
             echo(f"warning: {line}", err=True)
     if outcome is None or outcome.safety is None:
-        echo(f"the working tree already matches #{target_seq}" if headline is None
+        echo(f"the working tree already matches {target}" if headline is None
              else "every file is already as it would be")
     else:
         echo(f"safety checkpoint #{outcome.safety.seq} {outcome.safety.commit[:7]} ({back} goes back)")
         if outcome.written or outcome.removed or outcome.plan.writes or outcome.plan.removals:
             checked = " (verified)" if outcome.verified else ""
             kept = f", {len(outcome.conflicts)} not restored" if outcome.conflicts else ""
-            echo(f"{headline or f'{verb} #{target_seq}'}: {len(outcome.written)} written, "
+            echo(f"{headline or f'{verb} {target}'}: {len(outcome.written)} written, "
                  f"{len(outcome.removed)} removed{kept}{checked}")
             if listed:  # a patch session: which of the paths offered it changed
                 for path in outcome.written:
@@ -102,7 +102,7 @@ def result_lines(result: Result, target_seq: int, verb: str, warned: bool = Fals
                 for path in outcome.removed:
                     echo(f"  removed  {path}")
         elif outcome.plan.files:  # a redo records itself all the same (it pops the redo stack)
-            echo(f"the working tree already matches #{target_seq}")
+            echo(f"the working tree already matches {target}")
         for path in outcome.plan.left_alone:
             echo(f"left alone: {path}", err=True)
         for path in outcome.conflicts:
@@ -134,7 +134,7 @@ def nothing_to_take_back(planner: Planner | None) -> str | None:
     return f"nothing to take back: no agent changed a file {range_words(planner)}; nothing changed"
 
 
-def preview_lines(plan: Plan | None, target_seq: int, planner: Planner | None,
+def preview_lines(plan: Plan | None, target: str, planner: Planner | None,
                   conversation: str | None) -> list[tuple[str, bool]]:
     """A rewind's preview (what --dry-run prints, the web page's dialog shows): (line, for stderr) pairs."""
     from . import config, restore
@@ -142,7 +142,7 @@ def preview_lines(plan: Plan | None, target_seq: int, planner: Planner | None,
     lines: list[tuple[str, bool]] = []
     if plan is not None:
         if plan.empty:
-            lines.append((f"the working tree already matches #{target_seq}" if planner is None
+            lines.append((f"the working tree already matches {target}" if planner is None
                           else "taking back the agents' changes leaves every file as it is", False))
         else:
             lines += [(f"write   {change.path}", False) for change in plan.writes]

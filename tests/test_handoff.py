@@ -572,3 +572,48 @@ def test_codex_end_to_end_the_rollout_handed_over_then_cut_into_a_new_session(
     (cut,) = bob_codex.glob(f"sessions/*/*/*/rollout-*-{new}.jsonl")
     assert len(lines(cut)) == 13 and lines(cut)[0]["payload"]["id"] == new  # just before the second turn
     assert not list(alice_codex.glob(f"sessions/*/*/*/rollout-*-{new}.jsonl"))  # nothing on Alice's side
+
+
+def test_a_turn_end_found_by_offset_lands_on_the_same_line_though_redaction_changed_lengths(
+        agent_project: Workdir, tmp_path: Path, env: dict[str, str]) -> None:
+    """A checkpoint with no message id (a turn end) is located by the transcript's size when its hook ran, in
+    bytes of the sender's file; the pushed file is redacted (a secret in an earlier line becomes a shorter
+    marker), so the push also records how many lines the file held, and the handover cuts there."""
+    secret = "AKIAIOSFODNN7EXAMPLE"
+    agent = Agent(agent_project, session=MAIN, env=NO_LIMITS)
+    Path(agent.transcript).parent.mkdir(parents=True, exist_ok=True)
+    sample = (CLAUDE_SAMPLES / "transcript_main_print_mode.jsonl").read_text()
+    sample = sample.replace(SAMPLE_CWD, str(agent_project.path))
+    lines_in = sample.splitlines()[:-1]  # up to the assistant's answer: the turn's last message
+    data = json.loads(lines_in[0])
+    data["secretNote"] = f"the deploy key is {secret} ok"  # a line whose length the scanner changes
+    Path(agent.transcript).write_text("\n".join([json.dumps(data), *lines_in[1:]]) + "\n")
+    agent_project.write("hello.py", "print('hello')\n" * 30)
+    assert agent.stop()["action"] == "checkpoint"
+    whole = len(lines_in)
+    answer = json.loads(lines_in[-1])["uuid"]
+    went_on = {**json.loads(lines_in[-1]), "uuid": "9e0c5a55-0000-4000-8000-000000000001", "parentUuid": answer}
+    with open(agent.transcript, "a") as fh:  # the session goes on after the turn end
+        fh.write(json.dumps(went_on) + "\n")
+    bare = tmp_path / "shared.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], env=env, check=True)
+    agent_project.git("push", "-q", str(bare), "main")
+    agent_project.ok("push", str(bare), "--with-conversation")
+    home = tmp_path / "home-bob"
+    home.mkdir()
+    clone = tmp_path / "work" / "bob-clone"
+    bob_env = git_env(home)
+    subprocess.run(["git", "clone", "-q", str(bare), str(clone)], env=bob_env, check=True)
+    w = Workdir(clone, bob_env)
+    w.ok("fetch", "origin")
+    (turn_end,) = [item for item in json.loads(w.ok("list", "--remote", "origin", "--json"))
+                   if item["trigger"] == "Stop"]
+    assert turn_end["conversation"]["lines"] == whole
+    run = w.rewind("undo", turn_end["id"], "--conversation", "--yes")
+    assert run.returncode == 0, run.stderr
+    written = home / ".claude" / "projects" / re.sub(r"[^a-zA-Z0-9]", "-", os.path.realpath(clone)) / f"{MAIN}.jsonl"
+    kept = [json.loads(line) for line in written.read_text().splitlines()]
+    assert secret not in written.read_text()
+    # Claude Code rewinds by a last-prompt line naming the leaf: the turn's last message, not the one the session
+    # went on with, nor the one before (where the pushed file's bytes would have put it: the marker is longer).
+    assert kept[-1]["type"] == "last-prompt" and kept[-1]["leafUuid"] == answer

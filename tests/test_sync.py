@@ -145,7 +145,7 @@ def test_a_teammate_fetches_lists_and_uses_fetched_ids(alice: Workdir, bare: Pat
     assert json_shown["id"] == second and json_shown["commit"] == listed[0]["commit"]
     # undo --code to a fetched checkpoint: the files come back, and bob's own work was checkpointed first.
     bob.write("mine.txt", "bob's own work\n")
-    bob.ok("undo", second, "--code", "--yes")
+    assert f"restored {second}:" in bob.ok("undo", second, "--code", "--yes")
     assert (bob.path / "src/app.py").read_text() == "print('hello, world')\n"
     assert not (bob.path / ".env").exists()
     mine = json.loads(bob.ok("list", "--json"))

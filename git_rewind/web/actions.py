@@ -82,7 +82,7 @@ class Rewind:
                                retarget=self.planner) if self.mode != "conversation" else None
         described = self.described
         nothing = undocmd.nothing_to_take_back(self.planner)
-        lines = [line for line, _err in undocmd.preview_lines(plan, self.target.seq, self.planner, described)]
+        lines = [line for line, _err in undocmd.preview_lines(plan, self.target.label, self.planner, described)]
         outcome = self.planner.outcome if self.planner is not None else None
         busy = turns.at_work(self.repo, time.time())
         return {"ok": True, "dry_run": True,
@@ -109,8 +109,8 @@ class Rewind:
                            retarget=self.planner, kind=self.kind)
         outcome = result.outcome
         safety = outcome.safety.seq if outcome is not None and outcome.safety is not None else None
-        lines = undocmd.result_lines(result, self.target.seq, "restored") if self.planner is None else \
-            undocmd.result_lines(result, self.planner.start.seq, "", headline=f"took back the agents' changes "
+        lines = undocmd.result_lines(result, self.target.label, "restored") if self.planner is None else \
+            undocmd.result_lines(result, self.planner.start.label, "", headline=f"took back the agents' changes "
                                  f"{undocmd.range_words(self.planner)}")
         taken = self.planner.outcome if self.planner is not None else None
         return {"ok": True, "safety": safety, "text": "\n".join(line for line, _err in lines),
