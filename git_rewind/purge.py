@@ -1,0 +1,816 @@
+"""Purging a secret from every local checkpoint: a file (`--path`) or a text (`--text`), for a secret that
+got captured.
+
+Every checkpoint chain that holds it is rewritten (same seqs, sessions, order, dates, messages and every
+other byte of every tree; new commit ids from the first checkpoint that changes on), transcript backups
+(the attachments, a checkpoint's second parent) included, and the notes ref is written afresh without
+history, as gc does. Then the old objects go for good: the reflogs of our refs are expired, and the
+objects nothing reaches any more that git-rewind wrote (reachable from an unreachable commit of ours),
+or that hold the text, are deleted, loose or packed (only the packs holding them are rewritten). An
+object the person's own refs, reflogs or index still reach is theirs: it stays, and the result says
+where it is held. Other unreachable objects (the person's dangling commits, a dropped stash) are kept.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from . import checkpoints, store
+from .checkpoints import Checkpoint
+from .errors import RewindError
+from .gitcmd import FastImport, cat_file
+from .repo import NOTES_REF, REF_PREFIX, Repo
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from contextlib import ExitStack
+
+    from .note import Json
+
+MARKER = "[PURGED]"
+_CHUNK = 2000  # objects read per `git cat-file --batch` (blobs can be large: never all of them at once)
+_STRUCTURAL = frozenset({"v", "seq", "session", "head", "created", "worktree"})  # note keys that name, not say
+
+
+@dataclass
+class Changed:
+    """What a purge changed (or would change) in one checkpoint."""
+
+    seq: int
+    session: str
+    removed: list[str] = field(default_factory=list)  # purged paths this checkpoint held
+    blobs: int = 0  # files whose text changed (the attachments' included)
+    message: bool = False
+    note: bool = False
+    attachment: bool = False
+
+
+@dataclass
+class Result:
+    """What `run` found and did."""
+
+    dry_run: bool
+    changed: list[Changed] = field(default_factory=list)
+    rewritten: int = 0  # commits written anew (a chain is rewritten from its first changed checkpoint on)
+    pruned: int = 0  # objects deleted from .git/objects
+    packs_rewritten: int = 0
+    held: dict[str, list[str]] = field(default_factory=dict)  # where → old objects still reachable from there
+    kept_packs: list[str] = field(default_factory=list)  # packs with a .keep file that hold purged objects
+    on_disk: list[str] = field(default_factory=list)  # work-tree files that still hold the path or the text
+    transcripts: list[str] = field(default_factory=list)  # agents' transcripts (on disk) that still hold the text
+    copy_discarded: bool = False  # this machine's shareable copy was dropped: the next push is `push --prune`
+    remote_copies: list[str] = field(default_factory=list)  # fetched copies of other machines (not purged)
+
+    @property
+    def seqs(self) -> list[int]:
+        return [c.seq for c in self.changed]
+
+
+class _Plan:
+    """Every edit the purge makes, computed before anything is written."""
+
+    def __init__(self) -> None:
+        self.edits: dict[str, list[bytes]] = {}  # commit → fast-import file commands (D / M) on its tree
+        self.messages: dict[str, bytes] = {}  # commit → its new message
+        self.blobs: dict[str, bytes] = {}  # old blob → new content (the text replaced)
+        self.notes: dict[str, bytes] = {}  # checkpoint commit → its new note (text or paths purged)
+        self.old: set[str] = set()  # objects that held the secret (old blobs, note blobs, commits)
+
+
+def run(repo: Repo, paths: list[str], texts: list[str], dry_run: bool = False) -> Result:
+    """Purge PATHS (work-tree-relative, '/'-separated) and TEXTS from every local checkpoint; with DRY_RUN
+    only say what would change."""
+    if not paths and not texts:
+        raise RewindError("nothing to purge: give --path PATH or --text TEXT")
+    for text in texts:
+        if not text:
+            raise RewindError("--text needs a non-empty text")
+        if text in MARKER:
+            raise RewindError(f"--text {text!r} is part of the marker {MARKER} that replaces it")
+    result = Result(dry_run)
+    with _all_locks(repo):
+        items = checkpoints.load_all(repo)
+        sessions = repo.session_refs()
+        chains, parents = _chains(repo, sessions)
+        every = [oid for chain in chains.values() for oid in chain]
+        every += [p for oid in every for p in parents[oid][1:]]
+        commits = _read_commits(repo, every)
+        plan = _plan(repo, items, chains, parents, commits, paths, [t.encode("utf-8", "surrogateescape")
+                                                                   for t in texts], texts, result)
+        _warnings(repo, items, paths, texts, plan, result)
+        if dry_run or not (plan.edits or plan.messages or plan.notes):
+            return result
+        moves, old_refs = _rewrite(repo, items, sessions, chains, parents, commits, plan, result)
+        repo.move_refs(moves, old_refs)
+        for session in {c.session for c in items}:
+            store.forget_tip(repo, session)
+        _forget_caches(repo)
+        result.copy_discarded = _discard_copy(repo)
+        _expire_reflogs(repo, list(moves))
+        _prune(repo, plan, result, [t.encode("utf-8", "surrogateescape") for t in texts])
+    return result
+
+
+class _Locks:
+    """Every work tree's lock, then the store's: no scan anywhere builds on an object being deleted."""
+
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+        self.stack: ExitStack | None = None
+
+    def __enter__(self) -> None:
+        from contextlib import ExitStack
+
+        from .lock import Lock
+
+        self.stack = ExitStack()
+        try:
+            for name in self.repo.linked_worktrees():
+                folder = os.path.join(self.repo.commondir, "worktrees", name, "rewind")
+                if os.path.isdir(folder):
+                    self.stack.enter_context(Lock(os.path.join(folder, "lock"), self.repo.lock_timeout))
+            self.repo.ensure_dirs()
+            main = os.path.join(self.repo.commondir, "rewind", "lock")
+            self.stack.enter_context(Lock(main, self.repo.lock_timeout))
+            self.stack.enter_context(self.repo.store_lock())
+        except BaseException:
+            self.stack.close()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.stack is not None
+        self.stack.close()
+
+
+def _all_locks(repo: Repo) -> _Locks:
+    return _Locks(repo)
+
+
+# reading ----------------------------------------------------------------------------------------------
+
+
+def _chains(repo: Repo, sessions: dict[str, str]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Each session's chain, oldest first (first parents), and every commit's parents (attachments too)."""
+    parents: dict[str, list[str]] = {}
+    if sessions:
+        out = repo.git(["rev-list", "--parents", f"--glob={REF_PREFIX}*"]).decode()
+        for line in out.splitlines():
+            oid, *rest = line.split()
+            parents[oid] = rest
+    chains: dict[str, list[str]] = {}
+    for session, tip in sessions.items():
+        chain = []
+        current: str | None = tip
+        while current is not None:
+            chain.append(current)
+            current = parents[current][0] if parents.get(current) else None
+        chains[session] = chain[::-1]
+    return chains, parents
+
+
+def _read_commits(repo: Repo, oids: list[str]) -> dict[str, gc_commit]:
+    from . import gc
+
+    return gc._read_commits(repo, list(dict.fromkeys(oids)))
+
+
+if TYPE_CHECKING:
+    from .gc import _Commit as gc_commit
+
+
+def _objects(repo: Repo, oids: list[str]) -> Iterator[tuple[str, str, bytes]]:
+    """(oid, type, content) of OIDS, read a chunk at a time."""
+    for start in range(0, len(oids), _CHUNK):
+        chunk = oids[start:start + _CHUNK]
+        for oid, found in zip(chunk, cat_file(chunk, repo.root), strict=True):
+            if found is not None:
+                yield oid, found[0], found[1]
+
+
+def _parse_tree(raw: bytes, size: int) -> list[tuple[bytes, bytes, str]]:
+    """(mode, name, oid) of each entry of a raw tree object (SIZE: the object id's length in bytes)."""
+    entries = []
+    pos = 0
+    while pos < len(raw):
+        space = raw.index(b" ", pos)
+        nul = raw.index(b"\0", space)
+        entries.append((raw[pos:space], raw[space + 1:nul], raw[nul + 1:nul + 1 + size].hex()))
+        pos = nul + 1 + size
+    return entries
+
+
+# planning ---------------------------------------------------------------------------------------------
+
+
+def _plan(repo: Repo, items: list[Checkpoint], chains: dict[str, list[str]], parents: dict[str, list[str]],
+          commits: dict[str, gc_commit], paths: list[str], texts: list[bytes], words: list[str],
+          result: Result) -> _Plan:
+    """What changes where: the trees (paths gone, blobs with the text replaced), messages and notes."""
+    plan = _Plan()
+    size = 32 if repo.object_format == "sha256" else 20
+    kinds: dict[str, str] = {}
+    listed = repo.git(["rev-list", "--objects", "--no-object-names", "--stdin"],
+                      input="".join(f"{c.tree}\n" for c in commits.values()).encode()) if commits else b""
+    oids = [line for line in listed.decode().split() if line]
+    if oids:
+        out = repo.git(["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+                       input="".join(o + "\n" for o in oids).encode()).decode()
+        kinds = dict(line.split() for line in out.splitlines() if len(line.split()) == 2)
+    trees = {oid: _parse_tree(raw, size) for oid, kind, raw in
+             _objects(repo, [o for o in oids if kinds.get(o) == "tree"]) if kind == "tree"}
+    if texts:
+        for oid, _kind, raw in _objects(repo, [o for o in oids if kinds.get(o) == "blob"]):
+            new = _replace(raw, texts)
+            if new != raw:
+                plan.blobs[oid] = new
+                plan.old.add(oid)
+    hits: dict[str, list[tuple[bytes, bytes, str]]] = {}
+
+    def blob_hits(tree: str) -> list[tuple[bytes, bytes, str]]:
+        """(path, mode, oid) of every blob under TREE whose text changes."""
+        if tree not in hits:
+            found = []
+            for mode, name, oid in trees.get(tree, []):
+                if mode == b"40000":
+                    found += [(name + b"/" + p, m, o) for p, m, o in blob_hits(oid)]
+                elif oid in plan.blobs and mode != b"160000":
+                    found.append((name, mode, oid))
+            hits[tree] = found
+        return hits[tree]
+
+    def lookup(tree: str, path: str) -> str | None:
+        """The object at PATH in TREE, if any."""
+        current: str | None = tree
+        for part in path.split("/"):
+            entry = next((e for e in trees.get(current or "", []) if e[1] == os.fsencode(part)), None)
+            if entry is None:
+                return None
+            current = entry[2]
+        return current
+
+    def under(path: bytes) -> bool:
+        text = os.fsdecode(path)
+        return any(text == p or text.startswith(p + "/") for p in paths)
+
+    by_commit = {str(c.commit): c for c in items}
+    changes: dict[str, Changed] = {}
+    from .gitcmd import quote_path
+
+    for session, chain in chains.items():
+        carried: Changed | None = None  # a chain's root may be an attachment (no note): told with the next
+        for oid in chain:
+            commit = commits[oid]
+            item = by_commit.get(oid)
+            change = Changed(item.seq if item else 0, session)
+            if carried is not None:
+                change.blobs, change.message, change.attachment = carried.blobs, False, carried.attachment
+                carried = None
+            edits: list[bytes] = []
+            for path in paths:
+                gone = lookup(commit.tree, path)
+                if gone is not None:
+                    edits.append(b"D " + quote_path(os.fsencode(path)) + b"\n")
+                    change.removed.append(path)
+                    plan.old.update(_below(gone, trees))
+            for where, mode, blob in blob_hits(commit.tree) if plan.blobs else []:
+                if not under(where):
+                    edits.append(b"M " + mode + b" :" + blob.encode() + b" " + quote_path(where) + b"\n")
+                    change.blobs += 1
+            if edits:
+                plan.edits[oid] = edits
+            message = _replace(commit.message, texts)
+            if message != commit.message:
+                plan.messages[oid] = message
+                plan.old.add(oid)
+                change.message = True
+            for extra in parents[oid][1:]:  # an attachment: the transcript backed up before a rewind
+                attached = commits[extra]
+                blobs = [e for e in blob_hits(attached.tree)] if plan.blobs else []
+                if blobs:
+                    plan.edits[extra] = [b"M " + m + b" :" + b.encode() + b" " + quote_path(p) + b"\n"
+                                         for p, m, b in blobs]
+                    change.blobs += len(blobs)
+                msg = _replace(attached.message, texts)
+                if msg != attached.message:
+                    plan.messages[extra] = msg
+                    plan.old.add(extra)
+                if extra in plan.edits or extra in plan.messages:
+                    change.attachment = True
+            if item is not None:
+                note = item.note.to_json()
+                scrubbed = _scrub_note(note, paths, words)
+                if scrubbed != note:
+                    from .note import Note
+
+                    rewritten = Note.from_json(scrubbed)
+                    assert rewritten is not None
+                    plan.notes[oid] = rewritten.to_bytes()
+                    plan.old.add(str(item.note_blob))
+                    change.note = True
+            if item is None:
+                change.attachment = change.attachment or change.blobs > 0 or change.message
+                change.message = False
+                carried = change
+            elif change.removed or change.blobs or change.message or change.note or change.attachment:
+                changes[oid] = change
+    for item in items:  # a note on no chain of ours (fetched): its commit stays, its note is purged
+        if str(item.commit) in commits:
+            continue
+        note = item.note.to_json()
+        scrubbed = _scrub_note(note, paths, words)
+        if scrubbed != note:
+            from .note import Note
+
+            rewritten = Note.from_json(scrubbed)
+            assert rewritten is not None
+            plan.notes[str(item.commit)] = rewritten.to_bytes()
+            plan.old.add(str(item.note_blob))
+            changes[str(item.commit)] = Changed(item.seq, item.session, note=True)
+    result.changed = sorted(changes.values(), key=lambda c: c.seq)
+    return plan
+
+
+def _below(oid: str, trees: dict[str, list[tuple[bytes, bytes, str]]]) -> set[str]:
+    """OID and, for a tree, every object under it."""
+    found = {oid}
+    for _mode, _name, child in trees.get(oid, []):
+        found |= _below(child, trees)
+    return found
+
+
+def _replace(data: bytes, texts: list[bytes]) -> bytes:
+    for text in texts:
+        data = data.replace(text, MARKER.encode())
+    return data
+
+
+def _scrub_note(note: dict[str, Json], paths: list[str], texts: list[str]) -> dict[str, Json]:
+    """NOTE with TEXTS replaced in every value that says something (not the keys that name the checkpoint)
+    and PATHS gone from its path lists; a new dict when anything changed."""
+
+    def scrub(value: Json, keys: bool = False) -> Json:
+        if isinstance(value, str):
+            for text in texts:
+                value = value.replace(text, MARKER)
+            return value
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        if isinstance(value, dict):
+            return {(scrub(k) if keys else k): v if k in ("to_commit", "backup_blob") else scrub(v)
+                    for k, v in value.items()}
+        return value
+
+    def kept(path: object) -> bool:
+        return not (isinstance(path, str) and any(path == p or path.startswith(p + "/") for p in paths))
+
+    out = {key: value if key in _STRUCTURAL else scrub(value, keys=key == "origins") for key, value in note.items()}
+    if paths:
+        out["paths"] = [p for p in out.get("paths") or [] if kept(p)]
+        if isinstance(out.get("origins"), dict):
+            out["origins"] = {p: o for p, o in out["origins"].items() if kept(p)}
+        out["skipped"] = [s for s in out.get("skipped") or [] if not isinstance(s, dict) or kept(s.get("path"))]
+    return out
+
+
+# writing ----------------------------------------------------------------------------------------------
+
+
+def _rewrite(repo: Repo, items: list[Checkpoint], sessions: dict[str, str], chains: dict[str, list[str]],
+             parents: dict[str, list[str]], commits: dict[str, gc_commit], plan: _Plan,
+             result: Result) -> tuple[dict[str, str | None], dict[str, str | None]]:
+    """Write the new blobs, the rewritten chains (from their first changed commit on) and the notes commit,
+    through one fast-import that moves no ref; returns the refs' new and old values (moved together)."""
+    import time
+
+    from .snapshot import blob_oid
+
+    stamp = b"committer " + store.COMMITTER + b" %d +0000\n"
+    marks: dict[str, int] = {}  # old commit → its mark
+    new_blobs = {old: blob_oid(content, repo.object_format) for old, content in plan.blobs.items()}
+    tips: dict[str, int] = {}
+    with FastImport(repo.root, force=True) as fi:
+        mark = 0
+        blob_marks: dict[str, int] = {}
+        for old, content in plan.blobs.items():
+            mark += 1
+            fi.write(b"blob\nmark :%d\n" % mark)
+            fi.data(content)
+            blob_marks[old] = mark
+
+        def file_commands(oid: str) -> bytes:
+            return b"".join(_with_marks(cmd, blob_marks) for cmd in plan.edits.get(oid, []))
+
+        for session, chain in chains.items():
+            start = next((i for i, oid in enumerate(chain) if _changes(oid, parents, plan)), None)
+            if start is None:
+                continue
+            ref = f"{REF_PREFIX}{session}"
+            fi.write(f"reset {ref}\n".encode())
+            for index, oid in enumerate(chain[start:], start):
+                commit = commits[oid]
+                merges = []
+                for extra in commit.parents[1:]:
+                    if extra in plan.edits or extra in plan.messages:
+                        mark += 1
+                        attached = commits[extra]
+                        fi.write(b"reset refs/rewind-attachments/pending\n")
+                        fi.write(b"commit refs/rewind-attachments/pending\nmark :%d\n" % mark
+                                 + stamp % attached.time)
+                        fi.data(plan.messages.get(extra, attached.message))
+                        fi.write(f'M 040000 {attached.tree} ""\n'.encode() + file_commands(extra) + b"\n")
+                        merges.append(f":{mark}")
+                    else:
+                        merges.append(extra)
+                mark += 1
+                marks[oid] = mark
+                fi.write(f"commit {ref}\nmark :{mark}\n".encode() + stamp % commit.time)
+                fi.data(plan.messages.get(oid, commit.message))
+                if index == start and index > 0:
+                    fi.write(f"from {chain[index - 1]}\n".encode())
+                elif index > start:
+                    fi.write(f"from :{marks[chain[index - 1]]}\n".encode())
+                for extra in merges:
+                    fi.write(f"merge {extra}\n".encode())
+                fi.write(f'M 040000 {commit.tree} ""\n'.encode() + file_commands(oid) + b"\n")
+                result.rewritten += 1
+            tips[ref] = mark
+        new_commits = dict(zip(marks, fi.get_marks(list(marks.values())), strict=True))
+        mark += 1
+        fi.write(f"reset {NOTES_REF}\ncommit {NOTES_REF}\nmark :{mark}\n".encode() + stamp % int(time.time()))
+        fi.data(f"purge: {len(result.changed)} checkpoints changed\n".encode())
+        for item in items:
+            oid = str(item.commit)
+            target = f":{marks[oid]}" if oid in marks else oid  # a commit of this stream: by its mark
+            note = _remap(plan.notes.get(oid), item, new_commits, new_blobs)
+            if note is None:
+                fi.write(f"N {item.note_blob} {target}\n".encode())
+            else:
+                fi.write(f"N inline {target}\n".encode())
+                fi.data(note)
+        fi.write(b"\n")
+        tips[NOTES_REF] = mark
+        moves: dict[str, str | None] = {ref: fi.get_mark(m) for ref, m in tips.items()}
+        for ref in moves:
+            fi.write(f"reset {ref}\n\n".encode())
+        zero = "0" * (64 if repo.object_format == "sha256" else 40)
+        fi.write(f"reset refs/rewind-attachments/pending\nfrom {zero}\n\n".encode())
+    before: dict[str, str | None] = {**{REF_PREFIX + s: oid for s, oid in sessions.items()},
+                                     NOTES_REF: repo.read_ref(NOTES_REF)}
+    return moves, before
+
+
+def _changes(oid: str, parents: dict[str, list[str]], plan: _Plan) -> bool:
+    """Commit OID itself changes: its tree, its message, its note or an attachment."""
+    return (oid in plan.edits or oid in plan.messages or oid in plan.notes
+            or any(p in plan.edits or p in plan.messages for p in parents[oid][1:]))
+
+
+def _with_marks(command: bytes, blob_marks: dict[str, int]) -> bytes:
+    """A planned `M mode :<old blob> path` with the new blob's mark in place of the old blob's id."""
+    if not command.startswith(b"M "):
+        return command
+    head, path = command.split(b" ", 3)[:3], command.split(b" ", 3)[3]
+    return b"%s %s :%d %s" % (head[0], head[1], blob_marks[head[2][1:].decode()], path)
+
+
+def _remap(planned: bytes | None, item: Checkpoint, new_commits: dict[str, str],
+           new_blobs: dict[str, str]) -> bytes | None:
+    """The note to write for ITEM: PLANNED (or its own), with the commit and backup blob ids a safety
+    checkpoint's `rewind` names moved to the rewritten ones; None when it stays as it is."""
+    from .note import Note
+
+    note = Note.from_bytes(planned) if planned is not None else item.note
+    assert note is not None
+    record = note.rewind
+    moved = False
+    if record is not None:
+        if record.to_commit is not None and record.to_commit in new_commits:
+            from .note import Oid
+
+            record.to_commit = Oid(new_commits[record.to_commit])
+            moved = True
+        conversation = record.conversation
+        if conversation is not None and conversation.backup_blob in new_blobs:
+            from .note import Oid
+
+            conversation.backup_blob = Oid(new_blobs[str(conversation.backup_blob)])
+            moved = True
+    if planned is None and not moved:
+        return None
+    return note.to_bytes()
+
+
+# around the rewrite ------------------------------------------------------------------------------------
+
+
+def _worktree_dirs(repo: Repo) -> list[tuple[str, str]]:
+    """(git directory, private rewind directory) of every work tree."""
+    dirs = [(repo.commondir, os.path.join(repo.commondir, "rewind"))]
+    for name in repo.linked_worktrees():
+        gitdir = os.path.join(repo.commondir, "worktrees", name)
+        dirs.append((gitdir, os.path.join(gitdir, "rewind")))
+    return dirs
+
+
+def _index_entries(repo: Repo, index: str) -> list[tuple[str, str]]:
+    """(blob id, path) of each entry of the index file INDEX (none when it does not exist)."""
+    if not os.path.isfile(index):
+        return []
+    out = repo.git(["ls-files", "-s", "-z", "--full-name"], env={"GIT_INDEX_FILE": index}, check=False)
+    entries = []
+    for record in out.split(b"\0"):
+        head, _, path = record.partition(b"\t")
+        parts = head.split()
+        if len(parts) == 3:
+            entries.append((parts[1].decode(), os.fsdecode(path)))
+    return entries
+
+
+def _warnings(repo: Repo, items: list[Checkpoint], paths: list[str], texts: list[str], plan: _Plan,
+              result: Result) -> None:
+    """What a purge cannot reach: the files still in a work tree (the next checkpoint takes them again), the
+    agents' own transcripts, and the copies fetched from other machines."""
+    roots = [line[9:] for line in repo.git(["worktree", "list", "--porcelain"]).decode().splitlines()
+             if line.startswith("worktree ")]
+    for root in roots:
+        for path in paths:
+            if os.path.lexists(os.path.join(root, path)):
+                result.on_disk.append(os.path.join(root, path))
+    if plan.blobs:
+        for gitdir, private in _worktree_dirs(repo):
+            where = next((r for r in roots if _gitdir_of(r) == os.path.realpath(gitdir)), None)
+            for blob, path in _index_entries(repo, os.path.join(private, "index")):
+                if blob in plan.blobs:
+                    result.on_disk.append(os.path.join(where, path) if where else path)
+    if texts:
+        named = {c.note.conversation.transcript for c in items if c.note.conversation is not None}
+        for transcript in sorted(t for t in named if t):
+            try:
+                with open(transcript, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                continue
+            if any(text.encode("utf-8", "surrogateescape") in data for text in texts):
+                result.transcripts.append(transcript)
+    from .share import REMOTE_PREFIX
+
+    out = repo.git(["for-each-ref", "--format=%(refname)", REMOTE_PREFIX]).decode()
+    result.remote_copies = out.split()
+
+
+def _gitdir_of(root: str) -> str | None:
+    from .repo import git_dirs
+
+    dirs = git_dirs(root)
+    return os.path.realpath(dirs[0]) if dirs else None
+
+
+def _forget_caches(repo: Repo) -> None:
+    """Drop every work tree's caches that name old objects (the tips went with store.forget_tip)."""
+    import shutil
+
+    for _gitdir, private in _worktree_dirs(repo):
+        shutil.rmtree(os.path.join(private, "gitignores"), ignore_errors=True)
+
+
+def _discard_copy(repo: Repo) -> bool:
+    """Drop this machine's shareable copy (share.discard_copy) if there is one; whether one had been built."""
+    from . import share
+
+    had = bool(repo.git(["for-each-ref", "--format=%(refname)", share.SHARE_PREFIX]).strip())
+    if had or os.path.isdir(share.share_dir(repo)):
+        share.discard_copy(repo)
+    return had
+
+
+def _expire_reflogs(repo: Repo, refs: list[str]) -> None:
+    """Forget what our refs pointed to before (git keeps the notes ref's reflog): the old commits must go."""
+    logged = [ref for ref in refs if os.path.isfile(os.path.join(repo.commondir, "logs", ref))]
+    if logged:
+        repo.git(["reflog", "expire", "--expire=now", "--expire-unreachable=now", *logged])
+
+
+# pruning ----------------------------------------------------------------------------------------------
+
+
+def _unreachable(repo: Repo) -> dict[str, str]:
+    """Every object nothing reaches (refs, reflogs, HEADs and indexes of every work tree): oid → type."""
+    out = repo.git(["fsck", "--connectivity-only", "--unreachable", "--no-progress"], check=False)
+    found = {}
+    for line in out.decode().splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "unreachable":
+            found[parts[2]] = parts[1]
+    return found
+
+
+def _garbage(repo: Repo, texts: list[bytes]) -> set[str]:
+    """The unreachable objects a purge deletes: everything an unreachable commit of git-rewind's reaches,
+    and every unreachable blob holding one of TEXTS. The person's own unreachable objects stay."""
+    unreachable = _unreachable(repo)
+    ident = b"\ncommitter " + store.COMMITTER + b" "
+    ours = [oid for oid, kind, raw in _objects(repo, [o for o, k in unreachable.items() if k == "commit"])
+            if ident in b"\n" + raw.partition(b"\n\n")[0]]
+    found: set[str] = set()
+    if ours:
+        out = repo.git(["rev-list", "--objects", "--no-object-names", "--missing=allow-any", "--stdin"],
+                       input="".join(o + "\n" for o in ours).encode())
+        found = {oid for oid in out.decode().split() if oid in unreachable}
+    if texts:
+        rest = [o for o, k in unreachable.items() if k == "blob" and o not in found]
+        found.update(oid for oid, _kind, raw in _objects(repo, rest) if _replace(raw, texts) != raw)
+    return found
+
+
+def _prune(repo: Repo, plan: _Plan, result: Result, texts: list[bytes]) -> None:
+    """Delete the objects `_garbage` names, wherever they are stored, then say where the old objects that
+    still exist are held."""
+    for _round in range(3):  # a `git repack` running meanwhile may have moved some into a pack: again
+        doomed = _garbage(repo, texts)
+        if not doomed:
+            break
+        _drop_from_private_indexes(repo, doomed)
+        result.pruned += _delete(repo, doomed, result)
+        if not _present(repo, doomed):
+            break
+    left = _present(repo, plan.old)
+    if left:
+        result.held = _holders(repo, left)
+
+
+def _present(repo: Repo, oids: set[str]) -> set[str]:
+    if not oids:
+        return set()
+    out = repo.git(["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+                   input="".join(o + "\n" for o in oids).encode()).decode()
+    return {parts[0] for parts in (line.split() for line in out.splitlines())
+            if len(parts) == 2 and parts[1] != "missing"}
+
+
+def _drop_from_private_indexes(repo: Repo, doomed: set[str]) -> None:
+    """Our private indexes (stat caches git does not know of) must not name a deleted blob: those entries
+    go, and the next checkpoint hashes those files again (captures them again, if they are still there)."""
+    for _gitdir, private in _worktree_dirs(repo):
+        index = os.path.join(private, "index")
+        gone = [path for blob, path in _index_entries(repo, index) if blob in doomed]
+        if gone:
+            repo.git(["update-index", "--force-remove", "-z", "--stdin"], env={"GIT_INDEX_FILE": index},
+                     input=b"".join(os.fsencode(p) + b"\0" for p in gone))
+
+
+def _delete(repo: Repo, doomed: set[str], result: Result) -> int:
+    """Delete DOOMED from the object store: loose files unlinked, each pack holding any rewritten without
+    them (a pack with a .keep file is left, and named); then the multi-pack index and the commit-graph
+    are written again, since they may name what is gone."""
+    objects = os.path.join(repo.commondir, "objects")
+    deleted = set()
+    for oid in doomed:
+        try:
+            os.unlink(os.path.join(objects, oid[:2], oid[2:]))
+            deleted.add(oid)
+        except FileNotFoundError:
+            pass
+    pack_dir = os.path.join(objects, "pack")
+    try:
+        names = sorted(n for n in os.listdir(pack_dir) if n.endswith(".idx"))
+    except FileNotFoundError:
+        names = []
+    changed = False
+    for name in names:
+        base = os.path.join(pack_dir, name[:-len(".idx")])
+        with open(base + ".idx", "rb") as fh:
+            listed = repo.git(["show-index", f"--object-format={repo.object_format}"], input=fh.read())
+        held = [line.split()[1].decode() for line in listed.splitlines() if len(line.split()) >= 2]
+        hit = doomed.intersection(held)
+        if not hit:
+            continue
+        if os.path.exists(base + ".keep"):
+            result.kept_packs.append(os.path.basename(base) + ".pack")
+            continue
+        keep = [oid for oid in held if oid not in doomed]
+        if keep:
+            repo.git(["pack-objects", "-q", os.path.join(pack_dir, "pack")],
+                     input="".join(o + "\n" for o in keep).encode())
+        for suffix in (".idx", ".pack", ".rev", ".bitmap", ".mtimes"):
+            try:
+                os.unlink(base + suffix)
+            except FileNotFoundError:
+                pass
+        deleted.update(hit)
+        result.packs_rewritten += 1
+        changed = True
+    if changed:
+        for name in os.listdir(pack_dir):
+            if name.startswith("multi-pack-index"):
+                os.unlink(os.path.join(pack_dir, name))
+                if name == "multi-pack-index":
+                    repo.git(["multi-pack-index", "write"], check=False)
+    info = os.path.join(objects, "info")
+    if deleted and (os.path.exists(os.path.join(info, "commit-graph"))
+                    or os.path.isdir(os.path.join(info, "commit-graphs"))):
+        split = ["--split=replace"] if os.path.isdir(os.path.join(info, "commit-graphs")) else []
+        repo.git(["commit-graph", "write", "--reachable", *split], check=False)
+    return len(deleted)
+
+
+def _holders(repo: Repo, oids: set[str]) -> dict[str, list[str]]:
+    """Where each of OIDS is still reachable from: a ref (each object under the first ref found to reach it,
+    the person's own first), an index, else 'a reflog'. Returns where → objects."""
+    left = set(oids)
+    found: dict[str, list[str]] = {}
+    refs = repo.git(["for-each-ref", "--format=%(refname)"]).decode().split()
+    refs.sort(key=lambda r: (r.startswith((REF_PREFIX, NOTES_REF)), r))  # the person's own refs first
+    done: list[str] = []
+    for ref in ["HEAD", *refs]:
+        if not left:
+            break
+        out = repo.git(["rev-list", "--objects", "--no-object-names", "--stdin"],
+                       input="".join(f"{line}\n" for line in [ref, *(f"^{d}" for d in done)]).encode(), check=False)
+        named = left.intersection(out.decode().split())
+        if named:
+            found[ref] = sorted(named)
+            left -= named
+        done.append(ref)
+    for gitdir, _private in _worktree_dirs(repo):
+        index = os.path.join(gitdir, "index")
+        named = left.intersection(blob for blob, _path in _index_entries(repo, index))
+        if named:
+            label = "the index" if gitdir == repo.commondir else f"the index of work tree {os.path.basename(gitdir)}"
+            found[label] = sorted(named)
+            left -= named
+    if left:
+        found["a reflog"] = sorted(left)
+    return found
+
+
+# saying it --------------------------------------------------------------------------------------------
+
+
+def _seqs(seqs: list[int]) -> str:
+    """#1..#4, #7: runs of consecutive seqs."""
+    runs: list[list[int]] = []
+    for seq in seqs:
+        if runs and seq == runs[-1][1] + 1:
+            runs[-1][1] = seq
+        else:
+            runs.append([seq, seq])
+    return ", ".join(f"#{a}" if a == b else f"#{a}..#{b}" for a, b in runs)
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+def report(result: Result, paths: list[str], texts: list[str]) -> list[str]:
+    """The lines `git rewind purge` prints."""
+    what = ", ".join([*paths, *(["the text"] if len(texts) == 1 else [f"{len(texts)} texts"] if texts else [])])
+    lines = []
+    if not result.changed:
+        lines.append(f"nothing to purge: no checkpoint holds {what}; nothing changed")
+    else:
+        parts = []
+        removed = sum(len(c.removed) for c in result.changed)
+        if removed:
+            parts.append(f"{_count(removed, 'path')} removed")
+        blobs = sum(c.blobs for c in result.changed)
+        if blobs:
+            parts.append(f"{_count(blobs, 'file')} with the text replaced by {MARKER}")
+        for attr, noun in (("message", "message"), ("note", "note"), ("attachment", "transcript backup")):
+            n = sum(1 for c in result.changed if getattr(c, attr))
+            if n:
+                parts.append(_count(n, noun))
+        verb = "would purge" if result.dry_run else "purged"
+        lines.append(f"{verb} {what} from {_count(len(result.changed), 'checkpoint')} "
+                     f"({_seqs(result.seqs)}): {', '.join(parts)}")
+        if result.dry_run:
+            lines.append("then the old objects would be deleted from .git/objects (nothing changed: --dry-run)")
+        else:
+            packs = f", {_count(result.packs_rewritten, 'pack')} rewritten" if result.packs_rewritten else ""
+            lines.append(f"rewrote {_count(result.rewritten, 'commit')}; deleted {_count(result.pruned, 'old object')}"
+                         f" from .git/objects{packs}")
+    for where, oids in result.held.items():
+        count = _count(len(oids), "old object")
+        if where.startswith(REF_PREFIX):
+            lines.append(f"{count} still in checkpoints under another path ({where}): the same content")
+        elif where.startswith("refs/notes/rewind-remote/"):
+            lines.append(f"{count} still reachable from {where}: another machine's copy, fetched; purge is local")
+        elif where.startswith("refs/") or where == "HEAD":
+            lines.append(f"{count} still reachable from {where}: committed history is not rewritten by purge")
+        elif where.startswith("the index"):
+            lines.append(f"{count} still in {where} (added with git add): not git-rewind's to change")
+        else:
+            lines.append(f"{count} still reachable from {where}: not git-rewind's to change")
+    for pack in result.kept_packs:
+        lines.append(f"left in {pack}: a .keep file asks that it is never rewritten")
+    for path in result.on_disk:
+        lines.append(f"still on disk: {path}: delete it or ignore it, or the next checkpoint captures it again")
+    for transcript in result.transcripts:
+        lines.append(f"still in the agent's transcript {transcript}: git rewind does not change it")
+    if result.remote_copies:
+        lines.append(f"not purged: {_count(len(result.remote_copies), 'copy')} fetched from other machines "
+                     f"(refs/notes/rewind-remote/): purge is local")
+    if result.copy_discarded:
+        lines.append("this machine's shareable copy was dropped: `git rewind push --prune` replaces it on the remote")
+    return lines
