@@ -58,7 +58,8 @@ class Result:
     packs_rewritten: int = 0
     held: dict[str, list[str]] = field(default_factory=dict)  # where → old objects still reachable from there
     kept_packs: list[str] = field(default_factory=list)  # packs with a .keep file that hold purged objects
-    on_disk: list[str] = field(default_factory=list)  # work-tree files that still hold the path or the text
+    on_disk: list[str] = field(default_factory=list)  # purged paths still in a work tree
+    text_on_disk: list[str] = field(default_factory=list)  # work-tree files that held the text when last scanned
     transcripts: list[str] = field(default_factory=list)  # agents' transcripts (on disk) that still hold the text
     copy_discarded: bool = False  # this machine's shareable copy was dropped: the next push is `push --prune`
     remote_copies: list[str] = field(default_factory=list)  # fetched copies of other machines (not purged)
@@ -543,7 +544,7 @@ def _warnings(repo: Repo, items: list[Checkpoint], paths: list[str], texts: list
             where = next((r for r in roots if _gitdir_of(r) == os.path.realpath(gitdir)), None)
             for blob, path in _index_entries(repo, os.path.join(private, "index")):
                 if blob in plan.blobs:
-                    result.on_disk.append(os.path.join(where, path) if where else path)
+                    result.text_on_disk.append(os.path.join(where, path) if where else path)
     if texts:
         named = {c.note.conversation.transcript for c in items if c.note.conversation is not None}
         for transcript in sorted(t for t in named if t):
@@ -723,7 +724,7 @@ def _holders(repo: Repo, oids: set[str]) -> dict[str, list[str]]:
     refs = repo.git(["for-each-ref", "--format=%(refname)"]).decode().split()
     refs.sort(key=lambda r: (r.startswith((REF_PREFIX, NOTES_REF)), r))  # the person's own refs first
     done: list[str] = []
-    for ref in ["HEAD", *refs]:
+    for ref in [*refs, "HEAD"]:
         if not left:
             break
         out = repo.git(["rev-list", "--objects", "--no-object-names", "--stdin"],
@@ -806,6 +807,8 @@ def report(result: Result, paths: list[str], texts: list[str]) -> list[str]:
         lines.append(f"left in {pack}: a .keep file asks that it is never rewritten")
     for path in result.on_disk:
         lines.append(f"still on disk: {path}: delete it or ignore it, or the next checkpoint captures it again")
+    for path in result.text_on_disk:
+        lines.append(f"the text is still in {path}: the next checkpoint captures it again unless you remove it")
     for transcript in result.transcripts:
         lines.append(f"still in the agent's transcript {transcript}: git rewind does not change it")
     if result.remote_copies:

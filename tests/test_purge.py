@@ -1,0 +1,223 @@
+"""`git rewind purge`: a secret that got captured (a file, or a text in files, prompts, messages and transcript
+backups) leaves every local checkpoint and the object store, and nothing else changes: every other byte of
+every checkpoint, the seqs, sessions and dates, the person's index, HEAD and branches."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from helpers.samples import CLAUDE_SAMPLES
+from helpers.session import MAIN, PROMPT_ID, Agent
+from helpers.workdir import Workdir
+
+SECRET = "sk-live-7f3a9c2e51d04b8b"
+EDIT_CALL = "toolu_mock_601f38abdb2f4e42b38d"  # the recorded Edit's tool_use id (tests/test_undo.py)
+NO_LIMITS = {"GIT_REWIND_ANTI_SPAM_SECONDS": "0", "GIT_REWIND_MIN_CHANGE_CHARS": "0"}
+
+
+def notes(w: Workdir) -> dict[int, dict[str, Any]]:
+    """Every checkpoint's note, with its commit, by seq."""
+    out = {}
+    for row in w.git("notes", "--ref=rewind", "list").splitlines():
+        _blob, commit = row.split()
+        note = json.loads(w.git("notes", "--ref=rewind", "show", commit))
+        out[note["seq"]] = {**note, "commit": commit}
+    return out
+
+
+def files(w: Workdir, commit: str) -> dict[str, str]:
+    """path → mode and blob of every file of a checkpoint."""
+    out = {}
+    for line in w.git("ls-tree", "-r", "--full-tree", commit).splitlines():
+        meta, path = line.split("\t", 1)
+        mode, _kind, oid = meta.split()
+        out[path] = f"{mode} {oid}"
+    return out
+
+
+def holding(w: Workdir, text: str) -> set[str]:
+    """The objects of the repository whose content holds TEXT (read through `cat-file --batch-all-objects`)."""
+    out = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"], cwd=w.path, env=w.env,
+                         capture_output=True, check=True).stdout
+    found, pos = set(), 0
+    while pos < len(out):
+        end = out.index(b"\n", pos)
+        oid, _kind, size = out[pos:end].split()
+        body = out[end + 1:end + 1 + int(size)]
+        if text.encode() in body:
+            found.add(oid.decode())
+        pos = end + 1 + int(size) + 1
+    return found
+
+
+def exists(w: Workdir, oid: str) -> bool:
+    return subprocess.run(["git", "cat-file", "-e", oid], cwd=w.path, env=w.env).returncode == 0
+
+
+def test_a_captured_file_leaves_every_checkpoint_of_every_session_and_work_tree(project: Workdir,
+                                                                                tmp_path: Path) -> None:
+    w = project
+    w.write("keys/prod.pem", f"-----BEGIN KEY-----\n{SECRET}\n")
+    for i in range(3):
+        w.write("src/app.py", f"print({i})\n")
+        w.ok("snap", "--session", "alpha", "-m", f"alpha {i}")
+    w.git("repack", "-adq")  # some checkpoints packed, the later ones loose
+    w.git("commit-graph", "write", "--reachable")
+    for i in range(3):
+        w.write("notes.txt", f"work {i}\n")
+        w.ok("snap", "--session", "beta", "-m", f"beta {i}")
+    linked = tmp_path / "linked"
+    w.git("worktree", "add", "-q", str(linked), "-b", "feature")
+    lw = Workdir(linked, w.env)
+    lw.write("keys/prod.pem", f"{SECRET}\n")
+    lw.write("other.txt", "linked work\n")
+    lw.ok("snap", "--session", "alpha", "-m", "linked")
+    w.write("src/app.py", "print('after')\n")
+    w.ok("snap", "--session", "alpha", "-m", "alpha again")
+    w.wait_for_repack()
+    before = notes(w)
+    trees = {seq: files(w, note["commit"]) for seq, note in before.items()}
+    dates = {seq: w.git("log", "-1", "--format=%ct %an %cn %s", note["commit"]) for seq, note in before.items()}
+    user = w.user_state()
+    linked_index = (w.path / ".git" / "worktrees" / "linked" / "index").read_bytes()
+    assert holding(w, SECRET)
+
+    run = w.rewind("purge", "--path", "../keys", cwd=w.path / "src")  # relative to the current directory
+    assert run.returncode == 0, run.stderr
+    mentions = sum(1 for n in before.values() if "keys" in json.dumps([n["paths"], n.get("origins")]))
+    assert f"purged keys from 8 checkpoints (#1..#8): 8 paths removed, {mentions} notes" in run.stdout
+    assert f"still on disk: {w.path / 'keys'}" in run.stdout and f"still on disk: {linked / 'keys'}" in run.stdout
+
+    after = notes(w)
+    assert sorted(after) == sorted(before)
+    for seq, note in after.items():
+        old = before[seq]
+        assert files(w, note["commit"]) == {p: v for p, v in trees[seq].items() if not p.startswith("keys/")}
+        assert w.git("log", "-1", "--format=%ct %an %cn %s", note["commit"]) == dates[seq]
+        assert {**note, "commit": None, "paths": None, "origins": None} == \
+            {**old, "commit": None, "paths": None, "origins": None}
+        assert note["paths"] == [p for p in old["paths"] if not p.startswith("keys")]
+        assert note.get("origins") == ({p: o for p, o in old["origins"].items() if not p.startswith("keys")}
+                                       if "origins" in old else None)
+        if "keys/prod.pem" in trees[seq]:
+            assert not exists(w, old["commit"])
+            assert not exists(w, trees[seq]["keys/prod.pem"].split()[1])
+    assert holding(w, SECRET) == set()
+    assert w.user_state() == user
+    assert (w.path / ".git" / "worktrees" / "linked" / "index").read_bytes() == linked_index
+    w.fsck()
+
+    shutil.rmtree(w.path / "keys")
+    w.write("notes.txt", "changed\n")
+    assert w.ok("snap", "--session", "alpha").startswith("#9 ")  # the private index named the purged blob
+    assert "keys/prod.pem" not in files(w, "refs/rewind/alpha")
+    w.ok("undo", "2", "--code", "--yes")
+    assert (w.path / "src" / "app.py").read_text() == "print(1)\n" and not (w.path / "keys").exists()
+    assert w.user_state()[0] == user[0]
+    w.fsck()
+
+
+def _claude_with_secret(w: Workdir) -> Agent:
+    """tests/test_undo.py's recorded Claude Code session, its prompt carrying SECRET (in the payload and the
+    transcript); then `undo 2 --full`, whose safety checkpoint attaches the transcript as it was."""
+    agent = Agent(w, session=MAIN, env=NO_LIMITS)
+    Path(agent.transcript).parent.mkdir(parents=True, exist_ok=True)
+    recorded = (CLAUDE_SAMPLES / "transcript_main_print_mode.jsonl").read_text()
+    assert "make hello" in recorded
+    Path(agent.transcript).write_text(recorded.replace("make hello", f"make hello with {SECRET}"))
+    assert agent.prompt(f"make hello with {SECRET}", prompt_id=PROMPT_ID)["action"] == "checkpoint"
+    w.write("hello.py", "print('hello')\n")
+    decision = agent.send("PreToolUse", tool_name="Edit", tool_use_id=EDIT_CALL, prompt_id=PROMPT_ID,
+                          tool_input={"file_path": str(w.path / "hello.py"),
+                                      "old_string": "print('hello')", "new_string": "print('hello, world')"})
+    assert decision["action"] == "checkpoint"
+    w.write("hello.py", "print('hello, world')\n")
+    run = w.rewind("undo", "2", "--full", "--yes")
+    assert run.returncode == 0, run.stderr
+    return agent
+
+
+def test_a_text_leaves_prompts_messages_files_and_transcript_backups(agent_project: Workdir) -> None:
+    w = agent_project
+    w.write("docs/setup.md", f"export TOKEN={SECRET}\n")  # committed: the person's own history holds it
+    w.commit_all("setup notes")
+    main = w.git("rev-parse", "main")
+    agent = _claude_with_secret(w)
+    w.ok("snap", "--session", "manual", "-m", f"rotate {SECRET} soon")
+    before = notes(w)
+    safety = next(n for n in before.values() if n["trigger"] == "pre-rewind")
+    backup = safety["rewind"]["conversation"]["backup"]
+    assert SECRET in w.git("show", f"{safety['commit']}^2:{backup}")
+    assert SECRET in (before[1]["prompt"] or "")
+    trees = {seq: files(w, note["commit"]) for seq, note in before.items()}
+    user = w.user_state()
+
+    dry = w.rewind("purge", "--text", SECRET, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "would purge the text from 4 checkpoints (#1..#4)" in dry.stdout
+    assert notes(w) == before and holding(w, SECRET) - set(w.git("rev-list", "--objects", "--no-object-names",
+                                                                 "main").split())
+
+    run = w.rewind("purge", "--text", SECRET)
+    assert run.returncode == 0, run.stderr
+    assert "purged the text from 4 checkpoints (#1..#4)" in run.stdout
+    assert "2 messages" in run.stdout and "1 transcript backup" in run.stdout  # #1 names its prompt
+    assert "still reachable from refs/heads/main: committed history is not rewritten by purge" in run.stdout
+    assert f"still in the agent's transcript {agent.transcript}" in run.stdout
+    assert f"the text is still in {w.path / 'docs' / 'setup.md'}" in run.stdout
+
+    after = notes(w)
+    assert sorted(after) == sorted(before)
+    assert after[1]["prompt"] == "make hello with [PURGED]"
+    assert "[PURGED]" in w.git("log", "-1", "--format=%s", after[4]["commit"])
+    purged_safety = next(n for n in after.values() if n["trigger"] == "pre-rewind")
+    record = purged_safety["rewind"]
+    restored = w.git("show", f"{record['to_commit']}:hello.py")
+    assert restored == "print('hello')\n"  # to_commit follows the rewritten checkpoint
+    backed_up = w.git("cat-file", "blob", record["conversation"]["backup_blob"])
+    assert SECRET not in backed_up and "make hello with [PURGED]" in backed_up
+    assert backed_up == w.git("show", f"{purged_safety['commit']}^2:{backup}")
+    for seq, note in after.items():
+        assert {p: v for p, v in files(w, note["commit"]).items() if p != "docs/setup.md"} == \
+            {p: v for p, v in trees[seq].items() if p != "docs/setup.md"}
+        assert w.git("show", f"{note['commit']}:docs/setup.md") == "export TOKEN=[PURGED]\n"
+
+    # Only what the branch holds still holds the secret; the branch, the index and HEAD are as they were.
+    branch = set(w.git("rev-list", "--objects", "--no-object-names", "main").split())
+    assert holding(w, SECRET) and holding(w, SECRET) <= branch
+    assert w.git("rev-parse", "main") == main and SECRET in w.git("show", "main:docs/setup.md")
+    assert w.user_state() == user
+    w.fsck()
+
+    again = w.rewind("purge", "--text", SECRET)
+    assert again.returncode == 0 and "nothing to purge" in again.stdout and "nothing changed" in again.stdout
+    assert notes(w) == after
+    assert w.ok("redo", "--yes")  # the redo reads the purged backup
+    w.fsck()
+
+
+def test_a_dry_run_changes_nothing(project: Workdir) -> None:
+    project.write("token.txt", f"{SECRET}\n")
+    project.ok("snap", "-m", "one")
+    project.ok("snap", "-m", f"two {SECRET}", "--allow-empty")
+    refs = project.git("for-each-ref")
+    found = holding(project, SECRET)
+    listing = sorted(p.name for p in (project.path / ".git" / "rewind").rglob("*"))
+    out = project.ok("purge", "--path", "token.txt", "--text", SECRET, "--dry-run")
+    assert "would purge token.txt, the text from 2 checkpoints (#1..#2)" in out
+    assert project.git("for-each-ref") == refs and holding(project, SECRET) == found
+    assert sorted(p.name for p in (project.path / ".git" / "rewind").rglob("*")) == listing
+
+
+def test_paths_outside_the_repository_are_refused_in_one_line(project: Workdir, tmp_path: Path) -> None:
+    project.ok("snap")
+    for path in ("../elsewhere", str(tmp_path), ".git/config"):
+        run = project.rewind("purge", "--path", path)
+        assert run.returncode == 1 and len(run.stderr.strip().splitlines()) == 1, run.stderr
+        assert "outside the working tree" in run.stderr
+    run = project.rewind("purge")
+    assert run.returncode == 2 and "--path PATH or --text TEXT" in run.stderr
