@@ -61,6 +61,7 @@ class Result:
     on_disk: list[str] = field(default_factory=list)  # purged paths still in a work tree
     text_on_disk: list[str] = field(default_factory=list)  # work-tree files that held the text when last scanned
     transcripts: list[str] = field(default_factory=list)  # agents' transcripts (on disk) that still hold the text
+    state_files: int = 0  # hook state under .git/rewind (an open turn's prompt) with the text replaced
     copy_discarded: bool = False  # this machine's shareable copy was dropped: the next push is `push --prune`
     remote_copies: list[str] = field(default_factory=list)  # fetched copies of other machines (not purged)
 
@@ -108,6 +109,7 @@ def run(repo: Repo, paths: list[str], texts: list[str], dry_run: bool = False) -
         for session in {c.session for c in items}:
             store.forget_tip(repo, session)
         _forget_caches(repo)
+        result.state_files = _scrub_state_files(repo, texts)
         result.copy_discarded = _discard_copy(repo)
         _expire_reflogs(repo, list(moves))
         _prune(repo, plan, result, [t.encode("utf-8", "surrogateescape") for t in texts])
@@ -576,6 +578,47 @@ def _forget_caches(repo: Repo) -> None:
         shutil.rmtree(os.path.join(private, "gitignores"), ignore_errors=True)
 
 
+def _scrub_state_files(repo: Repo, texts: list[str]) -> int:
+    """Replace TEXTS in the hooks' state files of every work tree (an open turn keeps its prompt there, and
+    its next checkpoint's note would copy it back); returns how many changed."""
+    import json
+
+    from .fsutil import write_atomic
+
+    changed = 0
+    for _gitdir, private in _worktree_dirs(repo) if texts else []:
+        for folder in ("turns", "sessions"):
+            try:
+                names = sorted(n for n in os.listdir(os.path.join(private, folder)) if n.endswith(".json"))
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            for name in names:
+                path = os.path.join(private, folder, name)
+                try:
+                    with open(path, "rb") as fh:
+                        data = json.loads(fh.read())
+                except (OSError, ValueError):
+                    continue
+                scrubbed = _scrub_json(data, texts)
+                if scrubbed != data:
+                    write_atomic(path, json.dumps(scrubbed).encode() + b"\n")
+                    changed += 1
+    return changed
+
+
+def _scrub_json(value: Json, texts: list[str]) -> Json:
+    """VALUE with TEXTS replaced in every string, keys included."""
+    if isinstance(value, str):
+        for text in texts:
+            value = value.replace(text, MARKER)
+        return value
+    if isinstance(value, list):
+        return [_scrub_json(v, texts) for v in value]
+    if isinstance(value, dict):
+        return {_scrub_json(k, texts): _scrub_json(v, texts) for k, v in value.items()}
+    return value
+
+
 def _discard_copy(repo: Repo) -> bool:
     """Drop this machine's shareable copy (share.discard_copy) if there is one; whether one had been built."""
     from . import share
@@ -811,6 +854,8 @@ def report(result: Result, paths: list[str], texts: list[str]) -> list[str]:
         lines.append(f"the text is still in {path}: the next checkpoint captures it again unless you remove it")
     for transcript in result.transcripts:
         lines.append(f"still in the agent's transcript {transcript}: git rewind does not change it")
+    if result.state_files:
+        lines.append(f"replaced the text in {_count(result.state_files, 'hook state file')} under .git/rewind")
     if result.remote_copies:
         lines.append(f"not purged: {_count(len(result.remote_copies), 'copy')} fetched from other machines "
                      f"(refs/notes/rewind-remote/): purge is local")

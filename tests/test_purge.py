@@ -169,6 +169,9 @@ def test_a_text_leaves_prompts_messages_files_and_transcript_backups(agent_proje
     assert "still reachable from refs/heads/main: committed history is not rewritten by purge" in run.stdout
     assert f"still in the agent's transcript {agent.transcript}" in run.stdout
     assert f"the text is still in {w.path / 'docs' / 'setup.md'}" in run.stdout
+    assert "replaced the text in 2 hook state files" in run.stdout  # the open turn and the session state
+    private = [p for p in (w.path / ".git" / "rewind").rglob("*") if p.is_file()]
+    assert [p for p in private if SECRET.encode() in p.read_bytes()] == []
 
     after = notes(w)
     assert sorted(after) == sorted(before)
@@ -221,3 +224,32 @@ def test_paths_outside_the_repository_are_refused_in_one_line(project: Workdir, 
         assert "outside the working tree" in run.stderr
     run = project.rewind("purge")
     assert run.returncode == 2 and "--path PATH or --text TEXT" in run.stderr
+
+
+def test_a_pushed_copy_is_dropped_and_push_prune_replaces_it(project: Workdir, tmp_path: Path) -> None:
+    bare = tmp_path / "shared.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], env=project.env, check=True)
+    project.git("remote", "add", "origin", str(bare))
+    project.write("config/db.txt", f"password = {SECRET}\n")  # nothing a scanner knows: it went out
+    project.ok("snap", "-m", "one")
+    project.write("src/app.py", "print('two')\n")
+    project.ok("snap", "-m", "two")
+    project.ok("push", "origin")
+    (ref,) = project.git("for-each-ref", "--format=%(refname)", "refs/notes/rewind-share/").split()
+
+    out = project.ok("purge", "--path", "config")
+    assert "purged config from 2 checkpoints (#1..#2)" in out
+    assert "`git rewind push --prune` replaces it on the remote" in out
+    assert project.git("for-each-ref", "refs/notes/rewind-share/") == ""
+    assert holding(project, SECRET) == set()  # the local copy's objects went too
+    project.fsck()
+
+    refused = project.rewind("push", "origin")
+    assert refused.returncode == 1 and "push --prune" in refused.stderr
+    project.ok("push", "--prune", "origin")
+    sent = subprocess.run(["git", "rev-list", "--objects", "--no-object-names", ref], cwd=bare,
+                          capture_output=True, text=True, check=True).stdout.split()
+    contents = subprocess.run(["git", "cat-file", "--batch"], cwd=bare, input=("\n".join(sent) + "\n").encode(),
+                              capture_output=True, check=True).stdout
+    assert SECRET.encode() not in contents
+    assert "nothing to purge" in project.ok("purge", "--path", "config")
