@@ -24,6 +24,7 @@ from .repo import NOTES_REF, REF_PREFIX, Repo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from collections.abc import Iterator
     from contextlib import ExitStack
 
@@ -104,6 +105,9 @@ def run(repo: Repo, paths: list[str], texts: list[str], dry_run: bool = False) -
         _warnings(repo, items, paths, texts, plan, result)
         if dry_run or not (plan.edits or plan.messages or plan.notes):
             return result
+        # What the store held before: the roots of what goes (with any unreachable commit git-rewind wrote).
+        roots = [*commits, *repo.git(["for-each-ref", "--format=%(objectname)", NOTES_REF,
+                                      "refs/notes/rewind-share/"]).decode().split()]
         moves, old_refs = _rewrite(repo, items, sessions, chains, parents, commits, plan, result)
         repo.move_refs(moves, old_refs)
         for session in {c.session for c in items}:
@@ -112,7 +116,7 @@ def run(repo: Repo, paths: list[str], texts: list[str], dry_run: bool = False) -
         result.state_files = _scrub_state_files(repo, texts)
         result.copy_discarded = _discard_copy(repo)
         _expire_reflogs(repo, list(moves))
-        _prune(repo, plan, result, [t.encode("utf-8", "surrogateescape") for t in texts])
+        _prune(repo, plan, result, [t.encode("utf-8", "surrogateescape") for t in texts], roots)
     return result
 
 
@@ -192,16 +196,17 @@ def _objects(repo: Repo, oids: list[str]) -> Iterator[tuple[str, str, bytes]]:
                 yield oid, found[0], found[1]
 
 
-def _parse_tree(raw: bytes, size: int) -> list[tuple[bytes, bytes, str]]:
-    """(mode, name, oid) of each entry of a raw tree object (SIZE: the object id's length in bytes)."""
-    entries = []
-    pos = 0
-    while pos < len(raw):
-        space = raw.index(b" ", pos)
-        nul = raw.index(b"\0", space)
-        entries.append((raw[pos:space], raw[space + 1:nul], raw[nul + 1:nul + 1 + size].hex()))
-        pos = nul + 1 + size
-    return entries
+_ENTRY: dict[int, re.Pattern[bytes]] = {}  # one tree entry's pattern, by the object id's length
+
+
+def _entries(raw: bytes, size: int) -> list[tuple[bytes, bytes, bytes]]:
+    """(mode, name, binary object id) of each entry of a raw tree object (SIZE: the id's length in bytes):
+    one regular expression, run in C, rather than a Python loop over 10,000s of trees."""
+    import re
+
+    if size not in _ENTRY:
+        _ENTRY[size] = re.compile(rb"([0-7]+) ([^\0]*)\0(.{%d})" % size, re.S)
+    return _ENTRY[size].findall(raw)
 
 
 # planning ---------------------------------------------------------------------------------------------
@@ -211,56 +216,66 @@ def _plan(repo: Repo, items: list[Checkpoint], chains: dict[str, list[str]], par
           commits: dict[str, gc_commit], paths: list[str], texts: list[bytes], words: list[str],
           result: Result) -> _Plan:
     """What changes where: the trees (paths gone, blobs with the text replaced), messages and notes."""
+    from .gitcmd import quote_path
+
     plan = _Plan()
     size = 32 if repo.object_format == "sha256" else 20
-    kinds: dict[str, str] = {}
-    listed = repo.git(["rev-list", "--objects", "--no-object-names", "--stdin"],
-                      input="".join(f"{c.tree}\n" for c in commits.values()).encode()) if commits else b""
-    oids = [line for line in listed.decode().split() if line]
-    if oids:
-        out = repo.git(["cat-file", "--batch-check=%(objectname) %(objecttype)"],
-                       input="".join(o + "\n" for o in oids).encode()).decode()
-        kinds = dict(line.split() for line in out.splitlines() if len(line.split()) == 2)
-    trees = {oid: _parse_tree(raw, size) for oid, kind, raw in
-             _objects(repo, [o for o in oids if kinds.get(o) == "tree"]) if kind == "tree"}
-    if texts:
-        for oid, _kind, raw in _objects(repo, [o for o in oids if kinds.get(o) == "blob"]):
+    trees: dict[bytes, list[tuple[bytes, bytes, bytes]]] = {}  # parsed only when a blob holds the text
+    if texts and commits:
+        listed = repo.git(["rev-list", "--objects", "--no-object-names", "--stdin"],
+                          input="".join(f"{c.tree}\n" for c in commits.values()).encode()).decode().split()
+        kinds = _kinds(repo, listed)
+        for oid, _kind, raw in _objects(repo, [o for o in listed if kinds.get(o) == "blob"]):
             new = _replace(raw, texts)
             if new != raw:
                 plan.blobs[oid] = new
                 plan.old.add(oid)
-    hits: dict[str, list[tuple[bytes, bytes, str]]] = {}
+        if plan.blobs:
+            trees = {bytes.fromhex(oid): _entries(raw, size)
+                     for oid, _kind, raw in _objects(repo, [o for o in listed if kinds.get(o) == "tree"])}
+    changed_blobs = {bytes.fromhex(oid) for oid in plan.blobs}
+    hits: dict[bytes, list[tuple[bytes, bytes, str]]] = {}
 
-    def blob_hits(tree: str) -> list[tuple[bytes, bytes, str]]:
+    def blob_hits(tree: bytes) -> list[tuple[bytes, bytes, str]]:
         """(path, mode, oid) of every blob under TREE whose text changes."""
         if tree not in hits:
             found = []
             for mode, name, oid in trees.get(tree, []):
                 if mode == b"40000":
                     found += [(name + b"/" + p, m, o) for p, m, o in blob_hits(oid)]
-                elif oid in plan.blobs and mode != b"160000":
-                    found.append((name, mode, oid))
+                elif oid in changed_blobs and mode != b"160000":
+                    found.append((name, mode, oid.hex()))
             hits[tree] = found
         return hits[tree]
 
-    def lookup(tree: str, path: str) -> str | None:
-        """The object at PATH in TREE, if any."""
-        current: str | None = tree
-        for part in path.split("/"):
-            entry = next((e for e in trees.get(current or "", []) if e[1] == os.fsencode(part)), None)
-            if entry is None:
-                return None
-            current = entry[2]
-        return current
+    # Which checkpoint holds which purged path: one `cat-file --batch-check` of <tree>:<path>.
+    held: dict[tuple[str, str], str] = {}
+    if paths:
+        questions = [(c.tree, path) for c in dict((c.tree, c) for c in commits.values()).values() for path in paths]
+        out = repo.git(["cat-file", "--batch-check=%(objectname)"],
+                       input=b"".join(os.fsencode(f"{tree}:{path}") + b"\n" for tree, path in questions))
+        for (tree, path), line in zip(questions, out.decode().splitlines(), strict=True):
+            if not line.endswith(" missing") and " " not in line:
+                held[(tree, path)] = line
 
     def under(path: bytes) -> bool:
         text = os.fsdecode(path)
         return any(text == p or text.startswith(p + "/") for p in paths)
 
+    def tree_edits(tree: str) -> tuple[list[bytes], list[str], int]:
+        """The fast-import file commands TREE needs, the purged paths it held, and the files with the text."""
+        edits: list[bytes] = []
+        removed = [path for path in paths if (tree, path) in held]
+        edits += [b"D " + quote_path(os.fsencode(path)) + b"\n" for path in removed]
+        blobs = 0
+        for where, mode, blob in blob_hits(bytes.fromhex(tree)) if trees else []:
+            if not under(where):
+                edits.append(b"M " + mode + b" :" + blob.encode() + b" " + quote_path(where) + b"\n")
+                blobs += 1
+        return edits, removed, blobs
+
     by_commit = {str(c.commit): c for c in items}
     changes: dict[str, Changed] = {}
-    from .gitcmd import quote_path
-
     for session, chain in chains.items():
         carried: Changed | None = None  # a chain's root may be an attachment (no note): told with the next
         for oid in chain:
@@ -268,19 +283,10 @@ def _plan(repo: Repo, items: list[Checkpoint], chains: dict[str, list[str]], par
             item = by_commit.get(oid)
             change = Changed(item.seq if item else 0, session)
             if carried is not None:
-                change.blobs, change.message, change.attachment = carried.blobs, False, carried.attachment
+                change.blobs, change.attachment = carried.blobs, carried.attachment
                 carried = None
-            edits: list[bytes] = []
-            for path in paths:
-                gone = lookup(commit.tree, path)
-                if gone is not None:
-                    edits.append(b"D " + quote_path(os.fsencode(path)) + b"\n")
-                    change.removed.append(path)
-                    plan.old.update(_below(gone, trees))
-            for where, mode, blob in blob_hits(commit.tree) if plan.blobs else []:
-                if not under(where):
-                    edits.append(b"M " + mode + b" :" + blob.encode() + b" " + quote_path(where) + b"\n")
-                    change.blobs += 1
+            edits, change.removed, blobs = tree_edits(commit.tree)
+            change.blobs += blobs
             if edits:
                 plan.edits[oid] = edits
             message = _replace(commit.message, texts)
@@ -290,11 +296,10 @@ def _plan(repo: Repo, items: list[Checkpoint], chains: dict[str, list[str]], par
                 change.message = True
             for extra in parents[oid][1:]:  # an attachment: the transcript backed up before a rewind
                 attached = commits[extra]
-                blobs = [e for e in blob_hits(attached.tree)] if plan.blobs else []
-                if blobs:
-                    plan.edits[extra] = [b"M " + m + b" :" + b.encode() + b" " + quote_path(p) + b"\n"
-                                         for p, m, b in blobs]
-                    change.blobs += len(blobs)
+                edits, _removed, blobs = tree_edits(attached.tree)
+                if edits:
+                    plan.edits[extra] = edits
+                    change.blobs += blobs
                 msg = _replace(attached.message, texts)
                 if msg != attached.message:
                     plan.messages[extra] = msg
@@ -302,16 +307,7 @@ def _plan(repo: Repo, items: list[Checkpoint], chains: dict[str, list[str]], par
                 if extra in plan.edits or extra in plan.messages:
                     change.attachment = True
             if item is not None:
-                note = item.note.to_json()
-                scrubbed = _scrub_note(note, paths, words)
-                if scrubbed != note:
-                    from .note import Note
-
-                    rewritten = Note.from_json(scrubbed)
-                    assert rewritten is not None
-                    plan.notes[oid] = rewritten.to_bytes()
-                    plan.old.add(str(item.note_blob))
-                    change.note = True
+                _plan_note(plan, item, paths, words, change)
             if item is None:
                 change.attachment = change.attachment or change.blobs > 0 or change.message
                 change.message = False
@@ -319,28 +315,42 @@ def _plan(repo: Repo, items: list[Checkpoint], chains: dict[str, list[str]], par
             elif change.removed or change.blobs or change.message or change.note or change.attachment:
                 changes[oid] = change
     for item in items:  # a note on no chain of ours (fetched): its commit stays, its note is purged
-        if str(item.commit) in commits:
-            continue
-        note = item.note.to_json()
-        scrubbed = _scrub_note(note, paths, words)
-        if scrubbed != note:
-            from .note import Note
-
-            rewritten = Note.from_json(scrubbed)
-            assert rewritten is not None
-            plan.notes[str(item.commit)] = rewritten.to_bytes()
-            plan.old.add(str(item.note_blob))
-            changes[str(item.commit)] = Changed(item.seq, item.session, note=True)
+        if str(item.commit) not in commits:
+            change = Changed(item.seq, item.session)
+            _plan_note(plan, item, paths, words, change)
+            if change.note:
+                changes[str(item.commit)] = change
+    if held:  # every object under a purged path is an old object: say where it is held if it stays
+        gone = sorted(set(held.values()))
+        out = repo.git(["rev-list", "--objects", "--no-object-names", "--stdin"],
+                       input="".join(o + "\n" for o in gone).encode(), check=False)
+        plan.old.update(out.decode().split())
+        plan.old.update(gone)
     result.changed = sorted(changes.values(), key=lambda c: c.seq)
     return plan
 
 
-def _below(oid: str, trees: dict[str, list[tuple[bytes, bytes, str]]]) -> set[str]:
-    """OID and, for a tree, every object under it."""
-    found = {oid}
-    for _mode, _name, child in trees.get(oid, []):
-        found |= _below(child, trees)
-    return found
+def _plan_note(plan: _Plan, item: Checkpoint, paths: list[str], words: list[str], change: Changed) -> None:
+    """ITEM's note with WORDS and PATHS purged, into PLAN when it changes."""
+    from .note import Note
+
+    note = item.note.to_json()
+    scrubbed = _scrub_note(note, paths, words)
+    if scrubbed != note:
+        rewritten = Note.from_json(scrubbed)
+        assert rewritten is not None
+        plan.notes[str(item.commit)] = rewritten.to_bytes()
+        plan.old.add(str(item.note_blob))
+        change.note = True
+
+
+def _kinds(repo: Repo, oids: list[str]) -> dict[str, str]:
+    """Each object's type, through one `git cat-file --batch-check`."""
+    if not oids:
+        return {}
+    out = repo.git(["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+                   input="".join(o + "\n" for o in oids).encode()).decode()
+    return dict(line.split() for line in out.splitlines() if len(line.split()) == 2)
 
 
 def _replace(data: bytes, texts: list[bytes]) -> bytes:
@@ -420,7 +430,7 @@ def _rewrite(repo: Repo, items: list[Checkpoint], sessions: dict[str, str], chai
                         attached = commits[extra]
                         fi.write(b"reset refs/rewind-attachments/pending\n")
                         fi.write(b"commit refs/rewind-attachments/pending\nmark :%d\n" % mark
-                                 + stamp % attached.time)
+                                 + _identity(attached))
                         fi.data(plan.messages.get(extra, attached.message))
                         fi.write(f'M 040000 {attached.tree} ""\n'.encode() + file_commands(extra) + b"\n")
                         merges.append(f":{mark}")
@@ -428,7 +438,7 @@ def _rewrite(repo: Repo, items: list[Checkpoint], sessions: dict[str, str], chai
                         merges.append(extra)
                 mark += 1
                 marks[oid] = mark
-                fi.write(f"commit {ref}\nmark :{mark}\n".encode() + stamp % commit.time)
+                fi.write(f"commit {ref}\nmark :{mark}\n".encode() + _identity(commit))
                 fi.data(plan.messages.get(oid, commit.message))
                 if index == start and index > 0:
                     fi.write(f"from {chain[index - 1]}\n".encode())
@@ -462,6 +472,12 @@ def _rewrite(repo: Repo, items: list[Checkpoint], sessions: dict[str, str], chai
     before: dict[str, str | None] = {**{REF_PREFIX + s: oid for s, oid in sessions.items()},
                                      NOTES_REF: repo.read_ref(NOTES_REF)}
     return moves, before
+
+
+def _identity(commit: gc_commit) -> bytes:
+    """The author and committer lines of COMMIT as stored (names, emails, dates, time zones)."""
+    author = b"author " + commit.author + b"\n" if commit.author else b""
+    return author + b"committer " + (commit.committer or store.COMMITTER + b" %d +0000" % commit.time) + b"\n"
 
 
 def _changes(oid: str, parents: dict[str, list[str]], plan: _Plan) -> bool:
@@ -650,13 +666,16 @@ def _unreachable(repo: Repo) -> dict[str, str]:
     return found
 
 
-def _garbage(repo: Repo, texts: list[bytes]) -> set[str]:
-    """The unreachable objects a purge deletes: everything an unreachable commit of git-rewind's reaches,
-    and every unreachable blob holding one of TEXTS. The person's own unreachable objects stay."""
+def _garbage(repo: Repo, texts: list[bytes], roots: list[str]) -> set[str]:
+    """The unreachable objects a purge deletes: everything reachable from ROOTS (what the store's refs
+    pointed to before) or from an unreachable commit git-rewind wrote (an earlier gc's, a killed
+    command's) that nothing reaches any more, and every unreachable blob holding one of TEXTS. The
+    person's own unreachable objects stay."""
     unreachable = _unreachable(repo)
     ident = b"\ncommitter " + store.COMMITTER + b" "
     ours = [oid for oid, kind, raw in _objects(repo, [o for o, k in unreachable.items() if k == "commit"])
             if ident in b"\n" + raw.partition(b"\n\n")[0]]
+    ours += [oid for oid in dict.fromkeys(roots) if oid in unreachable]
     found: set[str] = set()
     if ours:
         out = repo.git(["rev-list", "--objects", "--no-object-names", "--missing=allow-any", "--stdin"],
@@ -668,16 +687,17 @@ def _garbage(repo: Repo, texts: list[bytes]) -> set[str]:
     return found
 
 
-def _prune(repo: Repo, plan: _Plan, result: Result, texts: list[bytes]) -> None:
+def _prune(repo: Repo, plan: _Plan, result: Result, texts: list[bytes], roots: list[str]) -> None:
     """Delete the objects `_garbage` names, wherever they are stored, then say where the old objects that
     still exist are held."""
     for _round in range(3):  # a `git repack` running meanwhile may have moved some into a pack: again
-        doomed = _garbage(repo, texts)
+        doomed = _garbage(repo, texts, roots)
         if not doomed:
             break
         _drop_from_private_indexes(repo, doomed)
-        result.pruned += _delete(repo, doomed, result)
-        if not _present(repo, doomed):
+        deleted, stray = _delete(repo, doomed, result)
+        result.pruned += deleted
+        if not stray:
             break
     left = _present(repo, plan.old)
     if left:
@@ -704,10 +724,11 @@ def _drop_from_private_indexes(repo: Repo, doomed: set[str]) -> None:
                      input=b"".join(os.fsencode(p) + b"\0" for p in gone))
 
 
-def _delete(repo: Repo, doomed: set[str], result: Result) -> int:
+def _delete(repo: Repo, doomed: set[str], result: Result) -> tuple[int, bool]:
     """Delete DOOMED from the object store: loose files unlinked, each pack holding any rewritten without
     them (a pack with a .keep file is left, and named); then the multi-pack index and the commit-graph
-    are written again, since they may name what is gone."""
+    are written again, since they may name what is gone. Returns how many went, and whether a pack
+    appeared meanwhile that is not ours (a `git repack` ran: it may hold some of them)."""
     objects = os.path.join(repo.commondir, "objects")
     deleted = set()
     for oid in doomed:
@@ -722,7 +743,7 @@ def _delete(repo: Repo, doomed: set[str], result: Result) -> int:
     except FileNotFoundError:
         names = []
     changed = False
-    for name in names:
+    for name in list(names):
         base = os.path.join(pack_dir, name[:-len(".idx")])
         with open(base + ".idx", "rb") as fh:
             listed = repo.git(["show-index", f"--object-format={repo.object_format}"], input=fh.read())
@@ -735,8 +756,9 @@ def _delete(repo: Repo, doomed: set[str], result: Result) -> int:
             continue
         keep = [oid for oid in held if oid not in doomed]
         if keep:
-            repo.git(["pack-objects", "-q", os.path.join(pack_dir, "pack")],
-                     input="".join(o + "\n" for o in keep).encode())
+            made = repo.git(["pack-objects", "-q", os.path.join(pack_dir, "pack")],
+                            input="".join(o + "\n" for o in keep).encode())
+            names.append(f"pack-{made.decode().strip()}.idx")
         for suffix in (".idx", ".pack", ".rev", ".bitmap", ".mtimes"):
             try:
                 os.unlink(base + suffix)
@@ -752,11 +774,17 @@ def _delete(repo: Repo, doomed: set[str], result: Result) -> int:
                 if name == "multi-pack-index":
                     repo.git(["multi-pack-index", "write"], check=False)
     info = os.path.join(objects, "info")
+    if changed and os.path.exists(os.path.join(info, "packs")):  # the pack list dumb transports read
+        repo.git(["update-server-info"], check=False)
     if deleted and (os.path.exists(os.path.join(info, "commit-graph"))
                     or os.path.isdir(os.path.join(info, "commit-graphs"))):
         split = ["--split=replace"] if os.path.isdir(os.path.join(info, "commit-graphs")) else []
         repo.git(["commit-graph", "write", "--reachable", *split], check=False)
-    return len(deleted)
+    try:
+        stray = any(n.endswith(".idx") and n not in names for n in os.listdir(pack_dir))
+    except FileNotFoundError:
+        stray = False
+    return len(deleted), stray
 
 
 def _holders(repo: Repo, oids: set[str]) -> dict[str, list[str]]:
