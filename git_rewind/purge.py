@@ -59,6 +59,7 @@ class Result:
     packs_rewritten: int = 0
     held: dict[str, list[str]] = field(default_factory=dict)  # where → old objects still reachable from there
     kept_packs: list[str] = field(default_factory=list)  # packs with a .keep file that hold purged objects
+    in_kept_packs: set[str] = field(default_factory=set)  # the objects they hold that would have gone
     on_disk: list[str] = field(default_factory=list)  # purged paths still in a work tree
     text_on_disk: list[str] = field(default_factory=list)  # work-tree files that held the text when last scanned
     transcripts: list[str] = field(default_factory=list)  # agents' transcripts (on disk) that still hold the text
@@ -100,10 +101,15 @@ def run(repo: Repo, paths: list[str], texts: list[str], dry_run: bool = False) -
         every = [oid for chain in chains.values() for oid in chain]
         every += [p for oid in every for p in parents[oid][1:]]
         commits = _read_commits(repo, every)
-        plan = _plan(repo, items, chains, parents, commits, paths, [t.encode("utf-8", "surrogateescape")
-                                                                   for t in texts], texts, result)
+        encoded = [t.encode("utf-8", "surrogateescape") for t in texts]
+        plan = _plan(repo, items, chains, parents, commits, paths, encoded, texts, result)
         _warnings(repo, items, paths, texts, plan, result)
-        if dry_run or not (plan.edits or plan.messages or plan.notes):
+        if dry_run:
+            return result
+        if not (plan.edits or plan.messages or plan.notes):
+            # No checkpoint holds it; what an earlier gc dropped may, until git prunes it: that goes now.
+            _expire_reflogs(repo, [NOTES_REF, *(REF_PREFIX + s for s in sessions)])
+            _prune(repo, plan, result, encoded, [])
             return result
         # What the store held before: the roots of what goes (with any unreachable commit git-rewind wrote).
         roots = [*commits, *repo.git(["for-each-ref", "--format=%(objectname)", NOTES_REF,
@@ -116,7 +122,7 @@ def run(repo: Repo, paths: list[str], texts: list[str], dry_run: bool = False) -
         result.state_files = _scrub_state_files(repo, texts)
         result.copy_discarded = _discard_copy(repo)
         _expire_reflogs(repo, list(moves))
-        _prune(repo, plan, result, [t.encode("utf-8", "surrogateescape") for t in texts], roots)
+        _prune(repo, plan, result, encoded, roots)
     return result
 
 
@@ -647,6 +653,10 @@ def _discard_copy(repo: Repo) -> bool:
 
 def _expire_reflogs(repo: Repo, refs: list[str]) -> None:
     """Forget what our refs pointed to before (git keeps the notes ref's reflog): the old commits must go."""
+    if os.path.isdir(os.path.join(repo.commondir, "reftable")):  # logs inside the tables: ask for each ref
+        for ref in refs:
+            repo.git(["reflog", "expire", "--expire=now", "--expire-unreachable=now", ref], check=False)
+        return
     logged = [ref for ref in refs if os.path.isfile(os.path.join(repo.commondir, "logs", ref))]
     if logged:
         repo.git(["reflog", "expire", "--expire=now", "--expire-unreachable=now", *logged])
@@ -699,7 +709,7 @@ def _prune(repo: Repo, plan: _Plan, result: Result, texts: list[bytes], roots: l
         result.pruned += deleted
         if not stray:
             break
-    left = _present(repo, plan.old)
+    left = _present(repo, plan.old) - result.in_kept_packs
     if left:
         result.held = _holders(repo, left)
 
@@ -752,7 +762,9 @@ def _delete(repo: Repo, doomed: set[str], result: Result) -> tuple[int, bool]:
         if not hit:
             continue
         if os.path.exists(base + ".keep"):
-            result.kept_packs.append(os.path.basename(base) + ".pack")
+            if os.path.basename(base) + ".pack" not in result.kept_packs:
+                result.kept_packs.append(os.path.basename(base) + ".pack")
+            result.in_kept_packs.update(hit)
             continue
         keep = [oid for oid in held if oid not in doomed]
         if keep:
@@ -840,7 +852,11 @@ def report(result: Result, paths: list[str], texts: list[str]) -> list[str]:
     what = ", ".join([*paths, *(["the text"] if len(texts) == 1 else [f"{len(texts)} texts"] if texts else [])])
     lines = []
     if not result.changed:
-        lines.append(f"nothing to purge: no checkpoint holds {what}; nothing changed")
+        if result.pruned:
+            lines.append(f"no checkpoint holds {what}; deleted {_count(result.pruned, 'old object')} that "
+                         "git-rewind had left unreachable (an earlier gc's)")
+        else:
+            lines.append(f"nothing to purge: no checkpoint holds {what}; nothing changed")
     else:
         parts = []
         removed = sum(len(c.removed) for c in result.changed)

@@ -253,3 +253,38 @@ def test_a_pushed_copy_is_dropped_and_push_prune_replaces_it(project: Workdir, t
                               capture_output=True, check=True).stdout
     assert SECRET.encode() not in contents
     assert "nothing to purge" in project.ok("purge", "--path", "config")
+
+
+def test_what_an_earlier_gc_dropped_goes_and_the_persons_own_unreachable_objects_stay(project: Workdir) -> None:
+    w = project
+    w.write("token.txt", f"{SECRET}\n")
+    w.ok("snap", "-m", "captured")
+    (w.path / "token.txt").unlink()
+    w.ok("snap", "-m", "gone again")
+    w.ok("gc", "--keep", "1")  # #1 dropped: unreachable, but in .git/objects until git prunes it
+    assert holding(w, SECRET)
+    mine = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=w.path, env=w.env,
+                          input=b"my own dangling work\n", capture_output=True).stdout.decode().strip()
+    tree = w.git("write-tree").strip()
+    dangling = w.git("commit-tree", tree, "-m", "a commit nothing points to").strip()
+    head = w.git("rev-parse", "HEAD").strip()
+
+    out = w.ok("purge", "--text", SECRET)
+    assert "no checkpoint holds the text; deleted" in out and "an earlier gc's" in out
+    assert holding(w, SECRET) == set()
+    assert exists(w, mine) and exists(w, dangling)  # not git-rewind's: a purge never deletes them
+    assert w.git("rev-parse", "HEAD").strip() == head
+    assert "nothing to purge" in w.ok("purge", "--text", SECRET)
+    w.fsck()
+
+
+def test_a_kept_pack_is_left_and_named(project: Workdir) -> None:
+    project.write("token.txt", f"{SECRET}\n")
+    project.ok("snap", "-m", "captured")
+    project.git("repack", "-adq")
+    (pack,) = (project.path / ".git" / "objects" / "pack").glob("*.pack")
+    pack.with_suffix(".keep").write_text("the person keeps this one\n")
+    out = project.ok("purge", "--path", "token.txt")
+    assert f"left in {pack.name}: a .keep file asks that it is never rewritten" in out
+    assert pack.exists() and "reflog" not in out
+    project.fsck()
