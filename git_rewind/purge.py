@@ -94,7 +94,7 @@ def run(repo: Repo, paths: list[str], texts: list[str], dry_run: bool = False) -
         if text in MARKER:
             raise RewindError(f"--text {text!r} is part of the marker {MARKER} that replaces it")
     result = Result(dry_run)
-    with _all_locks(repo):
+    with _Locks(repo):
         items = checkpoints.load_all(repo)
         sessions = repo.session_refs()
         chains, parents = _chains(repo, sessions)
@@ -107,7 +107,9 @@ def run(repo: Repo, paths: list[str], texts: list[str], dry_run: bool = False) -
         if dry_run:
             return result
         if not (plan.edits or plan.messages or plan.notes):
-            # No checkpoint holds it; what an earlier gc dropped may, until git prunes it: that goes now.
+            # No checkpoint holds it; what an earlier gc dropped (or a purge killed before its end left) may,
+            # until git prunes it: that goes now.
+            result.state_files = _scrub_state_files(repo, texts)
             _expire_reflogs(repo, [NOTES_REF, *(REF_PREFIX + s for s in sessions)])
             _prune(repo, plan, result, encoded, [])
             return result
@@ -116,7 +118,7 @@ def run(repo: Repo, paths: list[str], texts: list[str], dry_run: bool = False) -
                                       "refs/notes/rewind-share/"]).decode().split()]
         moves, old_refs = _rewrite(repo, items, sessions, chains, parents, commits, plan, result)
         repo.move_refs(moves, old_refs)
-        for session in {c.session for c in items}:
+        for session in set(sessions) | {c.session for c in items}:
             store.forget_tip(repo, session)
         _forget_caches(repo)
         result.state_files = _scrub_state_files(repo, texts)
@@ -155,10 +157,6 @@ class _Locks:
     def __exit__(self, *exc: object) -> None:
         assert self.stack is not None
         self.stack.close()
-
-
-def _all_locks(repo: Repo) -> _Locks:
-    return _Locks(repo)
 
 
 # reading ----------------------------------------------------------------------------------------------
@@ -740,6 +738,12 @@ def _delete(repo: Repo, doomed: set[str], result: Result) -> tuple[int, bool]:
     are written again, since they may name what is gone. Returns how many went, and whether a pack
     appeared meanwhile that is not ours (a `git repack` ran: it may hold some of them)."""
     objects = os.path.join(repo.commondir, "objects")
+    info = os.path.join(objects, "info")
+    if os.path.exists(os.path.join(info, "commit-graph")) or os.path.isdir(os.path.join(info, "commit-graphs")):
+        # Written first, from the refs as they are now (the doomed commits are unreachable already): a kill
+        # below never leaves a graph naming a commit that is gone.
+        split = ["--split=replace"] if os.path.isdir(os.path.join(info, "commit-graphs")) else []
+        repo.git(["commit-graph", "write", "--reachable", *split], check=False)
     deleted = set()
     for oid in doomed:
         try:
@@ -785,13 +789,8 @@ def _delete(repo: Repo, doomed: set[str], result: Result) -> tuple[int, bool]:
                 os.unlink(os.path.join(pack_dir, name))
                 if name == "multi-pack-index":
                     repo.git(["multi-pack-index", "write"], check=False)
-    info = os.path.join(objects, "info")
-    if changed and os.path.exists(os.path.join(info, "packs")):  # the pack list dumb transports read
+    if changed and os.path.exists(os.path.join(objects, "info", "packs")):  # what dumb transports read
         repo.git(["update-server-info"], check=False)
-    if deleted and (os.path.exists(os.path.join(info, "commit-graph"))
-                    or os.path.isdir(os.path.join(info, "commit-graphs"))):
-        split = ["--split=replace"] if os.path.isdir(os.path.join(info, "commit-graphs")) else []
-        repo.git(["commit-graph", "write", "--reachable", *split], check=False)
     try:
         stray = any(n.endswith(".idx") and n not in names for n in os.listdir(pack_dir))
     except FileNotFoundError:
