@@ -698,6 +698,7 @@ def _garbage(repo: Repo, texts: list[bytes], roots: list[str]) -> set[str]:
 def _prune(repo: Repo, plan: _Plan, result: Result, texts: list[bytes], roots: list[str]) -> None:
     """Delete the objects `_garbage` names, wherever they are stored, then say where the old objects that
     still exist are held."""
+    _sweep_orphan_packs(os.path.join(repo.commondir, "objects", "pack"))
     for _round in range(3):  # a `git repack` running meanwhile may have moved some into a pack: again
         doomed = _garbage(repo, texts, roots)
         if not doomed:
@@ -796,6 +797,32 @@ def _delete(repo: Repo, doomed: set[str], result: Result) -> tuple[int, bool]:
     except FileNotFoundError:
         stray = False
     return len(deleted), stray
+
+
+def _sweep_orphan_packs(pack_dir: str) -> None:
+    """Remove what a pack rewrite killed between its unlinks left: a pack whose index is gone (git no longer
+    reads it, but its bytes may hold the secret). Only one older than STALE_LOCK: a git writing a pack
+    renames the pack, then its index, a moment apart."""
+    import time
+
+    from .repo import STALE_LOCK
+
+    try:
+        names = os.listdir(pack_dir)
+    except FileNotFoundError:
+        return
+    indexes = {name for name in names if name.endswith(".idx")}
+    for name in names:
+        base, dot, suffix = name.rpartition(".")
+        if not (name.startswith("pack-") and dot and suffix in ("pack", "rev", "bitmap", "mtimes")):
+            continue
+        if base + ".idx" in indexes:
+            continue
+        try:
+            if time.time() - os.stat(os.path.join(pack_dir, name)).st_mtime > STALE_LOCK:
+                os.unlink(os.path.join(pack_dir, name))
+        except FileNotFoundError:
+            pass
 
 
 def _holders(repo: Repo, oids: set[str]) -> dict[str, list[str]]:

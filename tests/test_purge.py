@@ -288,3 +288,52 @@ def test_a_kept_pack_is_left_and_named(project: Workdir) -> None:
     assert f"left in {pack.name}: a .keep file asks that it is never rewritten" in out
     assert pack.exists() and "reflog" not in out
     project.fsck()
+
+
+def test_a_purge_killed_at_any_moment_leaves_a_clean_repository_and_the_next_one_finishes(
+        project: Workdir, tmp_path: Path) -> None:
+    """kill -9 of the whole process group at moments spread over a purge, on a copy each time: `git fsck` is
+    clean, every checkpoint is there with its note, and a purge run again ends as an uncut one."""
+    import os
+    import signal
+    import time
+
+    from helpers.procs import processes
+    from helpers.workdir import REWIND
+
+    w = project
+    w.write("keys/prod.pem", f"{SECRET}\n")
+    for i in range(12):
+        w.write("src/app.py", f"print({i})\n")
+        w.ok("snap", "--session", "s", "-m", f"step {i} {SECRET if i % 4 == 0 else ''}")
+        if i == 6:
+            w.git("repack", "-adq")
+    w.wait_for_repack()
+    pristine = tmp_path / "pristine"
+    shutil.copytree(w.path, pristine, symlinks=True)
+    started = time.monotonic()
+    w.ok("purge", "--path", "keys", "--text", SECRET)
+    duration = time.monotonic() - started
+    expected = {seq: files(w, n["commit"]) for seq, n in notes(w).items()}
+    rounds = 8
+    for round_ in range(rounds):
+        shutil.rmtree(w.path)
+        shutil.copytree(pristine, w.path, symlinks=True)
+        proc = subprocess.Popen([*REWIND, "purge", "--path", "keys", "--text", SECRET], cwd=w.path, env=w.env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        time.sleep(duration * (round_ + 0.5) / rounds)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        real = os.path.realpath(w.path)
+        while any(cwd == real for _pid, _argv, cwd in processes()):
+            time.sleep(0.01)
+        w.fsck()
+        assert sorted(notes(w)) == sorted(expected)
+        w.ok("purge", "--path", "keys", "--text", SECRET)
+        assert {seq: files(w, n["commit"]) for seq, n in notes(w).items()} == expected
+        assert holding(w, SECRET) == set()
+        w.fsck()
