@@ -596,6 +596,10 @@ def _forget_caches(repo: Repo) -> None:
 
     for _gitdir, private in _worktree_dirs(repo):
         shutil.rmtree(os.path.join(private, "gitignores"), ignore_errors=True)
+        try:  # the last scan's tree: compared with the next scan's, which git could no longer read
+            os.unlink(os.path.join(private, "scan-state"))
+        except FileNotFoundError:
+            pass
 
 
 def _scrub_state_files(repo: Repo, texts: list[str]) -> int:
