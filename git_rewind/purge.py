@@ -485,8 +485,8 @@ def _identity(commit: gc_commit) -> bytes:
 
 
 def _changes(oid: str, parents: dict[str, list[str]], plan: _Plan) -> bool:
-    """Commit OID itself changes: its tree, its message, its note or an attachment."""
-    return (oid in plan.edits or oid in plan.messages or oid in plan.notes
+    """Commit OID itself changes: its tree, its message or an attachment (a note alone changes no commit)."""
+    return (oid in plan.edits or oid in plan.messages
             or any(p in plan.edits or p in plan.messages for p in parents[oid][1:]))
 
 
