@@ -20,7 +20,7 @@ from . import checkpoints, store
 from .checkpoints import Checkpoint
 from .errors import RewindError
 from .gitcmd import FastImport, cat_file
-from .repo import NOTES_REF, REF_PREFIX, Repo
+from .repo import NOTES_REF, REF_PREFIX, REMOTE_PREFIX, SHARE_PREFIX, Repo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def run(repo: Repo, paths: list[str], texts: list[str], dry_run: bool = False) -
             return result
         # What the store held before: the roots of what goes (with any unreachable commit git-rewind wrote).
         roots = [*commits, *repo.git(["for-each-ref", "--format=%(objectname)", NOTES_REF,
-                                      "refs/notes/rewind-share/"]).decode().split()]
+                                      SHARE_PREFIX]).decode().split()]
         moves, old_refs = _rewrite(repo, items, sessions, chains, parents, commits, plan, result)
         repo.move_refs(moves, old_refs)
         for session in set(sessions) | {c.session for c in items}:
@@ -577,8 +577,6 @@ def _warnings(repo: Repo, items: list[Checkpoint], paths: list[str], texts: list
                 continue
             if any(text.encode("utf-8", "surrogateescape") in data for text in texts):
                 result.transcripts.append(transcript)
-    from .share import REMOTE_PREFIX
-
     out = repo.git(["for-each-ref", "--format=%(refname)", REMOTE_PREFIX]).decode()
     result.remote_copies = out.split()
 
@@ -647,8 +645,8 @@ def _discard_copy(repo: Repo) -> bool:
     """Drop this machine's shareable copy (share.discard_copy) if there is one; whether one had been built."""
     from . import share
 
-    had = bool(repo.git(["for-each-ref", "--format=%(refname)", share.SHARE_PREFIX]).strip())
-    if had or os.path.isdir(share.share_dir(repo)):
+    had = bool(repo.git(["for-each-ref", "--format=%(refname)", SHARE_PREFIX]).strip())
+    if had or os.path.isdir(repo.share_dir):
         share.discard_copy(repo)
     return had
 
@@ -912,7 +910,7 @@ def report(result: Result, paths: list[str], texts: list[str]) -> list[str]:
         count = _count(len(oids), "old object")
         if where.startswith(REF_PREFIX):
             lines.append(f"{count} still in checkpoints under another path ({where}): the same content")
-        elif where.startswith("refs/notes/rewind-remote/"):
+        elif where.startswith(REMOTE_PREFIX):
             lines.append(f"{count} still reachable from {where}: another machine's copy, fetched; purge is local")
         elif where.startswith("refs/") or where == "HEAD":
             lines.append(f"{count} still reachable from {where}: committed history is not rewritten by purge")
