@@ -337,3 +337,35 @@ def test_a_purge_killed_at_any_moment_leaves_a_clean_repository_and_the_next_one
         assert {seq: files(w, n["commit"]) for seq, n in notes(w).items()} == expected
         assert holding(w, SECRET) == set()
         w.fsck()
+
+
+def test_sha256_with_a_transcript_backup_a_multi_pack_index_and_a_split_commit_graph(
+        tmp_path: Path, env: dict[str, str], git_environ: object) -> None:
+    """A SHA-256 repository whose checkpoints sit in two packs under a multi-pack index and a split
+    commit-graph, one of them with a transcript backup as its first parent (a session's first checkpoint)."""
+    from git_rewind import store
+    from git_rewind.repo import Repo
+
+    path = tmp_path / "sha256"
+    subprocess.run(["git", "init", "-q", "--object-format=sha256", "-b", "main", str(path)], env=env, check=True)
+    w = Workdir(path, env)
+    w.write("README.md", "# demo\n")
+    w.commit_all("init")
+    w.write("token.txt", f"{SECRET}\n")
+    w.ok("snap", "-m", "captured")
+    w.git("repack", "-adq")
+    repo = Repo.discover(str(path))
+    store.save(repo, store.Request(session="agent", message="after a rewind", allow_empty=True,
+                                   attachments=store.Attachments(f"transcript backup {SECRET}",
+                                                                 {"t.jsonl": f'{{"text": "{SECRET}"}}\n'.encode()})))
+    w.git("repack", "-dq")
+    w.git("multi-pack-index", "write")
+    w.git("commit-graph", "write", "--reachable", "--split")
+    out = w.ok("purge", "--text", SECRET)
+    assert "purged the text from 2 checkpoints (#1..#2)" in out and "1 transcript backup" in out
+    assert w.git("show", "refs/rewind/agent^1:t.jsonl") == '{"text": "[PURGED]"}\n'
+    assert "[PURGED]" in w.git("log", "-1", "--format=%s", "refs/rewind/agent^1")
+    assert holding(w, SECRET) == set()
+    w.git("multi-pack-index", "verify")
+    w.git("commit-graph", "verify")
+    w.fsck()
