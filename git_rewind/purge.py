@@ -14,9 +14,10 @@ where it is held. Other unreachable objects (the person's dangling commits, a dr
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
-from . import checkpoints, store
+from . import checkpoints, gc, store
 from .checkpoints import Checkpoint
 from .errors import RewindError
 from .gitcmd import FastImport, cat_file
@@ -26,7 +27,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
     from collections.abc import Iterator
-    from contextlib import ExitStack
 
     from .note import Json
 
@@ -94,13 +94,13 @@ def run(repo: Repo, paths: list[str], texts: list[str], dry_run: bool = False) -
         if text in MARKER:
             raise RewindError(f"--text {text!r} is part of the marker {MARKER} that replaces it")
     result = Result(dry_run)
-    with _Locks(repo):
+    with _locks(repo):
         items = checkpoints.load_all(repo)
         sessions = repo.session_refs()
         chains, parents = _chains(repo, sessions)
         every = [oid for chain in chains.values() for oid in chain]
         every += [p for oid in every for p in parents[oid][1:]]
-        commits = _read_commits(repo, every)
+        commits = gc._read_commits(repo, list(dict.fromkeys(every)))  # the reader gc rewrites chains from
         encoded = [t.encode("utf-8", "surrogateescape") for t in texts]
         plan = _plan(repo, items, chains, parents, commits, paths, encoded, texts, result)
         _warnings(repo, items, paths, texts, plan, result)
@@ -128,35 +128,20 @@ def run(repo: Repo, paths: list[str], texts: list[str], dry_run: bool = False) -
     return result
 
 
-class _Locks:
-    """Every work tree's lock, then the store's: no scan anywhere builds on an object being deleted."""
+@contextmanager
+def _locks(repo: Repo) -> Iterator[None]:
+    """Every work tree's lock, then the store's (the order every writer takes them in): no scan anywhere
+    builds on an object while it is being deleted."""
+    from .lock import Lock
 
-    def __init__(self, repo: Repo) -> None:
-        self.repo = repo
-        self.stack: ExitStack | None = None
-
-    def __enter__(self) -> None:
-        from contextlib import ExitStack
-
-        from .lock import Lock
-
-        self.stack = ExitStack()
-        try:
-            for name in self.repo.linked_worktrees():
-                folder = os.path.join(self.repo.commondir, "worktrees", name, "rewind")
-                if os.path.isdir(folder):
-                    self.stack.enter_context(Lock(os.path.join(folder, "lock"), self.repo.lock_timeout))
-            self.repo.ensure_dirs()
-            main = os.path.join(self.repo.commondir, "rewind", "lock")
-            self.stack.enter_context(Lock(main, self.repo.lock_timeout))
-            self.stack.enter_context(self.repo.store_lock())
-        except BaseException:
-            self.stack.close()
-            raise
-
-    def __exit__(self, *exc: object) -> None:
-        assert self.stack is not None
-        self.stack.close()
+    repo.ensure_dirs()
+    folders = [os.path.join(repo.commondir, "worktrees", name, "rewind") for name in repo.linked_worktrees()]
+    with ExitStack() as stack:
+        for folder in [os.path.join(repo.commondir, "rewind"), *folders]:
+            if os.path.isdir(folder):
+                stack.enter_context(Lock(os.path.join(folder, "lock"), repo.lock_timeout))
+        stack.enter_context(repo.store_lock())
+        yield
 
 
 # reading ----------------------------------------------------------------------------------------------
@@ -179,16 +164,6 @@ def _chains(repo: Repo, sessions: dict[str, str]) -> tuple[dict[str, list[str]],
             current = parents[current][0] if parents.get(current) else None
         chains[session] = chain[::-1]
     return chains, parents
-
-
-def _read_commits(repo: Repo, oids: list[str]) -> dict[str, gc_commit]:
-    from . import gc
-
-    return gc._read_commits(repo, list(dict.fromkeys(oids)))
-
-
-if TYPE_CHECKING:
-    from .gc import _Commit as gc_commit
 
 
 def _objects(repo: Repo, oids: list[str]) -> Iterator[tuple[str, str, bytes]]:
@@ -217,7 +192,7 @@ def _entries(raw: bytes, size: int) -> list[tuple[bytes, bytes, bytes]]:
 
 
 def _plan(repo: Repo, items: list[Checkpoint], chains: dict[str, list[str]], parents: dict[str, list[str]],
-          commits: dict[str, gc_commit], paths: list[str], texts: list[bytes], words: list[str],
+          commits: dict[str, gc._Commit], paths: list[str], texts: list[bytes], words: list[str],
           result: Result) -> _Plan:
     """What changes where: the trees (paths gone, blobs with the text replaced), messages and notes."""
     from .gitcmd import quote_path
@@ -395,7 +370,7 @@ def _scrub_note(note: dict[str, Json], paths: list[str], texts: list[str]) -> di
 
 
 def _rewrite(repo: Repo, items: list[Checkpoint], sessions: dict[str, str], chains: dict[str, list[str]],
-             parents: dict[str, list[str]], commits: dict[str, gc_commit], plan: _Plan,
+             parents: dict[str, list[str]], commits: dict[str, gc._Commit], plan: _Plan,
              result: Result) -> tuple[dict[str, str | None], dict[str, str | None]]:
     """Write the new blobs, the rewritten chains (from their first changed commit on) and the notes commit,
     through one fast-import that moves no ref; returns the refs' new and old values (moved together)."""
@@ -478,7 +453,7 @@ def _rewrite(repo: Repo, items: list[Checkpoint], sessions: dict[str, str], chai
     return moves, before
 
 
-def _identity(commit: gc_commit) -> bytes:
+def _identity(commit: gc._Commit) -> bytes:
     """The author and committer lines of COMMIT as stored (names, emails, dates, time zones)."""
     author = b"author " + commit.author + b"\n" if commit.author else b""
     return author + b"committer " + (commit.committer or store.COMMITTER + b" %d +0000" % commit.time) + b"\n"
