@@ -685,6 +685,36 @@ def gc_command(keep: int | None, older_than: int | None, max_size: int | None, d
         click.echo("their objects go at your next `git gc` (now: git gc --prune=now)")
 
 
+@cli.command("purge", context_settings=CONTEXT)
+@click.option("--path", "paths", multiple=True, metavar="PATH",
+              help="Remove this file or directory (relative to the current directory) from every checkpoint "
+                   "(repeatable).")
+@click.option("--text", "texts", multiple=True, metavar="TEXT",
+              help="Replace TEXT by [PURGED] in every file, message, note and transcript backup (repeatable).")
+@click.option("--dry-run", is_flag=True, help="Say which checkpoints would change; change nothing.")
+def purge_command(paths: tuple[str, ...], texts: tuple[str, ...], dry_run: bool) -> None:
+    """Remove a captured secret from every local checkpoint, then delete the old objects for good.
+
+    Checkpoints keep their seqs, sessions, dates and every other byte; objects your own branches, tags,
+    reflogs or index still reach stay, and are named.
+    """
+    from . import purge
+
+    if not paths and not texts:
+        raise click.UsageError("give --path PATH or --text TEXT (or both)")
+    repo = Repo.discover()
+    base = repo.pathspec_base(os.getcwd())
+    relative = []
+    for path in paths:
+        rel = repo.relpath(path, base)
+        if not rel:
+            raise RewindError(f"refusing to purge the whole work tree: {path}")
+        relative.append(rel)
+    result = purge.run(repo, relative, list(texts), dry_run=dry_run)
+    for line in purge.report(result, relative, list(texts)):
+        click.echo(line)
+
+
 @cli.command("web", context_settings=CONTEXT)
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
               help="The port on 127.0.0.1 (0: a free one).")

@@ -254,13 +254,16 @@ def _rewrite(
 class _Commit:
     """What a rewrite keeps of a checkpoint commit."""
 
-    __slots__ = ("tree", "parents", "time", "message")
+    __slots__ = ("tree", "parents", "time", "message", "author", "committer")
 
-    def __init__(self, tree: str, parents: list[str], time: int, message: bytes) -> None:
+    def __init__(self, tree: str, parents: list[str], time: int, message: bytes, author: bytes = b"",
+                 committer: bytes = b"") -> None:
         self.tree = tree
         self.parents = parents
         self.time = time  # the committer time, seconds
         self.message = message
+        self.author = author  # the author and committer lines' values as stored (purge writes them back)
+        self.committer = committer
 
 
 def _read_commits(repo: Repo, oids: list[str]) -> dict[str, _Commit]:
@@ -270,16 +273,19 @@ def _read_commits(repo: Repo, oids: list[str]) -> dict[str, _Commit]:
         if obj is None or obj[0] != "commit":
             raise RewindError(f"checkpoint {oid} is not a commit in this repository")
         head, _, message = obj[1].partition(b"\n\n")
-        tree, parents, time = "", [], 0
+        tree, parents, time, author, committer = "", [], 0, b"", b""
         for line in head.split(b"\n"):
             key, _, value = line.partition(b" ")
             if key == b"tree":
                 tree = value.decode()
             elif key == b"parent":
                 parents.append(value.decode())
+            elif key == b"author":
+                author = value
             elif key == b"committer":
                 time = int(value.rsplit(b" ", 2)[1])
-        found[oid] = _Commit(tree, parents, time, message)
+                committer = value
+        found[oid] = _Commit(tree, parents, time, message, author, committer)
     return found
 
 

@@ -403,7 +403,7 @@ def _commit(
     stamp = _committer_line()
     with fi or FastImport(repo.root) as stream:
         if req.attachments is not None:
-            _write_attachments(stream, req.attachments, stamp)
+            _write_attachments(stream, req.attachments, stamp, repo.object_format)
         stream.write(b"commit " + (REF_PREFIX + req.session).encode() + b"\nmark :1\n" + stamp)
         stream.data(f"#{seq} {message}\n".encode("utf-8", "surrogateescape"))
         if parent is not None:
@@ -465,14 +465,16 @@ def _write_note(stream: FastImport, repo: Repo, commit: str, note: Note, message
     return notes_tip
 
 
-def _write_attachments(fi: FastImport, attachments: Attachments, stamp: bytes) -> None:
-    """The attachments' own root commit, mark :2 (no ref: the checkpoint's merge keeps it)."""
+def _write_attachments(fi: FastImport, attachments: Attachments, stamp: bytes, object_format: str = "sha1") -> None:
+    """The attachments' own root commit, mark :2 (no ref: the checkpoint's merge keeps it). The null id that
+    deletes the scratch ref is as long as OBJECT_FORMAT's ids (fast-import refuses 40 zeros under SHA-256)."""
     fi.write(b"commit refs/rewind-attachments/pending\nmark :2\n" + stamp)
     fi.data(attachments.message.encode("utf-8", "surrogateescape") + b"\n")
     for name, content in attachments.files.items():
         fi.write(b"M 100644 inline " + quote_path(os.fsencode(name)) + b"\n")
         fi.data(content)
-    fi.write(b"\nreset refs/rewind-attachments/pending\nfrom 0000000000000000000000000000000000000000\n\n")
+    zero = b"0" * (64 if object_format == "sha256" else 40)
+    fi.write(b"\nreset refs/rewind-attachments/pending\nfrom " + zero + b"\n\n")
 
 
 def update_note(repo: Repo, commit: str, edit: Callable[[Note], object], what: str = "note updated") -> Note:

@@ -41,6 +41,7 @@ COMMANDS: dict[str, list[str]] = {
     "gc": ["--keep", "--older-than", "--max-size", "--dry-run", "--remote"],
     "push": ["--session", "--all", "--with-conversation", "--allow-secrets", "--prune", "-q", "--quiet"],
     "fetch": [],
+    "purge": ["--path", "--text", "--dry-run"],
     "hook": ["--agent"],
     "mcp": ["--repo"],
     "web": ["--port", "--no-open", "--read-only"],
