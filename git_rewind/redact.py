@@ -1,32 +1,680 @@
-"""Stand-in for the secret scanner while the redact branch is built: catches AWS keys and .env files only.
+"""What must not leave the machine: secrets in text, in transcripts, and files that hold them.
 
-Replaced by the detect-secrets based module when that branch merges (the interface is the same)."""
+`push` sends a copy of the checkpoints; this module decides what that copy may not carry. Text
+(messages, prompts, summaries, transcripts) keeps its shape and loses each secret value, which becomes
+`[REDACTED:<kind>]`; files that look like secrets are named, with a reason, so the copy can leave them out.
+
+The scanner is detect-secrets (imported only here, and only when something is scanned: it pulls in
+`requests`). Its plugin classes are used directly, never its global settings, baselines or
+`.secrets.baseline` files, and never a plugin's `verify` (which would send the secret over the network).
+Plugins used: every line-based detector of detect-secrets 1.5.0 (AWS, Artifactory, Azure storage,
+basic auth in URLs, Cloudant, Discord, GitHub, GitLab, IBM, JWT, keywords, Mailchimp, npm, OpenAI, private
+keys, PyPI, SendGrid, Slack, SoftLayer, Square, Stripe, Telegram, Twilio), plus `_extra_detectors`, written
+as detect-secrets plugins, for the shapes 1.5.0 misses: GitHub's fine-grained `github_pat_`, OpenAI's
+`sk-proj-`/`sk-svcacct-`/`sk-admin-` and 48-character `sk-` keys without the legacy `T3BlbkFJ` marker,
+Anthropic's `sk-ant-`, and environment-style `DB_PASSWORD=value` assignments.
+Left out, measured (bench/redact_bench.py, on the agents' sample transcripts and this repository's log,
+20,840 lines): the hex high-entropy detector fires on every quoted object id and agent id (41 hits, none
+a secret: notes and transcripts are full of oids); the base64 one at its default limit fires on message
+and event ids (6 hits, none a secret); `IPPublicDetector` finds addresses, which are not credentials.
+Known-shape detectors plus keyword assignments cost no false positive on that corpus.
+
+Detection is detect-secrets' own per-line scan, behind a prefilter that never loses a finding: every
+plugin's own regular expressions run once over the whole text (multi-line mode), and only the lines a
+match touches are scanned line by line (tests/test_redact.py checks both give the same findings).
+"""
+
 from __future__ import annotations
 
+import bisect
+import functools
+import json
+import os
 import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any
+
+    from .repo import Repo
+
+MARKER = "[REDACTED:{kind}]"
+_MARKER_RE = re.compile(r"\[REDACTED:[^\]\n]*\]")
+
+# Bumped when the rules change, so blob verdicts cached by an older scanner are not trusted.
+SCANNER_VERSION = "1"
+_CACHE_NAME = f"blob-scan-v{SCANNER_VERSION}.txt"
+_BINARY_PROBE = 8000  # bytes: git's own test for a binary file (a NUL among the first 8000)
+_BATCH_BYTES = 64 * 1024 * 1024  # blobs read per `cat-file --batch` call, at most (one blob may exceed it)
+
+# Tokens a detector matched by their start (Stripe's 24 of 99 characters, a JWT without its
+# signature): the whole token goes, up to the first character outside these.
+_TOKEN_TAIL = re.compile(r"[A-Za-z0-9_\-]*")
+_JWT_TAIL = re.compile(r"[A-Za-z0-9_\-.+/=]*")
+_NO_TAIL = ("Secret Keyword", "Secret Assignment", "Basic Auth Credentials", "Private Key")
 
 
 class Finding:
+    """One secret replaced or one file left out: its kind (the detector's name) and where."""
+
     __slots__ = ("kind", "where")
 
     def __init__(self, kind: str, where: str) -> None:
         self.kind = kind
         self.where = where
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Finding) and (self.kind, self.where) == (other.kind, other.where)
 
-MARKER = "[REDACTED:{kind}]"
-_AWS = re.compile(r"AKIA[0-9A-Z]{16}")
+    def __hash__(self) -> int:
+        return hash((self.kind, self.where))
 
-
-def redact_text(text: str) -> tuple[str, list[Finding]]:
-    found = [Finding("AWS Access Key", "") for _ in _AWS.finditer(text)]
-    return _AWS.sub(MARKER.format(kind="AWS Access Key"), text), found
-
-
-def redact_transcript(raw: bytes) -> tuple[bytes, list[Finding]]:
-    text, found = redact_text(raw.decode("utf-8", "surrogateescape"))
-    return text.encode("utf-8", "surrogateescape"), found
+    def __repr__(self) -> str:
+        return f"Finding({self.kind!r}, {self.where!r})"
 
 
-def secret_paths(repo: object, entries: list[tuple[str, str]]) -> dict[str, str]:
-    return {p: "looks like a secrets file (.env)" for p, _ in entries if p.rsplit("/", 1)[-1] == ".env"}
+# The detectors ----------------------------------------------------------------------------------
+
+
+class _Detector:
+    """One detect-secrets plugin as the scan drives it: its patterns with the groups that hold the value."""
+
+    __slots__ = ("kind", "patterns", "accept", "tail", "keyword", "trigger", "folded")
+    trigger: tuple[str | re.Pattern[str], ...] | None
+
+    def __init__(self, kind: str, patterns: list[tuple[re.Pattern[str], tuple[int, ...]]],
+                 accept: Callable[[str], set[str]] | None, tail: re.Pattern[str] | None, keyword: bool,
+                 trigger: tuple[tuple[str, ...], bool] | None) -> None:
+        self.kind = kind
+        self.patterns = patterns
+        self.accept = accept  # the plugin's own analyze_string: which values it stands by on a line
+        self.tail = tail
+        self.keyword = keyword
+        # What every line it flags holds: one of these expressions, each starting with a literal, which
+        # re finds fast (in the case-folded text when `folded`, for a plugin that ignores case).
+        self.trigger = tuple(t if _is_literal(t) else re.compile(t) for t in trigger[0]) if trigger else None
+        self.folded = bool(trigger and trigger[1])
+
+
+def _is_literal(expression: str) -> bool:
+    return not any(char in expression for char in "\\.^$*+?{}[]|()")
+
+
+def _groups(pattern: re.Pattern[str]) -> tuple[int, ...]:
+    """The groups `findall` reports for PATTERN (what RegexBasedDetector yields): all, or the match."""
+    return tuple(range(1, pattern.groups + 1)) if pattern.groups else (0,)
+
+
+@functools.lru_cache(maxsize=1)
+def _extra_detectors() -> tuple[type, ...]:
+    """detect-secrets plugins for the secret shapes its 1.5.0 release does not know."""
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    class GitHubFineGrainedTokenDetector(RegexBasedDetector):
+        """GitHub's fine-grained personal access tokens (1.5.0 knows only ghp_, gho_, ghu_, ghs_, ghr_)."""
+
+        secret_type = "GitHub Token"
+        trigger = (("github_pat_",), False)
+        denylist = (re.compile(r"github_pat_[A-Za-z0-9_]{22,}"),)
+
+    class OpenAIKeyDetector(RegexBasedDetector):
+        """OpenAI project, service-account and admin keys, and plain 48-character keys (1.5.0 needs the
+        legacy T3BlbkFJ infix)."""
+
+        secret_type = "OpenAI Token"
+        trigger = (("sk-",), False)
+        denylist = (re.compile(r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}"),
+                    re.compile(r"(?<![A-Za-z0-9_\-])sk-[A-Za-z0-9]{40,}"))
+
+    class AnthropicKeyDetector(RegexBasedDetector):
+        """Anthropic API, admin and OAuth keys (sk-ant-api03-…, sk-ant-admin01-…, sk-ant-oat01-…)."""
+
+        secret_type = "Anthropic API Key"
+        trigger = (("sk-ant-",), False)
+        denylist = (re.compile(r"sk-ant-[a-z]+[0-9]*-[A-Za-z0-9_\-]{20,}"),)
+
+    class SecretAssignmentDetector(RegexBasedDetector):
+        """`DB_PASSWORD=hunter2`, `export GITHUB_TOKEN=…`: a shell or .env assignment to a secret-named
+        variable, unquoted (the keyword plugin wants quotes outside config files). Upper-case names only,
+        so `self.password = password` in code is not one; `$VAR` and `${VAR}` references are not values."""
+
+        secret_type = "Secret Assignment"
+        trigger = (("PASS", "PWD", "SECRET", "TOKEN", "KEY", "CREDENTIAL"), False)
+        denylist = (re.compile(
+            r"(?<![A-Za-z0-9_])[A-Z0-9_]*(?:PASSWORD|PASSWD|PASS|PWD|SECRET|TOKEN|API_KEY|APIKEY|SECRET_KEY"
+            r"|PRIVATE_KEY|ACCESS_KEY|CREDENTIALS?)=([^\s'\"$<{][^\s'\"]*)"),)
+
+    class PrivateKeyMoreDetector(RegexBasedDetector):
+        """Private keys 1.5.0's PrivateKeyDetector misses: PKCS#8 encrypted ones and PuTTY's version 3."""
+
+        secret_type = "Private Key"
+        trigger = (("BEGIN ENCRYPTED", "PuTTY-User-Key-File-3"), False)
+        denylist = (re.compile(r"BEGIN ENCRYPTED PRIVATE KEY"), re.compile(r"PuTTY-User-Key-File-3"))
+
+    return (GitHubFineGrainedTokenDetector, OpenAIKeyDetector, AnthropicKeyDetector, SecretAssignmentDetector,
+            PrivateKeyMoreDetector)
+
+
+# The prefilter: for each plugin, something every line it flags contains, far cheaper to find than its own
+# patterns (which start with lookbehinds and optional groups, and run at 0.3 MB/s over source code).
+# (expression, searched in the case-folded text). Each is read off the plugin's patterns; the tests check
+# that scanning only the lines these find gives what scanning every line gives. A plugin missing here
+# (a future detect-secrets') scans every line: slower, never blind.
+_TRIGGERS: dict[str, tuple[tuple[str, ...], bool]] = {
+    "AWSKeyDetector": (("a3t", "abia", "acca", "akia", "asia", "aws"), True),
+    "ArtifactoryDetector": (("AKC", r"AP[\dA-F]"), False),
+    "AzureStorageKeyDetector": (("AccountKey=",), False),
+    "BasicAuthDetector": (("://",), False),
+    "CloudantDetector": ((r"cl(?:oudant|ou)?[_-]?(?:api)?(?:key|pw|pass|token)", r"cloudant\.com"), True),
+    "DiscordBotTokenDetector": ((r"\.[a-zA-Z\d_-]{6}\.",), False),
+    "GitHubTokenDetector": ((r"gh[pousr]_",), False),
+    "GitLabTokenDetector": ((r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-", "GR1348941"), False),
+    "IbmCloudIamDetector": (("key", "pwd", "pass", "token"), True),
+    "IbmCosHmacDetector": (("secret",), True),
+    "JwtTokenDetector": (("eyJ",), False),
+    "MailchimpDetector": ((r"-us[0-9]",), False),
+    "NpmDetector": (("_authToken=",), False),
+    "OpenAIDetector": (("T3BlbkFJ",), False),
+    "PrivateKeyDetector": (("BEGIN", "PuTTY-User-Key-File-2"), False),
+    "PypiTokenDetector": (("pypi-AgE",), False),
+    "SendGridDetector": ((r"SG\.",), False),
+    "SlackDetector": (("xox", r"hooks\.slack\.com"), True),
+    "SoftlayerDetector": (("softlayer", r"sl[_-]?(?:api)?[_-]?(?:key|pwd|pass|token)"), True),
+    "SquareOAuthDetector": (("sq0csp-",), False),
+    "StripeDetector": (("k_live_",), False),
+    "TelegramBotTokenDetector": ((r":[0-9A-Za-z_-]{35}",), False),
+    "TwilioKeyDetector": ((r"AC[a-z0-9]{32}", r"SK[a-z0-9]{32}"), False),
+    "KeywordDetector": ((*(f"{stem}{sep}key" for stem in ("api", "auth", "service", "account", "db", "database",
+                                                         "priv", "private", "client") for sep in ("", "_")),
+                         *(f"{stem}{sep}pass" for stem in ("db", "database", "key") for sep in ("", "_")),
+                         "password", "passwd", "pwd", "secret", "contrase"), True),
+}
+
+_LEFT_OUT_PLUGINS = ("HexHighEntropyString", "Base64HighEntropyString", "IPPublicDetector", "KeywordDetector")
+
+
+@functools.cache
+def _detectors(keyword_table: str) -> tuple[_Detector, ...]:
+    """The detectors, with the keyword plugin's table for KEYWORD_TABLE (a detect-secrets FileType name;
+    "OTHER" is what text gets: quotes required)."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins import keyword
+    from detect_secrets.plugins.base import RegexBasedDetector
+    from detect_secrets.util.filetype import FileType
+
+    classes: list[type] = [c for c in get_mapping_from_secret_type_to_class().values()
+                           if c.__name__ not in _LEFT_OUT_PLUGINS]
+    classes += _extra_detectors()
+    found: list[_Detector] = []
+    for cls in sorted(classes, key=lambda c: c.__name__):
+        assert issubclass(cls, RegexBasedDetector), cls  # every plugin kept is regex based
+        plugin = cls()
+        kind = str(cls.secret_type)
+        tail = None if kind in _NO_TAIL else _JWT_TAIL if kind == "JSON Web Token" else _TOKEN_TAIL
+        accept = None
+        if type(plugin).analyze_string is not RegexBasedDetector.analyze_string:  # a plugin that filters (JWT)
+            accept = _values_of(plugin)
+        trigger = getattr(cls, "trigger", None) or _TRIGGERS.get(cls.__name__)
+        found.append(_Detector(kind, [(p, _groups(p)) for p in plugin.denylist], accept, tail, False, trigger))
+    table = keyword.REGEX_BY_FILETYPE.get(FileType[keyword_table], keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
+    found.append(_Detector("Secret Keyword", [(p, (g,)) for p, g in table.items()], None, None, True,
+                           _TRIGGERS["KeywordDetector"]))
+    return tuple(found)
+
+
+def _values_of(plugin: Any) -> Callable[[str], set[str]]:
+    return lambda line: set(plugin.analyze_string(line))
+
+
+def _keyword_table(path: str) -> str:
+    """The detect-secrets file type whose keyword rules apply to PATH."""
+    from detect_secrets.util.filetype import determine_file_type
+
+    return str(determine_file_type(path).name)
+
+
+def _keyword_kept(value: str, line: str) -> bool:
+    """detect-secrets' own heuristics against keyword false positives (`password = "${PASSWORD}"`,
+    `secret = get_secret()`, `password: "<password>"`, a uuid or id in a keyword's place)."""
+    from detect_secrets.filters import heuristic
+
+    return not (heuristic.is_templated_secret(value) or heuristic.is_prefixed_with_dollar_sign(value)
+                or heuristic.is_sequential_string(value) or heuristic.is_potential_uuid(value)
+                or heuristic.is_not_alphanumeric_string(value) or heuristic.is_indirect_reference(line)
+                or heuristic.is_likely_id_string(value, line))
+
+
+# Scanning text --------------------------------------------------------------------------------
+
+
+class _Hit:
+    __slots__ = ("start", "end", "kind", "line")
+
+    def __init__(self, start: int, end: int, kind: str, line: int = 0) -> None:
+        self.start, self.end, self.kind, self.line = start, end, kind, line
+
+
+class _Lines:
+    """Where a text's lines start, found only as far as needed: most texts hold no trigger at all, and
+    a scan then costs one `find` per trigger."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._lower: str | None = None
+        self._folded: tuple[str, list[int], list[int]] | None = None
+
+    def all(self) -> list[int]:
+        return _starts(self.text)
+
+    def touched(self, triggers: Iterable[str | re.Pattern[str]], folded: bool) -> set[int]:
+        """The starts of the lines holding one of TRIGGERS (in the case-folded text when FOLDED)."""
+        if not folded:
+            return _touched(triggers, self.text)
+        if self.text.isascii():  # lower() keeps every offset
+            if self._lower is None:
+                self._lower = self.text.lower()
+            return _touched(triggers, self._lower)
+        if self._folded is None:  # casefold() may change lengths, never the line breaks: map lines by number
+            text = self.text.casefold()
+            self._folded = text, _starts(text), _starts(self.text)
+        text, folded_starts, starts = self._folded
+        return {starts[bisect.bisect_right(folded_starts, start) - 1] for start in _touched(triggers, text)}
+
+
+def _starts(text: str) -> list[int]:
+    return [0, *(m.end() for m in re.finditer("\n", text))]
+
+
+def _touched(triggers: Iterable[str | re.Pattern[str]], text: str) -> set[int]:
+    """The starts of TEXT's lines holding one of TRIGGERS (a literal or an expression, never across lines)."""
+    found: set[int] = set()
+    for trigger in triggers:
+        if isinstance(trigger, str):
+            pos = text.find(trigger)
+            while pos >= 0:
+                found.add(text.rfind("\n", 0, pos) + 1)
+                end = text.find("\n", pos)
+                pos = text.find(trigger, end) if end >= 0 else -1
+        else:
+            found.update(text.rfind("\n", 0, m.start()) + 1 for m in trigger.finditer(text))
+    return found
+
+
+def _scan_line(line: str, offset: int, det: _Detector) -> Iterator[_Hit]:
+    """One detector's part of detect-secrets' per-line scan, as spans of the text (OFFSET: where the line
+    starts)."""
+    line = line.rstrip()  # as detect-secrets reads a line
+    accepted = det.accept(line) if det.accept else None
+    for pattern, groups in det.patterns:
+        for match in pattern.finditer(line):
+            for group in groups:
+                start, end = match.span(group)
+                value = match.group(group)
+                if not value or (accepted is not None and value not in accepted):
+                    continue
+                if det.keyword and not _keyword_kept(value, line):
+                    continue
+                if det.tail:
+                    tail = det.tail.match(line, end)
+                    end = tail.end() if tail else end
+                yield _Hit(offset + start, offset + end, det.kind)
+
+
+def _whole_keys(text: str, hits: list[_Hit]) -> None:
+    """Stretch each private key hit over the whole key: detect-secrets flags its BEGIN line, and the key
+    is the lines after it, up to its END (or to the end of the text when it has none)."""
+    for hit in hits:
+        if hit.kind != "Private Key":
+            continue
+        label = text[hit.start:hit.end]
+        if label.startswith("BEGIN "):
+            while hit.start > 0 and text[hit.start - 1] in "- ":
+                hit.start -= 1
+            end = re.compile("END " + re.escape(label[len("BEGIN "):]) + "[ -]*").search(text, hit.end)
+        else:  # PuTTY's key files end with their MAC line
+            end = re.compile("Private-MAC: *[0-9a-fA-F]*").search(text, hit.end)
+        hit.end = end.end() if end else len(text)
+
+
+def _scan(text: str, keyword_table: str = "OTHER", every_line: bool = False) -> list[_Hit]:
+    """Every secret of TEXT as spans, sorted, not overlapping each other nor an earlier marker.
+
+    Each detector scans only the lines its trigger finds (EVERY_LINE: all of them, what the tests
+    compare the prefilter with)."""
+    lines = _Lines(text)
+    hits: list[_Hit] = []
+    for det in _detectors(keyword_table):
+        if every_line or det.trigger is None:
+            starts: Iterable[int] = lines.all()
+        else:
+            starts = sorted(lines.touched(det.trigger, det.folded))
+        for start in starts:
+            end = text.find("\n", start)
+            hits.extend(_scan_line(text[start:end if end >= 0 else len(text)], start, det))
+    if not hits:
+        return hits
+    _whole_keys(text, hits)
+    hits.extend(_repeats(text, hits))
+    merged = _merge(hits, [m.span() for m in _MARKER_RE.finditer(text)])
+    for hit in merged:
+        hit.line = text.count("\n", 0, hit.start) + 1
+    return merged
+
+
+def _repeats(text: str, hits: list[_Hit]) -> Iterator[_Hit]:
+    """A secret found once goes everywhere it appears (a token pasted again without its keyword), when
+    it is distinctive enough not to be an ordinary word: 8 characters or more, not letters only."""
+    values = {text[h.start:h.end]: h.kind for h in hits if h.kind != "Private Key"}
+    for value, kind in values.items():
+        if len(value) < 8 or value.isalpha() or _MARKER_RE.search(value):
+            continue
+        pos = text.find(value)
+        while pos >= 0:
+            yield _Hit(pos, pos + len(value), kind)
+            pos = text.find(value, pos + 1)
+
+
+def _merge(hits: list[_Hit], markers: list[tuple[int, int]]) -> list[_Hit]:
+    """Overlapping spans as one (the first one's kind); spans touching a marker dropped, so a second
+    redaction changes nothing."""
+    merged: list[_Hit] = []
+    for hit in sorted(hits, key=lambda h: (h.start, -h.end)):
+        if any(start < hit.end and hit.start < end for start, end in markers):
+            continue
+        if merged and hit.start < merged[-1].end:
+            merged[-1].end = max(merged[-1].end, hit.end)
+            continue
+        merged.append(_Hit(hit.start, hit.end, hit.kind))
+    return merged
+
+
+def redact_text(text: str, where: str = "text") -> tuple[str, list[Finding]]:
+    """TEXT with every secret value replaced by its marker, and what was replaced (one finding each).
+
+    Ordinary text, object ids, uuids and paths come back as they were; redacting twice is redacting once.
+    """
+    if not text:
+        return text, []
+    hits = _scan(text)
+    if not hits:
+        return text, []
+    parts: list[str] = []
+    pos = 0
+    for hit in hits:
+        parts += [text[pos:hit.start], MARKER.format(kind=hit.kind)]
+        pos = hit.end
+    parts.append(text[pos:])
+    return "".join(parts), [Finding(hit.kind, where) for hit in hits]
+
+
+# Transcripts ----------------------------------------------------------------------------------
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"(\s*:)?', re.DOTALL)
+
+
+def redact_transcript(raw: bytes, where: str = "transcript") -> tuple[bytes, list[Finding]]:
+    """A JSONL transcript with every string value redacted, and what was replaced.
+
+    Lines with nothing to redact are kept byte for byte and the others change only inside the string
+    values that held a secret, so positions found by uuid stay where they were and every line stays JSON.
+    Lines that are not JSON are redacted as text (a run of them together, so a key block spanning them
+    goes whole); a file that is one JSON document (Gemini's older chat files) is redacted as one.
+    """
+    document = _whole_document(raw)
+    if document is not None:
+        return _redact_document(raw, document, where)
+    lines = raw.split(b"\n")
+    out: list[bytes] = []
+    findings: list[Finding] = []
+    plain: list[bytes] = []
+    for line in lines:
+        parsed = _json_line(line)
+        if parsed is None:
+            plain.append(line)
+            continue
+        if plain:
+            out += _redact_plain(plain, findings, where)
+            plain = []
+        out.append(_redact_json_line(line, parsed, findings, where))
+    if plain:
+        out += _redact_plain(plain, findings, where)
+    return b"\n".join(out), findings
+
+
+def _whole_document(raw: bytes) -> Any | None:
+    """The JSON document RAW is, when it is one that spans several lines (not JSONL)."""
+    stripped = raw.strip()
+    if not stripped.startswith((b"{", b"[")) or b"\n" not in stripped:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def _redact_document(raw: bytes, document: Any, where: str) -> tuple[bytes, list[Finding]]:
+    findings: list[Finding] = []
+    redacted = _redact_values(document, findings, where)
+    if not findings:
+        return raw, []
+    indent = 2 if raw.lstrip()[1:2] == b"\n" else None
+    text = json.dumps(redacted, ensure_ascii=False, indent=indent)
+    return text.encode() + (b"\n" if raw.endswith(b"\n") else b""), findings
+
+
+def _redact_values(value: Any, findings: list[Finding], where: str) -> Any:
+    if isinstance(value, str):
+        text, found = redact_text(value, where)
+        findings += found
+        return text
+    if isinstance(value, list):
+        return [_redact_values(v, findings, where) for v in value]
+    if isinstance(value, dict):
+        return {k: _redact_values(v, findings, where) for k, v in value.items()}
+    return value
+
+
+def _json_line(line: bytes) -> Any | None:
+    """LINE parsed, if it is a JSON object or array (what transcript lines are)."""
+    stripped = line.strip()
+    if not stripped.startswith((b"{", b"[")):
+        return None
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+
+
+def _redact_json_line(line: bytes, parsed: Any, findings: list[Finding], where: str) -> bytes:
+    """LINE unchanged when none of its string values holds a secret; else each string token that does
+    replaced by its redacted JSON, every other byte kept."""
+    joined = "\n".join(_strings(parsed))
+    if not _scan(joined):
+        return line
+    text = line.decode("utf-8", "surrogateescape")
+    parts: list[str] = []
+    pos = 0
+    for match in _JSON_STRING.finditer(text):
+        if match.group(1):  # a key
+            continue
+        token = match.group(0)
+        value = json.loads(token)
+        redacted, found = redact_text(value, where)
+        if not found:
+            continue
+        findings += found
+        parts += [text[pos:match.start()], json.dumps(redacted, ensure_ascii=token.isascii())]
+        pos = match.end()
+    parts.append(text[pos:])
+    return "".join(parts).encode("utf-8", "surrogateescape")
+
+
+def _redact_plain(lines: list[bytes], findings: list[Finding], where: str) -> list[bytes]:
+    text = b"\n".join(lines).decode("utf-8", "surrogateescape")
+    redacted, found = redact_text(text, where)
+    if not found:
+        return lines
+    findings += found
+    return redacted.encode("utf-8", "surrogateescape").split(b"\n")
+
+
+# Files ----------------------------------------------------------------------------------------
+
+_EXAMPLE_SUFFIXES = (".example", ".sample", ".template", ".dist", ".defaults")
+_KEY_NAMES = frozenset({"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"})
+_KEY_EXTENSIONS = (".pem", ".key", ".p12", ".pfx", ".keystore", ".jks", ".ppk", ".pkcs12")
+_CREDENTIAL_NAMES = {
+    ".netrc": "credentials file (.netrc)",
+    "_netrc": "credentials file (.netrc)",
+    ".pgpass": "credentials file (.pgpass)",
+    ".git-credentials": "credentials file (.git-credentials)",
+    ".pypirc": "credentials file (.pypirc)",
+    ".htpasswd": "credentials file (.htpasswd)",
+    "credentials.json": "cloud credentials file (credentials.json)",
+    "client_secret.json": "cloud credentials file (client_secret.json)",
+    "service-account.json": "cloud credentials file (service-account.json)",
+    "service_account.json": "cloud credentials file (service_account.json)",
+    "application_default_credentials.json": "cloud credentials file (application_default_credentials.json)",
+    "secrets.yml": "looks like a secrets file (secrets.yml)",
+    "secrets.yaml": "looks like a secrets file (secrets.yaml)",
+    "secrets.json": "looks like a secrets file (secrets.json)",
+    "secrets.toml": "looks like a secrets file (secrets.toml)",
+}
+# Under these folders a file named `credentials` or `config` is the cloud tool's own (~/.aws/credentials).
+_CREDENTIAL_FOLDERS = {".aws": ("credentials",), ".docker": ("config.json",), ".kube": ("config",),
+                       ".ssh": ("id_rsa", "id_dsa", "id_ecdsa", "id_ed25519")}
+
+
+def name_reason(path: str) -> str | None:
+    """Why PATH's name alone makes it a secrets file, or None: .env files (not .env.example), private
+    keys and keystores, credential files of ssh, git, netrc, npm, PyPI, PostgreSQL and the clouds."""
+    base = os.path.basename(path)
+    lower = base.lower()
+    folder = os.path.basename(os.path.dirname(path))
+    if lower.endswith(".env") or (lower.startswith(".env.") and not lower.endswith(_EXAMPLE_SUFFIXES)):
+        return f"looks like a secrets file ({base})"
+    if lower in _KEY_NAMES:
+        return "private key"
+    if lower.endswith(_KEY_EXTENSIONS):
+        return f"private key or keystore ({os.path.splitext(base)[1]})"
+    if lower in _CREDENTIAL_NAMES:
+        return _CREDENTIAL_NAMES[lower]
+    if base in _CREDENTIAL_FOLDERS.get(folder, ()):
+        return f"credentials file ({folder}/{base})"
+    return None
+
+
+def cache_path(repo: Repo) -> str:
+    """The file of blob verdicts: `share.share_dir(repo)`'s, where every cache of the copy lives (the
+    path is spelled here: share.py imports this module, and a purge's `discard_copy` drops that folder)."""
+    return os.path.join(repo.store_dir, "share", _CACHE_NAME)
+
+
+def secret_paths(repo: Repo, entries: list[tuple[str, str]]) -> dict[str, str]:
+    """The paths of a checkpoint tree (ENTRIES: path, blob oid) that must stay out of a pushed tree,
+    each with its reason.
+
+    A name that looks like a secrets file is enough; every other text file is scanned, and its verdict
+    kept by blob oid (and keyword rules) in `cache_path`, so a blob is read and scanned once, ever.
+    Binary files (a NUL in their first 8,000 bytes) are not scanned; text files are scanned whole
+    (checkpoints hold no file over max_file_size, 50 MiB by default, and each blob is scanned once).
+    """
+    reasons: dict[str, str] = {}
+    wanted: dict[str, list[str]] = {}  # cache key -> paths
+    for path, oid in entries:
+        reason = name_reason(path)
+        if reason:
+            reasons[path] = reason
+        else:
+            wanted.setdefault(f"{oid} {_keyword_table(path)}", []).append(path)
+    if not wanted:
+        return reasons
+    cache = _read_cache(repo)
+    fresh = {key: paths[0] for key, paths in wanted.items() if key not in cache}
+    if fresh:
+        verdicts = _scan_blobs(repo, fresh)
+        _append_cache(repo, verdicts)
+        cache.update(verdicts)
+    for key, paths in wanted.items():
+        if cache[key]:
+            reasons.update(dict.fromkeys(paths, cache[key]))
+    return reasons
+
+
+def _read_cache(repo: Repo) -> dict[str, str]:
+    """Cache key ("<oid> <keyword table>") -> reason, "" for a clean blob."""
+    try:
+        with open(cache_path(repo), encoding="utf-8") as f:
+            lines = f.read().split("\n")
+    except FileNotFoundError:
+        return {}
+    cache: dict[str, str] = {}
+    for line in lines:
+        oid, _, rest = line.partition(" ")
+        table, sep, reason = rest.partition("\t")
+        if sep:  # a line cut short by a kill is no verdict
+            cache[f"{oid} {table}"] = reason
+    return cache
+
+
+def _append_cache(repo: Repo, verdicts: dict[str, str]) -> None:
+    """Add VERDICTS to the cache file: whole lines, appended, so readers never see half a verdict."""
+    path = cache_path(repo)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    data = "".join(f"{key}\t{reason}\n" for key, reason in verdicts.items()).encode()
+    with open(path, "ab") as f:
+        f.write(data)
+
+
+def _scan_blobs(repo: Repo, wanted: dict[str, str]) -> dict[str, str]:
+    """The verdict of each blob of WANTED (cache key -> one path it has), read in batches of at most
+    _BATCH_BYTES through one `cat-file --batch` each."""
+    from . import gitcmd
+
+    keys = list(wanted)
+    sizes = _sizes(repo, [key.split(" ", 1)[0] for key in keys])
+    verdicts: dict[str, str] = {}
+    batch: list[str] = []
+    total = 0
+    for number, (key, size) in enumerate(zip(keys, sizes, strict=True), 1):
+        batch.append(key)
+        total += size
+        if total >= _BATCH_BYTES or number == len(keys):
+            objects = gitcmd.cat_file([k.split(" ", 1)[0] for k in batch], cwd=repo.root)
+            for k, obj in zip(batch, objects, strict=True):
+                found = scan_file(wanted[k], obj[1]) if obj and obj[0] == "blob" else None
+                verdicts[k] = found or ""
+            batch, total = [], 0
+    return verdicts
+
+
+def _sizes(repo: Repo, oids: list[str]) -> list[int]:
+    """Each object's size (0 for a missing one), through one `cat-file --batch-check`."""
+    from . import gitcmd
+
+    out = gitcmd.run(["cat-file", "--batch-check=%(objectsize)"], cwd=repo.root,
+                     input="".join(f"{oid}\n" for oid in oids).encode())
+    return [int(line) if line.isdigit() else 0 for line in out.decode().split("\n")[:len(oids)]]
+
+
+def scan_file(path: str, data: bytes) -> str | None:
+    """Why the content DATA of file PATH is a secret, or None: the first detection, with its line."""
+    if b"\0" in data[:_BINARY_PROBE]:
+        return None
+    text = data.decode("utf-8", "replace")
+    hits = _scan(text, _keyword_table(path))
+    if not hits:
+        return None
+    return f"detect-secrets: {hits[0].kind} on line {hits[0].line}"

@@ -1,0 +1,372 @@
+"""redact: what `push` may not send. Secret values become markers, secret-looking files are named.
+
+Every test plants realistic secrets and then looks for their bytes in what comes out, as the tests
+against the servers grep the servers' objects: a secret that survives in any form is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from git_rewind import redact
+from git_rewind.repo import Repo
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = sorted([*ROOT.glob("tests/samples/**/*.jsonl"), *Path("/work/shared/agents/samples").glob("**/*.jsonl")])
+
+# (kind, secret value, a line holding it). Values are shaped as the real ones are, and fake.
+SECRETS = [
+    ("AWS Access Key", "AKIAZ7QRT3XLPM4KWN2B", "the key is AKIAZ7QRT3XLPM4KWN2B, use it"),
+    ("AWS Access Key", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8vLk2Tn1",
+     'aws_secret_access_key = "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"'),
+    ("GitHub Token", "ghp_R8f3kQz1Lm0XcV7bN2pW9yT4sA6dJ5hG3uE1",
+     "push with ghp_R8f3kQz1Lm0XcV7bN2pW9yT4sA6dJ5hG3uE1 please"),
+    ("GitHub Token", "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2",
+     "token: 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2"),
+    ("GitLab Token", "glpat-Xy7Qw3Er9Tz1Ui5Op2As", "GITLAB glpat-Xy7Qw3Er9Tz1Ui5Op2As here"),
+    ("Slack Token", "xoxb-2948571034-5839201746385-Qk8ZrT3mW9pLx2VbN7cF4sHd",
+     "bot xoxb-2948571034-5839201746385-Qk8ZrT3mW9pLx2VbN7cF4sHd ok"),
+    ("Stripe Access Key", "sk_live_51HxQ2bL8mK3nP7rT9vW1yZ4cF6gJ0kA5dS8eR2tU6iO3pQ7wX1zC9vB4nM2lK8jH5gF3dS1aQ0wE",
+     "STRIPE sk_live_51HxQ2bL8mK3nP7rT9vW1yZ4cF6gJ0kA5dS8eR2tU6iO3pQ7wX1zC9vB4nM2lK8jH5gF3dS1aQ0wE."),
+    ("OpenAI Token", "sk-proj-Qm3Zx8Lr2Tn7Vb1Kc9Wd4Hf6Jg0Ps5Ya3Ue8Io2Rt7Ny1Mb4Lc6Xd9Zf0Qa5Ws3Ed8Rf1Tg7Yh2Uj",
+     "OPENAI_KEY is sk-proj-Qm3Zx8Lr2Tn7Vb1Kc9Wd4Hf6Jg0Ps5Ya3Ue8Io2Rt7Ny1Mb4Lc6Xd9Zf0Qa5Ws3Ed8Rf1Tg7Yh2Uj"),
+    ("OpenAI Token", "sk-Qm3Zx8Lr2Tn7Vb1Kc9Wd4Hf6Jg0Ps5Ya3Ue8Io2Rt7Ny1M",
+     "key sk-Qm3Zx8Lr2Tn7Vb1Kc9Wd4Hf6Jg0Ps5Ya3Ue8Io2Rt7Ny1M"),
+    ("OpenAI Token", "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",
+     "legacy 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"),
+    ("Anthropic API Key", "sk-ant-api03-Zq8Xr3Lm7Tn2Vb9Kc1Wd6Hf4Jg0Ps5Ya8Ue3Io7Rt2Ny9Mb1Lc6Xd4-_Zf0Qa5AA",
+     "ANTHROPIC sk-ant-api03-Zq8Xr3Lm7Tn2Vb9Kc1Wd6Hf4Jg0Ps5Ya8Ue3Io7Rt2Ny9Mb1Lc6Xd4-_Zf0Qa5AA done"),
+    ("JSON Web Token",
+     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI0MiIsIm5hbWUiOiJBZGEifQ.Yx3Qm8Lr2Tn7Vb1Kc9Wd4Hf6Jg0Ps5Ya3Ue8Io2Rt7",
+     "Authorization: Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI0MiIsIm5hbWUiOiJBZGEifQ."
+     "Yx3Qm8Lr2Tn7Vb1Kc9Wd4Hf6Jg0Ps5Ya3Ue8Io2Rt7"),
+    ("Basic Auth Credentials", "Tr0ub4dor-3x", "git clone https://alice:Tr0ub4dor-3x@git.example.com/team/app.git"),
+    ("Secret Keyword", "correct-horse-battery-9", 'password = "correct-horse-battery-9"'),
+    ("Secret Keyword", "Zx9!mQ2#kL", '{"api_key": "Zx9!mQ2#kL"}'),
+    ("Secret Assignment", "s3cr3t-Pg-42", "run DB_PASSWORD=s3cr3t-Pg-42 ./manage.py migrate"),
+    ("Secret Assignment", "tok_9f8e7d6c5b4a", "export GITHUB_TOKEN=tok_9f8e7d6c5b4a"),
+    ("SendGrid API Key", "SG.Qm3Zx8Lr2Tn7Vb1Kc9Wd4H.f6Jg0Ps5Ya3Ue8Io2Rt7Ny1Mb4Lc6Xd9Zf0Qa5Ws3Ed8",
+     "SG.Qm3Zx8Lr2Tn7Vb1Kc9Wd4H.f6Jg0Ps5Ya3Ue8Io2Rt7Ny1Mb4Lc6Xd9Zf0Qa5Ws3Ed8"),
+]
+
+KEY_BODY = ("MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM2Lm8Vx5QZ7kR1YwN4cT0bHsE9pLd\n"
+            "q8Wj2Xr6Ks1Tn5Vm3Zb7Lc9Gh2Jf4Pd6Qs8Rt0Uw2Yx4Az6Bc8De0Fg2Hi4Jk6Lm8==\n")
+KEYS = [
+    f"-----BEGIN RSA PRIVATE KEY-----\n{KEY_BODY}-----END RSA PRIVATE KEY-----",
+    f"-----BEGIN OPENSSH PRIVATE KEY-----\n{KEY_BODY}-----END OPENSSH PRIVATE KEY-----",
+    f"-----BEGIN PRIVATE KEY-----\n{KEY_BODY}-----END PRIVATE KEY-----",
+    f"-----BEGIN ENCRYPTED PRIVATE KEY-----\n{KEY_BODY}-----END ENCRYPTED PRIVATE KEY-----",
+    f"-----BEGIN EC PRIVATE KEY-----\n{KEY_BODY}-----END EC PRIVATE KEY-----",
+    f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{KEY_BODY}-----END PGP PRIVATE KEY BLOCK-----",
+]
+
+# Text that must come back as it was: ids, paths, prose and code that merely talk about secrets.
+ORDINARY = [
+    "#42 before Edit src/app.py",
+    "restore 3f786850e387550fdab836ed7e6dc881de23001b over "
+    "9a271f2a916b0b6ee6cecb2426f0b3206ef074578be55d9bc94f6f3fe3ab86aa",
+    '{"head": "3f786850e387550fdab836ed7e6dc881de23001b", "session": "4f9e2c1a-7b3d-4e5f-9a8b-1c2d3e4f5a6b"}',
+    "toolu_01ABcDeFgHiJkLmNoPqRsTuV and msg_2130d7dc9001jCu6WZTO5lkSCi and evt_2130d7ca6002zxS4Uy0RY49VXA",
+    "/home/dev/.claude/projects/-home-dev-app/4f9e2c1a-7b3d-4e5f-9a8b-1c2d3e4f5a6b.jsonl",
+    "add error handling to the password reset form; the secret is in the details",
+    "def check(password: str) -> bool:\n    return hmac.compare_digest(hash(password), stored)\n",
+    'password = os.environ["DB_PASSWORD"]\ntoken = get_token()\nsecret = "${SECRET}"\n',
+    "export DB_PASSWORD=$DB_PASSWORD\nMAX_TOKENS=4096\n",
+    "see https://example.com/docs?page=2#auth and git@github.com:org/repo.git",
+    "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  empty.txt",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKd2cmU3Tq3oH0lJq3r4m4xR5t6y7u8i9o0pA1sD2fG3 dev@laptop",
+]
+
+
+def test_each_secret_shape_becomes_its_marker_and_its_value_is_gone() -> None:
+    for kind, secret, line in SECRETS:
+        text = f"before\n{line}\nafter"
+        out, findings = redact.redact_text(text, where="prompt")
+        assert secret not in out, (kind, out)
+        assert f"[REDACTED:{kind}]" in out, (kind, out)
+        assert redact.Finding(kind, "prompt") in findings
+        assert out.startswith("before\n") and out.endswith("\nafter")
+
+
+def test_a_token_matched_by_its_start_goes_whole() -> None:
+    """detect-secrets matches 24 characters of a Stripe key and a JWT without its signature."""
+    for kind in ("Stripe Access Key", "JSON Web Token"):
+        secret = next(s for k, s, _ in SECRETS if k == kind)
+        out, _ = redact.redact_text(f"x {secret} y")
+        assert out == f"x [REDACTED:{kind}] y"
+
+
+def test_a_password_in_a_url_goes_and_the_rest_of_the_url_stays() -> None:
+    out, findings = redact.redact_text("git clone https://alice:Tr0ub4dor-3x@git.example.com/team/app.git")
+    assert out == "git clone https://alice:[REDACTED:Basic Auth Credentials]@git.example.com/team/app.git"
+    assert findings == [redact.Finding("Basic Auth Credentials", "text")]
+
+
+@pytest.mark.parametrize("key", KEYS, ids=lambda k: k.split("\n")[0].strip("-"))
+def test_a_private_key_block_goes_whole(key: str) -> None:
+    out, findings = redact.redact_text(f"my key:\n{key}\nthanks")
+    assert out == "my key:\n[REDACTED:Private Key]\nthanks"
+    assert [f.kind for f in findings] == ["Private Key"]
+
+
+def test_a_private_key_cut_short_goes_to_the_end_of_the_text() -> None:
+    out, _ = redact.redact_text(f"pasted:\n-----BEGIN OPENSSH PRIVATE KEY-----\n{KEY_BODY}")
+    assert out == "pasted:\n[REDACTED:Private Key]"
+
+
+def test_a_secret_seen_once_goes_everywhere_it_appears() -> None:
+    text = 'password = "Hunter2-horse-42"\nlater I typed Hunter2-horse-42 again'
+    out, findings = redact.redact_text(text)
+    assert "Hunter2-horse-42" not in out and len(findings) == 2
+
+
+def test_ordinary_text_ids_paths_and_code_come_back_unchanged() -> None:
+    for text in ORDINARY:
+        assert redact.redact_text(text) == (text, []), text
+
+
+def test_this_repositorys_own_commit_messages_come_back_unchanged() -> None:
+    """Real prose full of oids, paths, code and talk of secrets and redaction."""
+    log = subprocess.run(["git", "log", "-n", "2000", "--format=%B%x00"], cwd=ROOT, capture_output=True, text=True)
+    messages = [m for m in log.stdout.split("\0") if m.strip()]
+    if not messages:
+        pytest.skip("not run from a git clone")
+    changed = [m for m in messages if redact.redact_text(m)[1]]
+    assert changed == []
+
+
+def test_redacting_twice_is_redacting_once() -> None:
+    text = "\n".join([line for _, _, line in SECRETS] + KEYS + ORDINARY)
+    once, findings = redact.redact_text(text)
+    assert findings
+    assert redact.redact_text(once) == (once, [])
+
+
+# The prefilter --------------------------------------------------------------------------------
+
+
+def test_the_prefilter_loses_no_finding_on_the_planted_secrets_and_samples() -> None:
+    texts = [line for _, _, line in SECRETS] + KEYS + ORDINARY
+    texts += [p.read_text(errors="replace") for p in SAMPLES]
+    for text in texts:
+        assert spans(text, every_line=True) == spans(text, every_line=False)
+
+
+FRAGMENTS = [line for _, _, line in SECRETS] + ["password", "=", ":", '"', "'", " ", "\r", "\n", "\t", "-----",
+                                                  "BEGIN RSA PRIVATE KEY", "://u:", "@", "aws", "AKIA", "eyJ", "."]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=12), max_size=30))
+def test_the_prefilter_finds_what_scanning_every_line_finds(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert spans(text, every_line=True) == spans(text, every_line=False)
+
+
+def spans(text: str, every_line: bool) -> list[tuple[int, int, str]]:
+    return [(h.start, h.end, h.kind) for h in redact._scan(text, every_line=every_line)]
+
+
+# The property the servers' tests check --------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(before=st.text(max_size=80), after=st.text(max_size=80), planted=st.sampled_from(SECRETS + [
+    ("Private Key", key, key) for key in KEYS]))
+def test_a_planted_secret_never_survives_and_redaction_is_idempotent(
+        before: str, after: str, planted: tuple[str, str, str]) -> None:
+    _kind, secret, line = planted
+    text = f"{before}\n{line}\n{after}"
+    once, findings = redact.redact_text(text)
+    assert secret not in once
+    assert findings
+    assert redact.redact_text(once) == (once, [])
+
+
+# Transcripts ----------------------------------------------------------------------------------
+
+
+def test_sample_transcripts_stay_byte_identical_where_nothing_is_secret() -> None:
+    assert SAMPLES
+    for path in SAMPLES:
+        raw = path.read_bytes()
+        out, findings = redact.redact_transcript(raw)
+        before, after = raw.split(b"\n"), out.split(b"\n")
+        assert len(before) == len(after)
+        for old, new in zip(before, after, strict=True):
+            if old != new:  # a line that held something secret still parses, with the same keys
+                assert json.loads(old).keys() == json.loads(new).keys()
+        assert len([1 for old, new in zip(before, after, strict=True) if old != new]) <= len(findings)
+
+
+def claude_line(text: str, uuid: str) -> bytes:
+    entry = {"type": "user", "uuid": uuid, "parentUuid": None, "sessionId": "4f9e2c1a",
+             "message": {"role": "user", "content": [{"type": "text", "text": text}]},
+             "cwd": "/home/dev/app", "timestamp": "2026-11-22T10:00:00.000Z"}
+    return json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def test_planted_secrets_leave_a_transcript_and_only_their_lines_change() -> None:
+    key = KEYS[1]
+    lines = [
+        claude_line("hello, add a README", "u1"),
+        claude_line(f"use {SECRETS[0][1]} and {SECRETS[7][1]} — “quoted” é", "u2"),
+        claude_line(f'config:\n{key}\npassword = "{SECRETS[13][1]}"', "u3"),
+        b'{"type":"assistant","uuid":"u4","message":{"content":"done \\u00e9"}}',
+        b"not json: curl https://bob:Sup3r-s3cret@api.example.com",
+        b'{"type":"tool","uuid":"u5","out":"\\u0041KIAZ7QRT3XLPM4KWN2B"}',
+    ]
+    raw = b"\n".join(lines) + b"\n"
+    out, findings = redact.redact_transcript(raw)
+    for secret in [SECRETS[0][1], SECRETS[7][1], SECRETS[13][1], "Sup3r-s3cret", "MIIEpAIBAAKCAQEA3Tz2mr7"]:
+        assert secret.encode() not in out
+    assert b"\\u0041KIAZ7QRT3XLPM4KWN2B" not in out  # found in the decoded string, not in the raw bytes
+    new = out.split(b"\n")
+    assert new[0] == lines[0] and new[3] == lines[3] and new[6] == b""
+    for line in (new[1], new[2], new[5]):
+        json.loads(line)
+    assert json.loads(new[1])["uuid"] == "u2" and "é" in json.loads(new[1])["message"]["content"][0]["text"]
+    assert json.loads(new[2])["message"]["content"][0]["text"] == (
+        'config:\n[REDACTED:Private Key]\npassword = "[REDACTED:Secret Keyword]"')
+    assert new[4] == b"not json: curl https://bob:[REDACTED:Basic Auth Credentials]@api.example.com"
+    assert {f.kind for f in findings} >= {"AWS Access Key", "OpenAI Token", "Private Key", "Secret Keyword",
+                                          "Basic Auth Credentials"}
+    assert redact.redact_transcript(out) == (out, [])
+
+
+def test_a_key_spread_over_plain_lines_goes_whole() -> None:
+    raw = (b'{"uuid":"a"}\n' + KEYS[0].encode() + b'\n{"uuid":"b"}\n')
+    out, _ = redact.redact_transcript(raw)
+    assert out == b'{"uuid":"a"}\n[REDACTED:Private Key]\n{"uuid":"b"}\n'
+
+
+def test_a_transcript_that_is_one_json_document_is_redacted_as_one() -> None:
+    chat = {"sessionId": "s1", "messages": [{"id": "m1", "content": "hi"},
+                                            {"id": "m2", "content": f"token {SECRETS[2][1]}"}]}
+    raw = json.dumps(chat, indent=2).encode() + b"\n"
+    out, findings = redact.redact_transcript(raw)
+    assert SECRETS[2][1].encode() not in out
+    assert json.loads(out)["messages"][1]["content"] == "token [REDACTED:GitHub Token]"
+    assert [f.kind for f in findings] == ["GitHub Token"]
+    clean = json.dumps({"messages": [{"content": "hi"}]}, indent=2).encode()
+    assert redact.redact_transcript(clean) == (clean, [])
+
+
+def test_bytes_that_are_not_utf8_survive() -> None:
+    raw = b"\xff\xfe binary-ish line\n" + claude_line("fine", "u1") + b"\n"
+    assert redact.redact_transcript(raw) == (raw, [])
+
+
+# Files ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", [".env", "app/.env", ".env.local", ".env.production", "prod.env", "certs/server.pem",
+                                  "tls.key", "id_rsa", ".ssh/id_ed25519", "keys/id_ecdsa", "store.p12", "a.pfx",
+                                  "release.keystore", ".netrc", ".pgpass", "gcp/credentials.json",
+                                  "client_secret.json", ".aws/credentials", ".git-credentials", ".kube/config"])
+def test_names_that_are_secrets_files(path: str) -> None:
+    assert redact.name_reason(path)
+
+
+@pytest.mark.parametrize("path", [".env.example", ".env.sample", ".env.template", "id_rsa.pub", "keys/id_ed25519.pub",
+                                  "src/env.py", "environment.yml", "config", "credentials.py", "README.md",
+                                  "docs/keys.md", "monkey.py", ".envrc.md"])
+def test_names_that_are_not(path: str) -> None:
+    assert redact.name_reason(path) is None
+
+
+def blobs(repo_path: Path, files: dict[str, bytes]) -> list[tuple[str, str]]:
+    """(path, oid) of FILES, written as blobs into the repository at REPO_PATH."""
+    entries = []
+    for path, data in files.items():
+        oid = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo_path, input=data, check=True,
+                             capture_output=True).stdout.decode().strip()
+        entries.append((path, oid))
+    return entries
+
+
+PROJECT = {
+    "README.md": b"# app\n\nSet DB_PASSWORD in your environment.\n",
+    "src/app.py": b"import os\n\nPASSWORD = os.environ['DB_PASSWORD']\n\n\ndef main() -> None:\n    print('hi')\n",
+    "src/settings.py": b"DEBUG = True\nREGION = 'eu-west-1'\nKEY_ID = 'AKIAZ7QRT3XLPM4KWN2B'\n",
+    "deploy/config.yaml": b"db:\n  host: db.internal\n  password: Hunter2-horse-42\n",
+    ".env": b"SECRET=1\n",
+    ".env.example": b"SECRET=\n",
+    ".ssh/id_ed25519": KEYS[1].encode() + b"\n",
+    ".ssh/id_ed25519.pub": b"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKd2cmU3Tq3oH0lJq dev@laptop\n",
+    "notes/key.txt": b"the deploy key:\n" + KEYS[0].encode() + b"\n",
+    "logo.png": b"\x89PNG\r\n\x1a\n\0\0\0" + b"AKIAZ7QRT3XLPM4KWN2B",
+    "bin/tool": b"\x7fELF\0\0\0ghp_R8f3kQz1Lm0XcV7bN2pW9yT4sA6dJ5hG3uE1",
+}
+
+
+@pytest.mark.usefixtures("git_environ")
+def test_secret_paths_names_each_secret_file_with_its_reason(repo: object, tmp_path: Path) -> None:
+    path = tmp_path / "repo"
+    entries = blobs(path, PROJECT)
+    found = redact.secret_paths(Repo.discover(str(path)), entries)
+    assert found == {
+        ".env": "looks like a secrets file (.env)",
+        ".ssh/id_ed25519": "private key",
+        "src/settings.py": "detect-secrets: AWS Access Key on line 3",
+        "deploy/config.yaml": "detect-secrets: Secret Keyword on line 3",
+        "notes/key.txt": "detect-secrets: Private Key on line 2",
+    }
+
+
+@pytest.mark.usefixtures("git_environ")
+def test_a_blob_is_scanned_once_ever(repo: object, tmp_path: Path) -> None:
+    """The second call reads no blob: with every blob gone from the repository, it still answers the
+    same, from the cache, which it leaves as it was; a new blob alone is read and added."""
+    path = tmp_path / "repo"
+    entries = blobs(path, PROJECT)
+    rewind = Repo.discover(str(path))
+    first = redact.secret_paths(rewind, entries)
+    cache = Path(redact.cache_path(rewind))
+    assert cache.parent == Path(rewind.store_dir) / "share"
+    cached = cache.read_bytes()
+    assert len(cached.splitlines()) == len(PROJECT) - 2  # .env and the key are left out by name, unread
+    for _path, oid in entries:
+        (path / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
+    assert redact.secret_paths(rewind, entries) == first
+    assert cache.read_bytes() == cached
+    more = blobs(path, {"late.py": b"token = 'ghp_R8f3kQz1Lm0XcV7bN2pW9yT4sA6dJ5hG3uE1'\n"})
+    assert redact.secret_paths(rewind, entries + more)["late.py"] == "detect-secrets: GitHub Token on line 1"
+    assert cache.read_bytes().startswith(cached) and len(cache.read_bytes().splitlines()) == len(PROJECT) - 1
+
+
+def test_the_cache_lives_where_share_keeps_its_caches(tmp_path: Path) -> None:
+    from git_rewind import share
+
+    rewind = Repo(str(tmp_path), str(tmp_path / ".git"), str(tmp_path / ".git"))
+    assert os.path.dirname(redact.cache_path(rewind)) == share.share_dir(rewind)
+
+
+# The import -----------------------------------------------------------------------------------
+
+
+def test_detect_secrets_is_imported_only_when_something_is_scanned() -> None:
+    code = ("import sys\nfrom git_rewind import redact\nassert 'detect_secrets' not in sys.modules\n"
+            "redact.redact_text('a ghp_R8f3kQz1Lm0XcV7bN2pW9yT4sA6dJ5hG3uE1')\n"
+            "assert 'detect_secrets' in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_no_baseline_or_user_setting_changes_what_is_found(tmp_path: Path) -> None:
+    """A .secrets.baseline allowlisting everything, where detect-secrets would look, is not read."""
+    baseline = {"version": "1.5.0", "plugins_used": [], "filters_used": [
+        {"path": "detect_secrets.filters.regex.should_exclude_line", "pattern": [".*"]}], "results": {}}
+    (tmp_path / ".secrets.baseline").write_text(json.dumps(baseline))
+    code = ("from git_rewind import redact\n"
+            "print(redact.redact_text('a ghp_R8f3kQz1Lm0XcV7bN2pW9yT4sA6dJ5hG3uE1')[0])\n")
+    out = subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path, capture_output=True, text=True,
+                         env={**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}).stdout
+    assert out == "a [REDACTED:GitHub Token]\n"
