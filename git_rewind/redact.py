@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import json
 import os
 import re
@@ -143,7 +144,7 @@ def _extra_detectors() -> tuple[type, ...]:
         trigger = (("PASS", "PWD", "SECRET", "TOKEN", "KEY", "CREDENTIAL"), False)
         denylist = (re.compile(
             r"(?<![A-Za-z0-9_])[A-Z0-9_]*(?:PASSWORD|PASSWD|PASS|PWD|SECRET|TOKEN|API_KEY|APIKEY|SECRET_KEY"
-            r"|PRIVATE_KEY|ACCESS_KEY|CREDENTIALS?)=([^\s'\"$<{][^\s'\"]*)"),)
+            r"|PRIVATE_KEY|ACCESS_KEY|CREDENTIALS?)=(?!0x[0-9a-fA-F]+\b)([^\s'\"$<{][^\s'\"]*)"),)
 
     class PrivateKeyMoreDetector(RegexBasedDetector):
         """Private keys 1.5.0's PrivateKeyDetector misses: PKCS#8 encrypted ones and PuTTY's version 3."""
@@ -191,7 +192,8 @@ _TRIGGERS: dict[str, tuple[tuple[str, ...], bool]] = {
                          "password", "passwd", "pwd", "secret", "contrase"), True),
 }
 
-_LEFT_OUT_PLUGINS = ("HexHighEntropyString", "Base64HighEntropyString", "IPPublicDetector", "KeywordDetector")
+_LEFT_OUT_PLUGINS = ("HexHighEntropyString", "Base64HighEntropyString", "IPPublicDetector", "ArtifactoryDetector",
+                     "KeywordDetector")  # (the keyword plugin is driven on its own: its patterns are per file type)
 
 
 @functools.cache
@@ -283,7 +285,8 @@ class _Lines:
 
 
 def _starts(text: str) -> list[int]:
-    return [0, *(m.end() for m in re.finditer("\n", text))]
+    ends = list(itertools.accumulate(map(len, text.split("\n"))))
+    return [0, *(end + number for number, end in enumerate(ends[:-1], 1))]
 
 
 def _touched(triggers: Iterable[str | re.Pattern[str]], text: str) -> set[int]:
@@ -337,11 +340,12 @@ def _whole_keys(text: str, hits: list[_Hit]) -> None:
         hit.end = end.end() if end else len(text)
 
 
-def _scan(text: str, keyword_table: str = "OTHER", every_line: bool = False) -> list[_Hit]:
+def _scan(text: str, keyword_table: str = "OTHER", every_line: bool = False,
+          known: dict[str, str] | None = None) -> list[_Hit]:
     """Every secret of TEXT as spans, sorted, not overlapping each other nor an earlier marker.
 
     Each detector scans only the lines its trigger finds (EVERY_LINE: all of them, what the tests
-    compare the prefilter with)."""
+    compare the prefilter with). KNOWN: secret values found elsewhere (value -> kind), which go too."""
     lines = _Lines(text)
     hits: list[_Hit] = []
     for det in _detectors(keyword_table):
@@ -352,23 +356,30 @@ def _scan(text: str, keyword_table: str = "OTHER", every_line: bool = False) -> 
         for start in starts:
             end = text.find("\n", start)
             hits.extend(_scan_line(text[start:end if end >= 0 else len(text)], start, det))
+    hits.extend(_occurrences(text, known or {}))
     if not hits:
         return hits
     _whole_keys(text, hits)
-    hits.extend(_repeats(text, hits))
+    hits.extend(_occurrences(text, _distinctive(text, hits)))
     merged = _merge(hits, [m.span() for m in _MARKER_RE.finditer(text)])
     for hit in merged:
         hit.line = text.count("\n", 0, hit.start) + 1
     return merged
 
 
-def _repeats(text: str, hits: list[_Hit]) -> Iterator[_Hit]:
-    """A secret found once goes everywhere it appears (a token pasted again without its keyword), when
-    it is distinctive enough not to be an ordinary word: 8 characters or more, not letters only."""
-    values = {text[h.start:h.end]: h.kind for h in hits if h.kind != "Private Key"}
+def _distinctive(text: str, hits: Iterable[_Hit]) -> dict[str, str]:
+    """The values of HITS that go everywhere they appear (a token pasted again without its keyword):
+    those distinctive enough not to be an ordinary word, 8 characters or more and not letters only."""
+    values: dict[str, str] = {}
+    for hit in hits:
+        value = text[hit.start:hit.end]
+        if hit.kind != "Private Key" and len(value) >= 8 and not value.isalpha() and not _MARKER_RE.search(value):
+            values.setdefault(value, hit.kind)
+    return values
+
+
+def _occurrences(text: str, values: dict[str, str]) -> Iterator[_Hit]:
     for value, kind in values.items():
-        if len(value) < 8 or value.isalpha() or _MARKER_RE.search(value):
-            continue
         pos = text.find(value)
         while pos >= 0:
             yield _Hit(pos, pos + len(value), kind)
@@ -389,14 +400,15 @@ def _merge(hits: list[_Hit], markers: list[tuple[int, int]]) -> list[_Hit]:
     return merged
 
 
-def redact_text(text: str, where: str = "text") -> tuple[str, list[Finding]]:
+def redact_text(text: str, where: str = "text", known: dict[str, str] | None = None) -> tuple[str, list[Finding]]:
     """TEXT with every secret value replaced by its marker, and what was replaced (one finding each).
 
     Ordinary text, object ids, uuids and paths come back as they were; redacting twice is redacting once.
+    KNOWN: secret values found elsewhere in the same document (value -> kind), which go too.
     """
     if not text:
         return text, []
-    hits = _scan(text)
+    hits = _scan(text, known=known)
     if not hits:
         return text, []
     parts: list[str] = []
@@ -419,27 +431,71 @@ def redact_transcript(raw: bytes, where: str = "transcript") -> tuple[bytes, lis
     Lines with nothing to redact are kept byte for byte and the others change only inside the string
     values that held a secret, so positions found by uuid stay where they were and every line stays JSON.
     Lines that are not JSON are redacted as text (a run of them together, so a key block spanning them
-    goes whole); a file that is one JSON document (Gemini's older chat files) is redacted as one.
+    goes whole); a file that is one JSON document (Gemini's older chat files) is redacted as one. A
+    secret found anywhere goes everywhere else it appears in the transcript.
     """
     document = _whole_document(raw)
     if document is not None:
         return _redact_document(raw, document, where)
-    lines = raw.split(b"\n")
+    runs = _runs(raw.split(b"\n"))
+    texts = [_text_of(run) for run in runs]
+    known, touched = _survey(texts)
     out: list[bytes] = []
     findings: list[Finding] = []
-    plain: list[bytes] = []
+    for number, (run, text) in enumerate(zip(runs, texts, strict=True)):
+        if number not in touched and not _holds_any(text, known):
+            out += run[1] if run[0] is None else [run[0]]
+        elif run[0] is None:
+            out += _redact_plain(run[1], findings, where, known)
+        else:
+            out.append(_redact_json_line(run[0], findings, where, known))
+    return b"\n".join(out), findings
+
+
+_Run = tuple["bytes | None", "Any"]  # (a JSON line, its value) or (None, a run of lines that are not JSON)
+
+
+def _runs(lines: list[bytes]) -> list[_Run]:
+    """Each JSON line alone, and each run of consecutive other lines together."""
+    runs: list[_Run] = []
     for line in lines:
         parsed = _json_line(line)
-        if parsed is None:
-            plain.append(line)
-            continue
-        if plain:
-            out += _redact_plain(plain, findings, where)
-            plain = []
-        out.append(_redact_json_line(line, parsed, findings, where))
-    if plain:
-        out += _redact_plain(plain, findings, where)
-    return b"\n".join(out), findings
+        if parsed is not None:
+            runs.append((line, parsed))
+        elif runs and runs[-1][0] is None:
+            runs[-1][1].append(line)
+        else:
+            runs.append((None, [line]))
+    return runs
+
+
+def _text_of(run: _Run) -> str:
+    """What is scanned of a run: the string values of a JSON line, the text of other lines."""
+    if run[0] is None:
+        return b"\n".join(run[1]).decode("utf-8", "surrogateescape")
+    return "\n".join(_strings(run[1]))
+
+
+def _survey(texts: list[str]) -> tuple[dict[str, str], set[int]]:
+    """One scan over all TEXTS joined: the distinctive secret values found, and which texts hold a hit
+    (scanning them one by one would cost the triggers' searches for every line of the transcript)."""
+    joined = "\n".join(texts)
+    hits = _scan(joined)
+    if not hits:
+        return {}, set()
+    starts = [0]
+    for text in texts[:-1]:
+        starts.append(starts[-1] + len(text) + 1)
+    touched: set[int] = set()
+    for hit in hits:
+        first = bisect.bisect_right(starts, hit.start) - 1
+        last = bisect.bisect_right(starts, max(hit.start, hit.end - 1)) - 1
+        touched.update(range(first, last + 1))
+    return _distinctive(joined, hits), touched
+
+
+def _holds_any(text: str, known: dict[str, str]) -> bool:
+    return any(value in text for value in known)
 
 
 def _whole_document(raw: bytes) -> Any | None:
@@ -454,24 +510,25 @@ def _whole_document(raw: bytes) -> Any | None:
 
 
 def _redact_document(raw: bytes, document: Any, where: str) -> tuple[bytes, list[Finding]]:
-    findings: list[Finding] = []
-    redacted = _redact_values(document, findings, where)
-    if not findings:
+    known, touched = _survey(_strings(document))
+    if not touched:
         return raw, []
+    findings: list[Finding] = []
+    redacted = _redact_values(document, findings, where, known)
     indent = 2 if raw.lstrip()[1:2] == b"\n" else None
     text = json.dumps(redacted, ensure_ascii=False, indent=indent)
     return text.encode() + (b"\n" if raw.endswith(b"\n") else b""), findings
 
 
-def _redact_values(value: Any, findings: list[Finding], where: str) -> Any:
+def _redact_values(value: Any, findings: list[Finding], where: str, known: dict[str, str]) -> Any:
     if isinstance(value, str):
-        text, found = redact_text(value, where)
+        text, found = redact_text(value, where, known)
         findings += found
         return text
     if isinstance(value, list):
-        return [_redact_values(v, findings, where) for v in value]
+        return [_redact_values(v, findings, where, known) for v in value]
     if isinstance(value, dict):
-        return {k: _redact_values(v, findings, where) for k, v in value.items()}
+        return {k: _redact_values(v, findings, where, known) for k, v in value.items()}
     return value
 
 
@@ -486,23 +543,24 @@ def _json_line(line: bytes) -> Any | None:
         return None
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
+def _strings(value: Any) -> list[str]:
+    """Every string value inside VALUE (not the keys), in no particular order."""
+    found: list[str] = []
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+    return found
 
 
-def _redact_json_line(line: bytes, parsed: Any, findings: list[Finding], where: str) -> bytes:
-    """LINE unchanged when none of its string values holds a secret; else each string token that does
-    replaced by its redacted JSON, every other byte kept."""
-    joined = "\n".join(_strings(parsed))
-    if not _scan(joined):
-        return line
+def _redact_json_line(line: bytes, findings: list[Finding], where: str, known: dict[str, str]) -> bytes:
+    """LINE with each string value that holds a secret replaced by its redacted JSON, every other byte
+    kept (keys, numbers, spacing, escapes of the untouched strings)."""
     text = line.decode("utf-8", "surrogateescape")
     parts: list[str] = []
     pos = 0
@@ -510,8 +568,7 @@ def _redact_json_line(line: bytes, parsed: Any, findings: list[Finding], where: 
         if match.group(1):  # a key
             continue
         token = match.group(0)
-        value = json.loads(token)
-        redacted, found = redact_text(value, where)
+        redacted, found = redact_text(json.loads(token), where, known)
         if not found:
             continue
         findings += found
@@ -521,9 +578,9 @@ def _redact_json_line(line: bytes, parsed: Any, findings: list[Finding], where: 
     return "".join(parts).encode("utf-8", "surrogateescape")
 
 
-def _redact_plain(lines: list[bytes], findings: list[Finding], where: str) -> list[bytes]:
+def _redact_plain(lines: list[bytes], findings: list[Finding], where: str, known: dict[str, str]) -> list[bytes]:
     text = b"\n".join(lines).decode("utf-8", "surrogateescape")
-    redacted, found = redact_text(text, where)
+    redacted, found = redact_text(text, where, known)
     if not found:
         return lines
     findings += found

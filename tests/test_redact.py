@@ -161,7 +161,20 @@ def test_the_prefilter_loses_no_finding_on_the_planted_secrets_and_samples() -> 
 
 
 FRAGMENTS = [line for _, _, line in SECRETS] + ["password", "=", ":", '"', "'", " ", "\r", "\n", "\t", "-----",
-                                                  "BEGIN RSA PRIVATE KEY", "://u:", "@", "aws", "AKIA", "eyJ", "."]
+                                                  "BEGIN RSA PRIVATE KEY", "://u:", "@", "aws", "AKIA", "eyJ", ".",
+                                                  "pa\u017fsword", "api_\u212aey", "\u00e9", "SECRET_KEY="]
+
+
+def test_every_detector_has_a_trigger() -> None:
+    """A plugin a newer detect-secrets adds would scan every line: correct, but slow enough to notice."""
+    for table in ("OTHER", "PYTHON", "YAML"):
+        assert all(det.trigger for det in redact._detectors(table))
+
+
+def test_case_folding_does_not_hide_a_keyword_from_the_prefilter() -> None:
+    """re's IGNORECASE matches the long s and the Kelvin sign to s and k; the trigger search must too."""
+    for text in ['pa\u017fsword = "Zx9mQ2kL77"', '\u00e9 api_\u212aey = "Zx9mQ2kL77"\n\u00e9']:
+        assert spans(text, every_line=False) == spans(text, every_line=True) != []
 
 
 @settings(max_examples=300, deadline=None)
@@ -240,6 +253,14 @@ def test_planted_secrets_leave_a_transcript_and_only_their_lines_change() -> Non
     assert {f.kind for f in findings} >= {"AWS Access Key", "OpenAI Token", "Private Key", "Secret Keyword",
                                           "Basic Auth Credentials"}
     assert redact.redact_transcript(out) == (out, [])
+
+
+def test_a_secret_found_in_one_line_goes_from_every_line() -> None:
+    raw = b"\n".join([claude_line('password = "Hunter2-horse-42"', "u1"), claude_line("ok", "u2"),
+                      claude_line("I said Hunter2-horse-42 earlier", "u3"), b"plain Hunter2-horse-42"])
+    out, findings = redact.redact_transcript(raw)
+    assert b"Hunter2-horse-42" not in out and len(findings) == 3
+    assert out.split(b"\n")[1] == claude_line("ok", "u2")
 
 
 def test_a_key_spread_over_plain_lines_goes_whole() -> None:
