@@ -7,21 +7,26 @@
 The scanner is detect-secrets (imported only here, and only when something is scanned: it pulls in
 `requests`). Its plugin classes are used directly, never its global settings, baselines or
 `.secrets.baseline` files, and never a plugin's `verify` (which would send the secret over the network).
-Plugins used: every line-based detector of detect-secrets 1.5.0 (AWS, Artifactory, Azure storage,
-basic auth in URLs, Cloudant, Discord, GitHub, GitLab, IBM, JWT, keywords, Mailchimp, npm, OpenAI, private
-keys, PyPI, SendGrid, Slack, SoftLayer, Square, Stripe, Telegram, Twilio), plus `_extra_detectors`, written
-as detect-secrets plugins, for the shapes 1.5.0 misses: GitHub's fine-grained `github_pat_`, OpenAI's
-`sk-proj-`/`sk-svcacct-`/`sk-admin-` and 48-character `sk-` keys without the legacy `T3BlbkFJ` marker,
-Anthropic's `sk-ant-`, and environment-style `DB_PASSWORD=value` assignments.
-Left out, measured (bench/redact_bench.py, on the agents' sample transcripts and this repository's log,
-20,840 lines): the hex high-entropy detector fires on every quoted object id and agent id (41 hits, none
-a secret: notes and transcripts are full of oids); the base64 one at its default limit fires on message
-and event ids (6 hits, none a secret); `IPPublicDetector` finds addresses, which are not credentials.
-Known-shape detectors plus keyword assignments cost no false positive on that corpus.
+Plugins used: detect-secrets 1.5.0's detectors of known shapes (AWS, Azure storage, basic auth in URLs,
+Cloudant, Discord, GitHub, GitLab, IBM, JWT, Mailchimp, npm, OpenAI, private keys, PyPI, SendGrid, Slack,
+SoftLayer, Square, Stripe, Telegram, Twilio) and its keyword detector (`password = "…"`, quotes required
+in text, its per-file-type rules in files, its own heuristics against false positives), plus
+`_extra_detectors`, written as detect-secrets plugins, for shapes 1.5.0 misses: GitHub's fine-grained
+`github_pat_`, OpenAI's `sk-proj-`/`sk-svcacct-`/`sk-admin-` and 48-character `sk-` keys without the
+legacy `T3BlbkFJ` infix, Anthropic's `sk-ant-`, PKCS#8 encrypted and PuTTY v3 private keys, and
+environment-style `DB_PASSWORD=value` assignments.
 
-Detection is detect-secrets' own per-line scan, behind a prefilter that never loses a finding: every
-plugin's own regular expressions run once over the whole text (multi-line mode), and only the lines a
-match touches are scanned line by line (tests/test_redact.py checks both give the same findings).
+Left out, measured with bench/redact_bench.py: on the agents' sample transcripts and this repository's
+log (11,699 lines) the hex high-entropy detector fires 41 times, on agent ids, and on every quoted object
+id (`"head": "3f78…"` has entropy 3.63, over its limit of 3.0): notes and transcripts are full of them;
+the base64 one fires 6 times, on message and event ids (a `toolu_…` id scores 4.68, over 4.5); none was a
+secret. `IPPublicDetector` finds addresses, which are not credentials. `ArtifactoryDetector` (`AP` and a
+hex digit) took LLVM's `APFloat`/`APFixedPoint` headers for secrets, 2 of the 20,000 files of the file
+benchmark. What is kept found one thing in that text, `"apiKey": "sk-mock-123"`, a key in form.
+
+Each detector runs detect-secrets' own per-line scan on only the lines holding its trigger (`_TRIGGERS`: a
+literal or a short expression every line it flags must contain, found by `str.find`, 10-100 times
+cheaper than its patterns): tests/test_redact.py checks this finds what scanning every line finds.
 """
 
 from __future__ import annotations
@@ -324,9 +329,14 @@ def _scan_line(line: str, offset: int, det: _Detector) -> Iterator[_Hit]:
                 yield _Hit(offset + start, offset + end, det.kind)
 
 
+# A key cut short (no END): the rest of its BEGIN line, then the lines that look like a key's body
+# (base64, `Proc-Type:`-style headers, blank lines), so code that only names the marker loses little.
+_KEY_BODY = re.compile(r"[^\n]*(?:\n[ \t]*(?:[A-Za-z0-9+/=]{8,}|[A-Za-z-]+: [^\n]*|)[ \t]*(?=\n|$))*")
+
+
 def _whole_keys(text: str, hits: list[_Hit]) -> None:
     """Stretch each private key hit over the whole key: detect-secrets flags its BEGIN line, and the key
-    is the lines after it, up to its END (or to the end of the text when it has none)."""
+    is the lines after it, up to its END (or, cut short, as far as its lines look like one)."""
     for hit in hits:
         if hit.kind != "Private Key":
             continue
@@ -337,7 +347,8 @@ def _whole_keys(text: str, hits: list[_Hit]) -> None:
             end = re.compile("END " + re.escape(label[len("BEGIN "):]) + "[ -]*").search(text, hit.end)
         else:  # PuTTY's key files end with their MAC line
             end = re.compile("Private-MAC: *[0-9a-fA-F]*").search(text, hit.end)
-        hit.end = end.end() if end else len(text)
+        body = end or _KEY_BODY.match(text, hit.end)  # (the body's pattern matches anywhere, if only "")
+        hit.end = body.end() if body else len(text)
 
 
 def _scan(text: str, keyword_table: str = "OTHER", every_line: bool = False,
@@ -644,7 +655,8 @@ def secret_paths(repo: Repo, entries: list[tuple[str, str]]) -> dict[str, str]:
     each with its reason.
 
     A name that looks like a secrets file is enough; every other text file is scanned, and its verdict
-    kept by blob oid (and keyword rules) in `cache_path`, so a blob is read and scanned once, ever.
+    kept by blob oid and extension (which picks the keyword rules) in `cache_path`, so a blob is read and
+    scanned once, ever, and a push that finds every verdict there imports no scanner.
     Binary files (a NUL in their first 8,000 bytes) are not scanned; text files are scanned whole
     (checkpoints hold no file over max_file_size, 50 MiB by default, and each blob is scanned once).
     """
@@ -655,7 +667,8 @@ def secret_paths(repo: Repo, entries: list[tuple[str, str]]) -> dict[str, str]:
         if reason:
             reasons[path] = reason
         else:
-            wanted.setdefault(f"{oid} {_keyword_table(path)}", []).append(path)
+            # detect-secrets picks its keyword rules by the extension alone (exactly, case and all)
+            wanted.setdefault(f"{oid} {json.dumps(os.path.splitext(path)[1])}", []).append(path)
     if not wanted:
         return reasons
     cache = _read_cache(repo)
@@ -671,27 +684,30 @@ def secret_paths(repo: Repo, entries: list[tuple[str, str]]) -> dict[str, str]:
 
 
 def _read_cache(repo: Repo) -> dict[str, str]:
-    """Cache key ("<oid> <keyword table>") -> reason, "" for a clean blob."""
+    """Cache key ("<oid> <extension as JSON>") -> reason, "" for a clean blob.
+
+    A record is `<key>TAB<reason>TAB`: one a kill cut short lacks its last tab and is no verdict."""
     try:
-        with open(cache_path(repo), encoding="utf-8") as f:
+        with open(cache_path(repo), encoding="utf-8", errors="replace") as f:
             lines = f.read().split("\n")
     except FileNotFoundError:
         return {}
     cache: dict[str, str] = {}
     for line in lines:
-        oid, _, rest = line.partition(" ")
-        table, sep, reason = rest.partition("\t")
-        if sep:  # a line cut short by a kill is no verdict
-            cache[f"{oid} {table}"] = reason
+        fields = line.split("\t")
+        if len(fields) == 3 and fields[2] == "":
+            cache[fields[0]] = fields[1]
     return cache
 
 
 def _append_cache(repo: Repo, verdicts: dict[str, str]) -> None:
-    """Add VERDICTS to the cache file: whole lines, appended, so readers never see half a verdict."""
+    """Add VERDICTS to the cache file: appended, each record ended by a tab, a reader trusts whole ones."""
     path = cache_path(repo)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    data = "".join(f"{key}\t{reason}\n" for key, reason in verdicts.items()).encode()
-    with open(path, "ab") as f:
+    data = "".join(f"{key}\t{reason}\t\n" for key, reason in verdicts.items()).encode()
+    with open(path, "a+b") as f:
+        if f.seek(0, os.SEEK_END) and (f.seek(-1, os.SEEK_END), f.read(1))[1] != b"\n":
+            data = b"\n" + data  # a record a kill cut short stays alone on its line
         f.write(data)
 
 

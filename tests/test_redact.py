@@ -117,9 +117,13 @@ def test_a_private_key_block_goes_whole(key: str) -> None:
     assert [f.kind for f in findings] == ["Private Key"]
 
 
-def test_a_private_key_cut_short_goes_to_the_end_of_the_text() -> None:
+def test_a_private_key_cut_short_goes_as_far_as_its_lines_look_like_a_key() -> None:
     out, _ = redact.redact_text(f"pasted:\n-----BEGIN OPENSSH PRIVATE KEY-----\n{KEY_BODY}")
     assert out == "pasted:\n[REDACTED:Private Key]"
+    out, _ = redact.redact_text(f"-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n\n{KEY_BODY}and then")
+    assert out == "[REDACTED:Private Key]\nand then"
+    code = '_SK_MAGIC = b"-----BEGIN OPENSSH PRIVATE KEY-----"\n_SK_START = 42\n'
+    assert redact.redact_text(code)[0] == '_SK_MAGIC = b"[REDACTED:Private Key]\n_SK_START = 42\n'
 
 
 def test_a_secret_seen_once_goes_everywhere_it_appears() -> None:
@@ -362,6 +366,20 @@ def test_a_blob_is_scanned_once_ever(repo: object, tmp_path: Path) -> None:
     more = blobs(path, {"late.py": b"token = 'ghp_R8f3kQz1Lm0XcV7bN2pW9yT4sA6dJ5hG3uE1'\n"})
     assert redact.secret_paths(rewind, entries + more)["late.py"] == "detect-secrets: GitHub Token on line 1"
     assert cache.read_bytes().startswith(cached) and len(cache.read_bytes().splitlines()) == len(PROJECT) - 1
+
+
+@pytest.mark.usefixtures("git_environ")
+def test_a_verdict_cut_short_by_a_kill_is_not_trusted(repo: object, tmp_path: Path) -> None:
+    path = tmp_path / "repo"
+    entries = blobs(path, {"src/settings.py": PROJECT["src/settings.py"]})
+    rewind = Repo.discover(str(path))
+    cache = Path(redact.cache_path(rewind))
+    cache.parent.mkdir(parents=True)
+    cache.write_text(f'{entries[0][1]} ".py"\t')  # "clean"? the record never got its end
+    assert redact.secret_paths(rewind, entries) == {"src/settings.py": "detect-secrets: AWS Access Key on line 3"}
+    for _path, oid in entries:
+        (path / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
+    assert redact.secret_paths(rewind, entries) == {"src/settings.py": "detect-secrets: AWS Access Key on line 3"}
 
 
 def test_the_cache_lives_where_share_keeps_its_caches(tmp_path: Path) -> None:
