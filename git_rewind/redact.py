@@ -433,11 +433,11 @@ def redact_text(text: str, where: str = "text", known: dict[str, str] | None = N
 
 # Transcripts ----------------------------------------------------------------------------------
 
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"(\s*:)?', re.DOTALL)
+_JSON_STRING = re.compile(r'("(?:[^"\\]|\\.)*")', re.DOTALL)  # in a JSON text every `"` outside strings opens one
 
 
 def redact_transcript(raw: bytes, where: str = "transcript") -> tuple[bytes, list[Finding]]:
-    """A JSONL transcript with every string value redacted, and what was replaced.
+    """A JSONL transcript with every string in it redacted (values and keys), and what was replaced.
 
     Lines with nothing to redact are kept byte for byte and the others change only inside the string
     values that held a secret, so positions found by uuid stay where they were and every line stays JSON.
@@ -539,7 +539,8 @@ def _redact_values(value: Any, findings: list[Finding], where: str, known: dict[
     if isinstance(value, list):
         return [_redact_values(v, findings, where, known) for v in value]
     if isinstance(value, dict):
-        return {k: _redact_values(v, findings, where, known) for k, v in value.items()}
+        return {_redact_values(k, findings, where, known): _redact_values(v, findings, where, known)
+                for k, v in value.items()}
     return value
 
 
@@ -555,7 +556,7 @@ def _json_line(line: bytes) -> Any | None:
 
 
 def _strings(value: Any) -> list[str]:
-    """Every string value inside VALUE (not the keys), in no particular order."""
+    """Every string inside VALUE, keys included, in no particular order."""
     found: list[str] = []
     todo = [value]
     while todo:
@@ -563,6 +564,7 @@ def _strings(value: Any) -> list[str]:
         if isinstance(item, str):
             found.append(item)
         elif isinstance(item, dict):
+            found.extend(item)  # keys too: a secret is a secret wherever it sits
             todo.extend(item.values())
         elif isinstance(item, list):
             todo.extend(item)
@@ -570,21 +572,19 @@ def _strings(value: Any) -> list[str]:
 
 
 def _redact_json_line(line: bytes, findings: list[Finding], where: str, known: dict[str, str]) -> bytes:
-    """LINE with each string value that holds a secret replaced by its redacted JSON, every other byte
-    kept (keys, numbers, spacing, escapes of the untouched strings)."""
+    """LINE with each string (value or key) that holds a secret replaced by its redacted JSON, every other
+    byte kept (numbers, spacing, escapes of the untouched strings)."""
     text = line.decode("utf-8", "surrogateescape")
     parts: list[str] = []
     pos = 0
     for match in _JSON_STRING.finditer(text):
-        if match.group(1):  # a key
-            continue
-        token = match.group(0)
+        token = match.group(1)
         redacted, found = redact_text(json.loads(token), where, known)
         if not found:
             continue
         findings += found
-        parts += [text[pos:match.start()], json.dumps(redacted, ensure_ascii=token.isascii())]
-        pos = match.end()
+        parts += [text[pos:match.start(1)], json.dumps(redacted, ensure_ascii=token.isascii())]
+        pos = match.end(1)
     parts.append(text[pos:])
     return "".join(parts).encode("utf-8", "surrogateescape")
 

@@ -267,6 +267,12 @@ def test_a_secret_found_in_one_line_goes_from_every_line() -> None:
     assert out.split(b"\n")[1] == claude_line("ok", "u2")
 
 
+def test_a_secret_used_as_a_key_goes_too() -> None:
+    raw = b'{"uuid":"u1","env":{"ghp_R8f3kQz1Lm0XcV7bN2pW9yT4sA6dJ5hG3uE1":1}}'
+    out, _ = redact.redact_transcript(raw)
+    assert out == b'{"uuid":"u1","env":{"[REDACTED:GitHub Token]":1}}'
+
+
 def test_a_key_spread_over_plain_lines_goes_whole() -> None:
     raw = (b'{"uuid":"a"}\n' + KEYS[0].encode() + b'\n{"uuid":"b"}\n')
     out, _ = redact.redact_transcript(raw)
