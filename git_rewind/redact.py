@@ -12,7 +12,7 @@ Cloudant, Discord, GitHub, GitLab, IBM, JWT, Mailchimp, npm, OpenAI, private key
 SoftLayer, Square, Stripe, Telegram, Twilio) and its keyword detector (`password = "…"`, quotes required
 in text, its per-file-type rules in files, its own heuristics against false positives), plus
 `_extra_detectors`, written as detect-secrets plugins, for shapes 1.5.0 misses: GitHub's fine-grained
-`github_pat_`, OpenAI's `sk-proj-`/`sk-svcacct-`/`sk-admin-` and 48-character `sk-` keys without the
+`github_pat_`, OpenAI's `sk-proj-`/`sk-svcacct-`/`sk-admin-` and long (40+ characters) `sk-` keys without the
 legacy `T3BlbkFJ` infix, Anthropic's `sk-ant-`, PKCS#8 encrypted and PuTTY v3 private keys, and
 environment-style `DB_PASSWORD=value` assignments.
 
@@ -97,8 +97,8 @@ class _Detector:
         self.accept = accept  # the plugin's own analyze_string: which values it stands by on a line
         self.tail = tail
         self.keyword = keyword
-        # What every line it flags holds: one of these expressions, each starting with a literal, which
-        # re finds fast (in the case-folded text when `folded`, for a plugin that ignores case).
+        # What every line it flags holds: one of these literals (found by str.find) or expressions (each
+        # starting with a literal, which re finds fast); in the case-folded text when `folded`.
         self.trigger = tuple(t if _is_literal(t) else re.compile(t) for t in trigger[0]) if trigger else None
         self.folded = bool(trigger and trigger[1])
 
@@ -125,8 +125,8 @@ def _extra_detectors() -> tuple[type, ...]:
         denylist = (re.compile(r"github_pat_[A-Za-z0-9_]{22,}"),)
 
     class OpenAIKeyDetector(RegexBasedDetector):
-        """OpenAI project, service-account and admin keys, and plain 48-character keys (1.5.0 needs the
-        legacy T3BlbkFJ infix)."""
+        """OpenAI project, service-account and admin keys, and plain ones of 40 characters or more (1.5.0
+        needs the legacy T3BlbkFJ infix)."""
 
         secret_type = "OpenAI Token"
         trigger = (("sk-",), False)
