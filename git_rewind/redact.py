@@ -38,6 +38,8 @@ import json
 import os
 import re
 
+from .errors import RewindError
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -215,7 +217,8 @@ def _detectors(keyword_table: str) -> tuple[_Detector, ...]:
     classes += _extra_detectors()
     found: list[_Detector] = []
     for cls in sorted(classes, key=lambda c: c.__name__):
-        assert issubclass(cls, RegexBasedDetector), cls  # every plugin kept is regex based
+        if not issubclass(cls, RegexBasedDetector):  # a newer detect-secrets: refuse rather than go blind
+            raise RewindError(f"detect-secrets' {cls.__name__} is not one redact.py can drive (it knows 1.5)")
         plugin = cls()
         kind = str(cls.secret_type)
         tail = None if kind in _NO_TAIL else _JWT_TAIL if kind == "JSON Web Token" else _TOKEN_TAIL
