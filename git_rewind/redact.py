@@ -666,12 +666,11 @@ def secret_paths(repo: Repo, entries: list[tuple[str, str]]) -> dict[str, str]:
     reasons: dict[str, str] = {}
     wanted: dict[str, list[str]] = {}  # cache key -> paths
     for path, oid in entries:
-        reason = name_reason(path)
+        reason, extension = _path_facts(path)
         if reason:
             reasons[path] = reason
         else:
-            # detect-secrets picks its keyword rules by the extension alone (exactly, case and all)
-            wanted.setdefault(f"{oid} {json.dumps(os.path.splitext(path)[1])}", []).append(path)
+            wanted.setdefault(f"{oid} {extension}", []).append(path)
     if not wanted:
         return reasons
     cache = _read_cache(repo)
@@ -686,21 +685,40 @@ def secret_paths(repo: Repo, entries: list[tuple[str, str]]) -> dict[str, str]:
     return reasons
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _path_facts(path: str) -> tuple[str | None, str]:
+    """PATH's name reason, and its extension as the cache keys spell it (detect-secrets picks its keyword
+    rules by the extension alone, case and all). Kept: a push asks about the same paths checkpoint after
+    checkpoint."""
+    return name_reason(path), json.dumps(os.path.splitext(path)[1])
+
+
+# cache file -> (its inode, bytes read, verdicts): a push that asks once per checkpoint reads only what
+# was appended since. Verdicts are facts about blob contents, so one read earlier is never wrong.
+_READ: dict[str, tuple[int, int, dict[str, str]]] = {}
+
+
 def _read_cache(repo: Repo) -> dict[str, str]:
     """Cache key ("<oid> <extension as JSON>") -> reason, "" for a clean blob.
 
     A record is `<key>TAB<reason>TAB`: one a kill cut short lacks its last tab and is no verdict."""
+    path = cache_path(repo)
     try:
-        with open(cache_path(repo), encoding="utf-8", errors="replace") as f:
-            lines = f.read().split("\n")
+        with open(path, "rb") as f:
+            inode = os.fstat(f.fileno()).st_ino
+            known = _READ.get(path)
+            start, cache = (known[1], known[2]) if known and known[0] == inode else (0, {})
+            f.seek(start)
+            data = f.read()
     except FileNotFoundError:
+        _READ.pop(path, None)
         return {}
-    cache: dict[str, str] = {}
-    for line in lines:
+    _READ[path] = (inode, start + len(data), cache)
+    for line in data.decode("utf-8", "replace").split("\n"):
         fields = line.split("\t")
         if len(fields) == 3 and fields[2] == "":
             cache[fields[0]] = fields[1]
-    return cache
+    return dict(cache)
 
 
 def _append_cache(repo: Repo, verdicts: dict[str, str]) -> None:

@@ -57,6 +57,45 @@ SECRETS = [
      "SG.Qm3Zx8Lr2Tn7Vb1Kc9Wd4H.f6Jg0Ps5Ya3Ue8Io2Rt7Ny1Mb4Lc6Xd9Zf0Qa5Ws3Ed8"),
 ]
 
+def token(length: int, alphabet: str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+          seed: int = 16) -> str:
+    """LENGTH characters of ALPHABET, the same every run, never a run of one character (filters drop those)."""
+    import random
+
+    rng = random.Random(seed + length)
+    return "".join(rng.choice(alphabet) for _ in range(length))
+
+
+HEX = "0123456789abcdef"
+LOWER = "abcdefghijklmnopqrstuvwxyz0123456789"
+# The other plugins' shapes, each in a line as it would appear: (kind, value, line).
+MORE_SHAPES = [
+    ("Azure Storage Account access key", token(86) + "==",
+     f"DefaultEndpointsProtocol=https;AccountName=app;AccountKey={token(86)}==;EndpointSuffix=core.windows.net"),
+    ("Cloudant Credentials", token(64, HEX), f'cloudant_password = "{token(64, HEX)}"'),
+    ("Cloudant Credentials", token(64, HEX), f"https://acct:{token(64, HEX)}@acct.cloudant.com"),
+    ("Discord Bot Token", f"M{token(23)}.{token(6)}.{token(27)}", f"DISCORD M{token(23)}.{token(6)}.{token(27)}"),
+    ("IBM Cloud IAM Key", token(44), f'ibm_cloud_iam_key = "{token(44)}"'),
+    ("IBM COS HMAC Credentials", token(48, HEX), f'IBM_COS_HMAC_SECRET_ACCESS_KEY = "{token(48, HEX)}"'),
+    ("Mailchimp Access Key", f"{token(32, LOWER)}-us12", f"mailchimp {token(32, LOWER)}-us12"),
+    ("NPM tokens", f"npm_{token(36)}", f"//registry.npmjs.org/:_authToken=npm_{token(36)}"),
+    ("PyPI Token", f"pypi-AgEIcHlwaS5vcmc{token(80)}", f"password: pypi-AgEIcHlwaS5vcmc{token(80)}"),
+    ("Square OAuth Secret", f"sq0csp-{token(43)}", f"square sq0csp-{token(43)}"),
+    ("Telegram Bot Token", f"123456789:{token(35)}", f"123456789:{token(35)}"),
+    ("Twilio API Key", f"AC{token(32, LOWER)}", f"sid AC{token(32, LOWER)}"),
+    ("Twilio API Key", f"SK{token(32, LOWER)}", f"key SK{token(32, LOWER)}"),
+    ("SoftLayer Credentials", token(64, LOWER), f'SOFTLAYER_API_KEY = "{token(64, LOWER)}"'),
+    ("SoftLayer Credentials", token(64, LOWER), f"https://api.softlayer.com/soap/v3/{token(64, LOWER)}"),
+    ("Slack Token", f"https://hooks.slack.com/services/T{token(10)}/B{token(10)}/{token(24)}",
+     f"webhook https://hooks.slack.com/services/T{token(10)}/B{token(10)}/{token(24)}"),
+    ("GitLab Token", f"glptt-{token(40)}", f"trigger glptt-{token(40)}"),
+    ("AWS Access Key", f"ASIA{token(16, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567')}",
+     f"session ASIA{token(16, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567')}"),
+    ("Private Key", "Private-Lines: 1\nAAAAB3NzaC1yc2EAAAADAQABAAABAQ",
+     "PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nPrivate-Lines: 1\nAAAAB3NzaC1yc2EAAAADAQABAAABAQ\n"
+     "Private-MAC: 0123456789abcdef0123456789abcdef01234567"),
+]
+
 KEY_BODY = ("MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM2Lm8Vx5QZ7kR1YwN4cT0bHsE9pLd\n"
             "q8Wj2Xr6Ks1Tn5Vm3Zb7Lc9Gh2Jf4Pd6Qs8Rt0Uw2Yx4Az6Bc8De0Fg2Hi4Jk6Lm8==\n")
 KEYS = [
@@ -94,6 +133,14 @@ def test_each_secret_shape_becomes_its_marker_and_its_value_is_gone() -> None:
         assert f"[REDACTED:{kind}]" in out, (kind, out)
         assert redact.Finding(kind, "prompt") in findings
         assert out.startswith("before\n") and out.endswith("\nafter")
+
+
+def test_every_other_detect_secrets_shape_goes_too() -> None:
+    for kind, secret, line in MORE_SHAPES:
+        out, findings = redact.redact_text(f"before\n{line}\nafter")
+        assert secret not in out and findings, (kind, out)
+        first = line.split("\n")[0]  # the detector itself fires (the marker may name another that overlaps)
+        assert kind in {det.kind for det in redact._detectors("OTHER") if list(redact._scan_line(first, 0, det))}
 
 
 def test_a_token_matched_by_its_start_goes_whole() -> None:
@@ -158,15 +205,16 @@ def test_redacting_twice_is_redacting_once() -> None:
 
 
 def test_the_prefilter_loses_no_finding_on_the_planted_secrets_and_samples() -> None:
-    texts = [line for _, _, line in SECRETS] + KEYS + ORDINARY
+    lines = [line for _, _, line in SECRETS + MORE_SHAPES]
+    texts = lines + [line.upper() for line in lines] + [line.lower() for line in lines] + KEYS + ORDINARY
     texts += [p.read_text(errors="replace") for p in SAMPLES]
     for text in texts:
         assert spans(text, every_line=True) == spans(text, every_line=False)
 
 
-FRAGMENTS = [line for _, _, line in SECRETS] + ["password", "=", ":", '"', "'", " ", "\r", "\n", "\t", "-----",
-                                                  "BEGIN RSA PRIVATE KEY", "://u:", "@", "aws", "AKIA", "eyJ", ".",
-                                                  "pa\u017fsword", "api_\u212aey", "\u00e9", "SECRET_KEY="]
+FRAGMENTS = [line for _, _, line in SECRETS + MORE_SHAPES] + [
+    "password", "=", ":", '"', "'", " ", "\r", "\n", "\t", "-----", "BEGIN RSA PRIVATE KEY", "://u:", "@", "aws",
+    "AKIA", "eyJ", ".", "pa\u017fsword", "api_\u212aey", "\u00e9", "SECRET_KEY="]
 
 
 def test_every_detector_has_a_trigger() -> None:
