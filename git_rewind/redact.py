@@ -648,9 +648,9 @@ def name_reason(path: str) -> str | None:
 
 
 def cache_path(repo: Repo) -> str:
-    """The file of blob verdicts: `share.share_dir(repo)`'s, where every cache of the copy lives (the
-    path is spelled here: share.py imports this module, and a purge's `discard_copy` drops that folder)."""
-    return os.path.join(repo.store_dir, "share", _CACHE_NAME)
+    """The file of blob verdicts, beside the copy's other caches (a purge's `share.discard_copy` drops
+    them all; the verdicts are then found again)."""
+    return os.path.join(repo.share_dir, _CACHE_NAME)
 
 
 def secret_paths(repo: Repo, entries: list[tuple[str, str]]) -> dict[str, str]:

@@ -410,7 +410,7 @@ def test_a_blob_is_scanned_once_ever(repo: object, tmp_path: Path) -> None:
     rewind = Repo.discover(str(path))
     first = redact.secret_paths(rewind, entries)
     cache = Path(redact.cache_path(rewind))
-    assert cache.parent == Path(rewind.store_dir) / "share"
+    assert cache.parent == Path(rewind.share_dir)
     cached = cache.read_bytes()
     assert len(cached.splitlines()) == len(PROJECT) - 2  # .env and the key are left out by name, unread
     for _path, oid in entries:
@@ -437,10 +437,8 @@ def test_a_verdict_cut_short_by_a_kill_is_not_trusted(repo: object, tmp_path: Pa
 
 
 def test_the_cache_lives_where_share_keeps_its_caches(tmp_path: Path) -> None:
-    from git_rewind import share
-
     rewind = Repo(str(tmp_path), str(tmp_path / ".git"), str(tmp_path / ".git"))
-    assert os.path.dirname(redact.cache_path(rewind)) == share.share_dir(rewind)
+    assert os.path.dirname(redact.cache_path(rewind)) == rewind.share_dir
 
 
 # The import -----------------------------------------------------------------------------------
