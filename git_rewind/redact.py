@@ -445,7 +445,8 @@ def redact_transcript(raw: bytes, where: str = "transcript") -> tuple[bytes, lis
     Lines with nothing to redact are kept byte for byte and the others change only inside the string
     values that held a secret, so positions found by uuid stay where they were and every line stays JSON.
     Lines that are not JSON are redacted as text (a run of them together, so a key block spanning them
-    goes whole); a file that is one JSON document (Gemini's older chat files) is redacted as one. A
+    goes whole); a file that is one JSON document (Gemini's older chat files) is redacted as one, its
+    layout kept. A value whose key makes it a secret (`"password": "…"`) goes whole, and a distinctive
     secret found anywhere goes everywhere else it appears in the transcript.
     """
     document = _whole_document(raw)
@@ -462,7 +463,7 @@ def redact_transcript(raw: bytes, where: str = "transcript") -> tuple[bytes, lis
         elif run[0] is None:
             out += _redact_plain(run[1], findings, where, known)
         else:
-            out.append(_redact_json_line(run[0], findings, where, known))
+            out.append(_redact_json_line(run[0], run[1], findings, where, known))
     return b"\n".join(out), findings
 
 
@@ -484,10 +485,49 @@ def _runs(lines: list[bytes]) -> list[_Run]:
 
 
 def _text_of(run: _Run) -> str:
-    """What is scanned of a run: the string values of a JSON line, the text of other lines."""
+    """What is scanned of a run: the strings of a JSON line and its pairs that need their key, the text of
+    other lines."""
     if run[0] is None:
         return b"\n".join(run[1]).decode("utf-8", "surrogateescape")
-    return "\n".join(_strings(run[1]))
+    return "\n".join([*_strings(run[1]), *(_pair_line(k, v) for k, v in _pairs(run[1]))])
+
+
+# A key that may make its value a secret (`{"apiKey": "…"}`: the keyword plugin needs both to see it).
+_SECRET_KEY_WORDS = ("key", "pass", "pwd", "token", "secret", "contrase", "auth", "credential", "cred")
+
+
+def _pairs(value: Any) -> list[tuple[str, str]]:
+    """The (key, string value) pairs inside VALUE whose key sounds like a secret's."""
+    found: list[tuple[str, str]] = []
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if isinstance(child, str):
+                    if child and any(word in key.casefold() for word in _SECRET_KEY_WORDS):
+                        found.append((key, child))
+                else:
+                    todo.append(child)
+        elif isinstance(item, list):
+            todo.extend(item)
+    return found
+
+
+def _pair_line(key: str, value: str) -> str:
+    return f"{json.dumps(key)}: {json.dumps(value)}"
+
+
+def _flagged(value: Any) -> dict[str, str]:
+    """The string values inside VALUE that are secrets by their key (`"password": "hunter2"`): value ->
+    kind. Each goes whole, wherever it stands in the line or document."""
+    flagged: dict[str, str] = {}
+    for key, child in _pairs(value):
+        line = _pair_line(key, child)
+        hit = next((h for h in _scan(line) if h.end > len(json.dumps(key)) + 2), None)
+        if hit:
+            flagged[child] = hit.kind
+    return flagged
 
 
 def _survey(texts: list[str]) -> tuple[dict[str, str], set[int]]:
@@ -524,27 +564,23 @@ def _whole_document(raw: bytes) -> Any | None:
 
 
 def _redact_document(raw: bytes, document: Any, where: str) -> tuple[bytes, list[Finding]]:
-    known, touched = _survey(_strings(document))
+    """A whole JSON document, redacted as a JSON line is: only the strings that held a secret change."""
+    known, touched = _survey([*_strings(document), *(_pair_line(k, v) for k, v in _pairs(document))])
     if not touched:
         return raw, []
     findings: list[Finding] = []
-    redacted = _redact_values(document, findings, where, known)
-    indent = 2 if raw.lstrip()[1:2] == b"\n" else None
-    text = json.dumps(redacted, ensure_ascii=False, indent=indent)
-    return text.encode() + (b"\n" if raw.endswith(b"\n") else b""), findings
+    return _redact_json_line(raw, document, findings, where, known), findings
 
 
-def _redact_values(value: Any, findings: list[Finding], where: str, known: dict[str, str]) -> Any:
-    if isinstance(value, str):
-        text, found = redact_text(value, where, known)
-        findings += found
-        return text
-    if isinstance(value, list):
-        return [_redact_values(v, findings, where, known) for v in value]
-    if isinstance(value, dict):
-        return {_redact_values(k, findings, where, known): _redact_values(v, findings, where, known)
-                for k, v in value.items()}
-    return value
+def _redact_string(value: str, findings: list[Finding], where: str, known: dict[str, str],
+                   flagged: dict[str, str]) -> str:
+    """One string of a JSON text: whole when its key made it a secret, else redacted as text."""
+    if value in flagged:
+        findings.append(Finding(flagged[value], where))
+        return MARKER.format(kind=flagged[value])
+    text, found = redact_text(value, where, known)
+    findings += found
+    return text
 
 
 def _json_line(line: bytes) -> Any | None:
@@ -574,18 +610,21 @@ def _strings(value: Any) -> list[str]:
     return found
 
 
-def _redact_json_line(line: bytes, findings: list[Finding], where: str, known: dict[str, str]) -> bytes:
-    """LINE with each string (value or key) that holds a secret replaced by its redacted JSON, every other
-    byte kept (numbers, spacing, escapes of the untouched strings)."""
+def _redact_json_line(line: bytes, parsed: Any, findings: list[Finding], where: str,
+                      known: dict[str, str]) -> bytes:
+    """LINE (a JSON text, PARSED) with each string (value or key) that holds a secret replaced by its
+    redacted JSON, every other byte kept (numbers, spacing, escapes of the untouched strings)."""
     text = line.decode("utf-8", "surrogateescape")
+    flagged = _flagged(parsed)
     parts: list[str] = []
     pos = 0
     for match in _JSON_STRING.finditer(text):
         token = match.group(1)
-        redacted, found = redact_text(json.loads(token), where, known)
-        if not found:
+        value = json.loads(token)
+        before = len(findings)
+        redacted = _redact_string(value, findings, where, known, flagged)
+        if len(findings) == before:
             continue
-        findings += found
         parts += [text[pos:match.start(1)], json.dumps(redacted, ensure_ascii=token.isascii())]
         pos = match.end(1)
     parts.append(text[pos:])

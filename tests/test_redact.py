@@ -315,6 +315,22 @@ def test_a_secret_found_in_one_line_goes_from_every_line() -> None:
     assert out.split(b"\n")[1] == claude_line("ok", "u2")
 
 
+def test_a_value_that_is_a_secret_by_its_key_goes_whole() -> None:
+    """`{"password": "hunter2"}`: the keyword plugin sees the key and the value only together."""
+    raw = (b'{"uuid":"u1","input":{"env":{"DB_PASSWORD":"hunter2","HOME":"/home/dev"},"apiKey":"sk-mock-123"}}\n'
+           b'{"uuid":"u2","text":"hunter2 is also my cat"}\n')
+    out, findings = redact.redact_transcript(raw)
+    lines = out.split(b"\n")
+    assert json.loads(lines[0]) == {"uuid": "u1", "input": {"env": {"DB_PASSWORD": "[REDACTED:Secret Keyword]",
+                                                                    "HOME": "/home/dev"},
+                                                            "apiKey": "[REDACTED:Secret Keyword]"}}
+    assert lines[1] == b'{"uuid":"u2","text":"hunter2 is also my cat"}'  # too short to chase everywhere
+    assert len(findings) == 2
+    document = json.dumps({"settings": {"password": "hunter2", "name": "app"}}, indent=4).encode()
+    out, _ = redact.redact_transcript(document)
+    assert out == document.replace(b'"hunter2"', b'"[REDACTED:Secret Keyword]"')  # its own layout kept
+
+
 def test_a_secret_used_as_a_key_goes_too() -> None:
     raw = b'{"uuid":"u1","env":{"ghp_R8f3kQz1Lm0XcV7bN2pW9yT4sA6dJ5hG3uE1":1}}'
     out, _ = redact.redact_transcript(raw)
@@ -333,7 +349,7 @@ def test_a_transcript_that_is_one_json_document_is_redacted_as_one() -> None:
     raw = json.dumps(chat, indent=2).encode() + b"\n"
     out, findings = redact.redact_transcript(raw)
     assert SECRETS[2][1].encode() not in out
-    assert json.loads(out)["messages"][1]["content"] == "token [REDACTED:GitHub Token]"
+    assert out == raw.replace(SECRETS[2][1].encode(), b"[REDACTED:GitHub Token]")
     assert [f.kind for f in findings] == ["GitHub Token"]
     clean = json.dumps({"messages": [{"content": "hi"}]}, indent=2).encode()
     assert redact.redact_transcript(clean) == (clean, [])
