@@ -719,7 +719,7 @@ def secret_paths(repo: Repo, entries: list[tuple[str, str]]) -> dict[str, str]:
         _append_cache(repo, verdicts)
         cache.update(verdicts)
     for key, paths in wanted.items():
-        if cache[key]:
+        if cache.get(key):
             reasons.update(dict.fromkeys(paths, cache[key]))
     return reasons
 
@@ -773,7 +773,8 @@ def _append_cache(repo: Repo, verdicts: dict[str, str]) -> None:
 
 def _scan_blobs(repo: Repo, wanted: dict[str, str]) -> dict[str, str]:
     """The verdict of each blob of WANTED (cache key -> one path it has), read in batches of at most
-    _BATCH_BYTES through one `cat-file --batch` each."""
+    _BATCH_BYTES through one `cat-file --batch` each. A blob the repository lacks has none (it may
+    arrive later, from a partial clone's promisor: it is read then)."""
     from . import gitcmd
 
     keys = list(wanted)
@@ -787,8 +788,8 @@ def _scan_blobs(repo: Repo, wanted: dict[str, str]) -> dict[str, str]:
         if total >= _BATCH_BYTES or number == len(keys):
             objects = gitcmd.cat_file([k.split(" ", 1)[0] for k in batch], cwd=repo.root)
             for k, obj in zip(batch, objects, strict=True):
-                found = scan_file(wanted[k], obj[1]) if obj and obj[0] == "blob" else None
-                verdicts[k] = found or ""
+                if obj is not None:
+                    verdicts[k] = (scan_file(wanted[k], obj[1]) if obj[0] == "blob" else None) or ""
             batch, total = [], 0
     return verdicts
 

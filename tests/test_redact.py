@@ -452,6 +452,18 @@ def test_a_verdict_cut_short_by_a_kill_is_not_trusted(repo: object, tmp_path: Pa
     assert redact.secret_paths(rewind, entries) == {"src/settings.py": "detect-secrets: AWS Access Key on line 3"}
 
 
+@pytest.mark.usefixtures("git_environ")
+def test_a_blob_the_repository_lacks_gets_no_verdict(repo: object, tmp_path: Path) -> None:
+    path = tmp_path / "repo"
+    rewind = Repo.discover(str(path))
+    oid = blobs(path, {"x": PROJECT["src/settings.py"]})[0][1]
+    (path / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
+    assert redact.secret_paths(rewind, [("src/settings.py", oid)]) == {}
+    blobs(path, {"x": PROJECT["src/settings.py"]})  # it arrives (a promisor remote, a fetch)
+    assert redact.secret_paths(rewind, [("src/settings.py", oid)]) == {
+        "src/settings.py": "detect-secrets: AWS Access Key on line 3"}
+
+
 def test_the_cache_lives_where_share_keeps_its_caches(tmp_path: Path) -> None:
     rewind = Repo(str(tmp_path), str(tmp_path / ".git"), str(tmp_path / ".git"))
     assert os.path.dirname(redact.cache_path(rewind)) == rewind.share_dir
