@@ -13,8 +13,8 @@ SoftLayer, Square, Stripe, Telegram, Twilio) and its keyword detector (`password
 in text, its per-file-type rules in files, its own heuristics against false positives), plus
 `_extra_detectors`, written as detect-secrets plugins, for shapes 1.5.0 misses: GitHub's fine-grained
 `github_pat_`, OpenAI's `sk-proj-`/`sk-svcacct-`/`sk-admin-` and long (40+ characters) `sk-` keys without the
-legacy `T3BlbkFJ` infix, Anthropic's `sk-ant-`, PKCS#8 encrypted and PuTTY v3 private keys, and
-environment-style `DB_PASSWORD=value` assignments.
+legacy `T3BlbkFJ` infix, Anthropic's `sk-ant-`, PKCS#8 encrypted and PuTTY v3 private keys, and unquoted assignments to
+secret names (`DB_PASSWORD=value`, `aws_secret_access_key = wJalr…`, `?password=s3cret9&`).
 
 Left out, measured with bench/redact_bench.py: on the agents' sample transcripts and this repository's
 log (11,699 lines) the hex high-entropy detector fires 41 times, on agent ids, and on every quoted object
@@ -88,12 +88,12 @@ class Finding:
 class _Detector:
     """One detect-secrets plugin as the scan drives it: its patterns with the groups that hold the value."""
 
-    __slots__ = ("kind", "patterns", "accept", "tail", "keyword", "trigger", "folded")
+    __slots__ = ("kind", "patterns", "accept", "tail", "keyword", "trigger", "folded", "text_only")
     trigger: tuple[str | re.Pattern[str], ...] | None
 
     def __init__(self, kind: str, patterns: list[tuple[re.Pattern[str], tuple[int, ...]]],
                  accept: Callable[[str], set[str]] | None, tail: re.Pattern[str] | None, keyword: bool,
-                 trigger: tuple[tuple[str, ...], bool] | None) -> None:
+                 trigger: tuple[tuple[str, ...], bool] | None, text_only: bool = False) -> None:
         self.kind = kind
         self.patterns = patterns
         self.accept = accept  # the plugin's own analyze_string: which values it stands by on a line
@@ -103,6 +103,7 @@ class _Detector:
         # starting with a literal, which re finds fast); in the case-folded text when `folded`.
         self.trigger = tuple(t if _is_literal(t) else re.compile(t) for t in trigger[0]) if trigger else None
         self.folded = bool(trigger and trigger[1])
+        self.text_only = text_only  # not for files: examples in docs and docstrings would leave them out
 
 
 def _is_literal(expression: str) -> bool:
@@ -153,6 +154,21 @@ def _extra_detectors() -> tuple[type, ...]:
             r"(?<![A-Za-z0-9_])[A-Z0-9_]*(?:PASSWORD|PASSWD|PASS|PWD|SECRET|TOKEN|API_KEY|APIKEY|SECRET_KEY"
             r"|PRIVATE_KEY|ACCESS_KEY|CREDENTIALS?)=(?!0x[0-9a-fA-F]+\b)([^\s'\"$<{][^\s'\"]*)"),)
 
+    class LooseSecretAssignmentDetector(RegexBasedDetector):
+        """`aws_secret_access_key = wJalr…`, `?password=s3cret9&…`: any-case secret names assigned an
+        unquoted token (INI files pasted in a prompt, query strings). The value must look like one: six
+        characters or more with a digit, none that a call or an expression has, so `token = token`,
+        `secret = derive(key2)` and `password == other2` are not. Text only: in files it flagged 8 of
+        20,000 (example tokens in OAuth libraries' docstrings), and config files have detect-secrets' own
+        unquoted rules."""
+
+        secret_type = "Secret Assignment"
+        text_only = True
+        trigger = (("pass", "pwd", "secret", "token", "key"), True)
+        denylist = (re.compile(
+            r"(?i:password|passwd|pwd|secret|token|api_?key|secret_?key|access_?key|private_?key)"
+            r"[ \t]*=[ \t]*(?=[^\s'\"$<{}()\[\],;=&]*\d)([^\s'\"$<{}()\[\],;=&]{6,})"),)
+
     class PrivateKeyMoreDetector(RegexBasedDetector):
         """Private keys 1.5.0's PrivateKeyDetector misses: PKCS#8 encrypted ones and PuTTY's version 3."""
 
@@ -161,7 +177,7 @@ def _extra_detectors() -> tuple[type, ...]:
         denylist = (re.compile(r"BEGIN ENCRYPTED PRIVATE KEY"), re.compile(r"PuTTY-User-Key-File-3"))
 
     return (GitHubFineGrainedTokenDetector, OpenAIKeyDetector, AnthropicKeyDetector, SecretAssignmentDetector,
-            PrivateKeyMoreDetector)
+            LooseSecretAssignmentDetector, PrivateKeyMoreDetector)
 
 
 # The prefilter: for each plugin, something every line it flags contains, far cheaper to find than its own
@@ -226,7 +242,8 @@ def _detectors(keyword_table: str) -> tuple[_Detector, ...]:
         if type(plugin).analyze_string is not RegexBasedDetector.analyze_string:  # a plugin that filters (JWT)
             accept = _values_of(plugin)
         trigger = getattr(cls, "trigger", None) or _TRIGGERS.get(cls.__name__)
-        found.append(_Detector(kind, [(p, _groups(p)) for p in plugin.denylist], accept, tail, False, trigger))
+        found.append(_Detector(kind, [(p, _groups(p)) for p in plugin.denylist], accept, tail, False, trigger,
+                               getattr(cls, "text_only", False)))
     table = keyword.REGEX_BY_FILETYPE.get(FileType[keyword_table], keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
     found.append(_Detector("Secret Keyword", [(p, (g,)) for p, g in table.items()], None, None, True,
                            _TRIGGERS["KeywordDetector"]))
@@ -355,14 +372,17 @@ def _whole_keys(text: str, hits: list[_Hit]) -> None:
 
 
 def _scan(text: str, keyword_table: str = "OTHER", every_line: bool = False,
-          known: dict[str, str] | None = None) -> list[_Hit]:
+          known: dict[str, str] | None = None, file: bool = False) -> list[_Hit]:
     """Every secret of TEXT as spans, sorted, not overlapping each other nor an earlier marker.
 
     Each detector scans only the lines its trigger finds (EVERY_LINE: all of them, what the tests
-    compare the prefilter with). KNOWN: secret values found elsewhere (value -> kind), which go too."""
+    compare the prefilter with). KNOWN: secret values found elsewhere (value -> kind), which go too.
+    FILE: a file's content (the text-only detectors stay out)."""
     lines = _Lines(text)
     hits: list[_Hit] = []
     for det in _detectors(keyword_table):
+        if file and det.text_only:
+            continue
         if every_line or det.trigger is None:
             starts: Iterable[int] = lines.all()
         else:
@@ -808,7 +828,7 @@ def scan_file(path: str, data: bytes) -> str | None:
     if b"\0" in data[:_BINARY_PROBE]:
         return None
     text = data.decode("utf-8", "replace")
-    hits = _scan(text, _keyword_table(path))
+    hits = _scan(text, _keyword_table(path), file=True)
     if not hits:
         return None
     return f"detect-secrets: {hits[0].kind} on line {hits[0].line}"

@@ -53,6 +53,9 @@ SECRETS = [
     ("Secret Keyword", "Zx9!mQ2#kL", '{"api_key": "Zx9!mQ2#kL"}'),
     ("Secret Assignment", "s3cr3t-Pg-42", "run DB_PASSWORD=s3cr3t-Pg-42 ./manage.py migrate"),
     ("Secret Assignment", "tok_9f8e7d6c5b4a", "export GITHUB_TOKEN=tok_9f8e7d6c5b4a"),
+    ("Secret Assignment", "Qm3Zx8Lr2Tn7/Vb1Kc9Wd4Hf6Jg0Ps5Ya3Ue8Io",
+     "aws_secret_access_key = Qm3Zx8Lr2Tn7/Vb1Kc9Wd4Hf6Jg0Ps5Ya3Ue8Io"),
+    ("Secret Assignment", "s3cret9x", "GET https://app.example.com/login?user=bob&password=s3cret9x&next=/"),
     ("SendGrid API Key", "SG.Qm3Zx8Lr2Tn7Vb1Kc9Wd4H.f6Jg0Ps5Ya3Ue8Io2Rt7Ny1Mb4Lc6Xd9Zf0Qa5Ws3Ed8",
      "SG.Qm3Zx8Lr2Tn7Vb1Kc9Wd4H.f6Jg0Ps5Ya3Ue8Io2Rt7Ny1Mb4Lc6Xd9Zf0Qa5Ws3Ed8"),
 ]
@@ -119,6 +122,7 @@ ORDINARY = [
     "def check(password: str) -> bool:\n    return hmac.compare_digest(hash(password), stored)\n",
     'password = os.environ["DB_PASSWORD"]\ntoken = get_token()\nsecret = "${SECRET}"\n',
     "export DB_PASSWORD=$DB_PASSWORD\nMAX_TOKENS=4096\n",
+    "self.token = token\nsecret = derive(key2)\nif password == other2:\ntimeout_token=30\nkey = 123456\n",
     "see https://example.com/docs?page=2#auth and git@github.com:org/repo.git",
     "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  empty.txt",
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKd2cmU3Tq3oH0lJq3r4m4xR5t6y7u8i9o0pA1sD2fG3 dev@laptop",
@@ -450,6 +454,12 @@ def test_a_verdict_cut_short_by_a_kill_is_not_trusted(repo: object, tmp_path: Pa
     for _path, oid in entries:
         (path / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
     assert redact.secret_paths(rewind, entries) == {"src/settings.py": "detect-secrets: AWS Access Key on line 3"}
+
+
+def test_an_example_token_in_a_docstring_leaves_no_file_out_but_goes_from_text() -> None:
+    line = "    https://example.com/protected?access_token=kjfch2345sdf   # Query"
+    assert redact.scan_file("oauthlib/resource.py", f'"""\n{line}\n"""\n'.encode()) is None
+    assert "kjfch2345sdf" not in redact.redact_text(line)[0]
 
 
 @pytest.mark.usefixtures("git_environ")
