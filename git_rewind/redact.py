@@ -478,16 +478,25 @@ def redact_transcript(raw: bytes, where: str = "transcript") -> tuple[bytes, lis
     out: list[bytes] = []
     findings: list[Finding] = []
     for number, (run, text) in enumerate(zip(runs, texts, strict=True)):
-        if number not in touched and not _holds_any(text, known):
-            out += run[1] if run[0] is None else [run[0]]
-        elif run[0] is None:
-            out += _redact_plain(run[1], findings, where, known)
+        if run.line is None:
+            untouched = number not in touched and not _holds_any(text, known)
+            out += run.parsed if untouched else _redact_plain(run.parsed, findings, where, known)
+        elif number not in touched and not _holds_any(text, known):
+            out.append(run.line)
         else:
-            out.append(_redact_json_line(run[0], run[1], findings, where, known))
+            out.append(_redact_json_line(run.line, run.parsed, findings, where, known))
     return b"\n".join(out), findings
 
 
-_Run = tuple["bytes | None", "Any"]  # (a JSON line, its value) or (None, a run of lines that are not JSON)
+class _Run:
+    """A JSON line of a transcript (LINE, and PARSED, its value), or a run of lines that are not JSON
+    (LINE None, PARSED the lines)."""
+
+    __slots__ = ("line", "parsed")
+
+    def __init__(self, line: bytes | None, parsed: Any) -> None:
+        self.line = line
+        self.parsed = parsed
 
 
 def _runs(lines: list[bytes]) -> list[_Run]:
@@ -496,20 +505,20 @@ def _runs(lines: list[bytes]) -> list[_Run]:
     for line in lines:
         parsed = _json_line(line)
         if parsed is not None:
-            runs.append((line, parsed))
-        elif runs and runs[-1][0] is None:
-            runs[-1][1].append(line)
+            runs.append(_Run(line, parsed))
+        elif runs and runs[-1].line is None:
+            runs[-1].parsed.append(line)
         else:
-            runs.append((None, [line]))
+            runs.append(_Run(None, [line]))
     return runs
 
 
 def _text_of(run: _Run) -> str:
     """What is scanned of a run: the strings of a JSON line and its pairs that need their key, the text of
     other lines."""
-    if run[0] is None:
-        return b"\n".join(run[1]).decode("utf-8", "surrogateescape")
-    return "\n".join([*_strings(run[1]), *(_pair_line(k, v) for k, v in _pairs(run[1]))])
+    if run.line is None:
+        return b"\n".join(run.parsed).decode("utf-8", "surrogateescape")
+    return "\n".join([*_strings(run.parsed), *(_pair_line(k, v) for k, v in _pairs(run.parsed))])
 
 
 # A key that may make its value a secret (`{"apiKey": "…"}`: the keyword plugin needs both to see it).
