@@ -12,12 +12,15 @@ Cloudant, Discord, GitHub, GitLab, IBM, JWT, Mailchimp, npm, OpenAI, private key
 SoftLayer, Square, Stripe, Telegram, Twilio) and its keyword detector (`password = "…"`, quotes required
 in text, its per-file-type rules in files, its own heuristics against false positives), plus
 `_extra_detectors`, written as detect-secrets plugins, for shapes 1.5.0 misses: GitHub's fine-grained
-`github_pat_`, OpenAI's `sk-proj-`/`sk-svcacct-`/`sk-admin-` and long (40+ characters) `sk-` keys without the
-legacy `T3BlbkFJ` infix, Anthropic's `sk-ant-`, PKCS#8 encrypted and PuTTY v3 private keys, and unquoted assignments to
-secret names (`DB_PASSWORD=value`, `aws_secret_access_key = wJalr…`, `?password=s3cret9&`).
+`github_pat_`, OpenAI's `sk-proj-`/`sk-svcacct-`/`sk-admin-` and long (40+ characters) `sk-` keys
+without the legacy `T3BlbkFJ` infix, Anthropic's `sk-ant-`, PKCS#8 encrypted and PuTTY v3 private keys,
+and unquoted assignments to secret names (`DB_PASSWORD=value`; in text also `aws_secret_access_key =
+wJalr…` and `?password=s3cret9&`). Matches are widened to the whole token (detect-secrets matches 24
+characters of a 99-character Stripe key, a JWT without its signature) and private keys to the whole
+block; a distinctive value found once goes everywhere it appears.
 
 Left out, measured with bench/redact_bench.py: on the agents' sample transcripts and this repository's
-log (11,699 lines) the hex high-entropy detector fires 41 times, on agent ids, and on every quoted object
+log (11,727 lines) the hex high-entropy detector fires 41 times, on agent ids, and on every quoted object
 id (`"head": "3f78…"` has entropy 3.63, over its limit of 3.0): notes and transcripts are full of them;
 the base64 one fires 6 times, on message and event ids (a `toolu_…` id scores 4.68, over 4.5); none was a
 secret. `IPPublicDetector` finds addresses, which are not credentials. `ArtifactoryDetector` (`AP` and a
@@ -728,8 +731,10 @@ def secret_paths(repo: Repo, entries: list[tuple[str, str]]) -> dict[str, str]:
     A name that looks like a secrets file is enough; every other text file is scanned, and its verdict
     kept by blob oid and extension (which picks the keyword rules) in `cache_path`, so a blob is read and
     scanned once, ever, and a push that finds every verdict there imports no scanner.
-    Binary files (a NUL in their first 8,000 bytes) are not scanned; text files are scanned whole
-    (checkpoints hold no file over max_file_size, 50 MiB by default, and each blob is scanned once).
+    Binary files (a NUL in their first 8,000 bytes, as git decides; UTF-16 text too) are not scanned;
+    text files are scanned whole (checkpoints hold no file over max_file_size, 50 MiB by default, and
+    each blob is scanned once). Ask once per push with every (path, oid) of its checkpoints, deduplicated:
+    a path costs ~10 µs even when its verdict is cached.
     """
     reasons: dict[str, str] = {}
     wanted: dict[str, list[str]] = {}  # cache key -> paths
