@@ -295,21 +295,21 @@ def test_gc_keeps_fetched_checkpoints_unless_told(alice: Workdir, bare: Path, tm
     assert json.loads(bob.ok("list", "--remote", "origin", "--json")) == []
 
 
-def test_after_a_purge_only_push_prune_replaces_the_copy(alice: Workdir, bare: Path, git_environ: object) -> None:
-    from git_rewind import share
-    from git_rewind.repo import Repo
-
+def test_after_a_purge_only_push_prune_replaces_the_copy(alice: Workdir, bare: Path) -> None:
     alice.ok("push", "origin")
     (ref,) = refs(bare)
-    share.discard_copy(Repo.discover(str(alice.path)))  # what a purge does after rewriting the checkpoints
+    assert b"hello, world" in objects(bare)
+    alice.write("src/app.py", "print('hi')\n")  # the file is not left on disk to be captured again
+    alice.ok("purge", "--text", "hello, world")
     run = alice.rewind("push", "origin")
-    assert run.returncode == 1 and "push --prune" in run.stderr
+    assert run.returncode == 1 and "push --prune" in run.stderr and len(run.stderr.strip().splitlines()) == 1
     old = _tip(bare, ref)
     assert "pushed" in alice.ok("push", "--prune", "origin")
     new = _tip(bare, ref)
     assert new != old and subprocess.run(["git", "merge-base", "--is-ancestor", old, new], cwd=bare).returncode == 1
     assert "nothing new" in alice.ok("push", "origin")
-
+    subprocess.run(["git", "gc", "-q", "--prune=now"], cwd=bare, check=True)  # what the server keeps
+    assert b"hello, world" not in objects(bare)
 
 def test_with_conversation_the_transcript_goes_redacted(project: Workdir, bare: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
