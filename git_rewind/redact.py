@@ -231,8 +231,8 @@ def _detectors(keyword_table: str) -> tuple[_Detector, ...]:
     from detect_secrets.plugins.base import RegexBasedDetector
     from detect_secrets.util.filetype import FileType
 
-    classes: list[type] = [c for c in get_mapping_from_secret_type_to_class().values()
-                           if c.__name__ not in _LEFT_OUT_PLUGINS]
+    mapping: dict[str, type] = get_mapping_from_secret_type_to_class()
+    classes: list[type] = [c for c in mapping.values() if c.__name__ not in _LEFT_OUT_PLUGINS]
     classes += _extra_detectors()
     found: list[_Detector] = []
     for cls in sorted(classes, key=lambda c: c.__name__):

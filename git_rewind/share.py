@@ -157,7 +157,7 @@ def build(repo: Repo, items: list[Checkpoint], name: str, user: str, *, conversa
         ordered = sorted(items, key=lambda c: c.seq)
         new = [c for c in ordered if c.commit not in cache]
         renote = [c for c in ordered if c.commit in cache and cache[c.commit].local_note != c.note_blob]
-        transcripts = _transcripts(repo, ordered, old) if conversation else {}
+        transcripts = _transcripts(repo, name, ordered, old, report) if conversation else {}
         if not new and not renote and not transcripts:
             return report
         plans = _plan_new(repo, new, cache, allow_secrets, report)
@@ -168,14 +168,9 @@ def build(repo: Repo, items: list[Checkpoint], name: str, user: str, *, conversa
             report.count(found)
         _count_lines(plans)
         renoted = [(c, _renoted(repo, c, cache[c.commit], name, user, report)) for c in renote]
-        redacted = {}
-        for session, raw in transcripts.items():
-            from . import redact
 
-            redacted[session], found = redact.redact_transcript(raw)
-            report.count(found)
         with repo.store_lock():  # gc and packing see every object written here referenced once we let go
-            machine = _write(repo, ref, old, plans, renoted, redacted, cache)
+            machine = _write(repo, ref, old, plans, renoted, transcripts, cache)
             repo.move_refs({ref: machine}, {ref: old})
             from .fsutil import write_atomic
 
@@ -184,7 +179,7 @@ def build(repo: Repo, items: list[Checkpoint], name: str, user: str, *, conversa
         report.new = machine
         report.copied = len(plans)
         report.renoted = len(renote)
-        report.transcripts = sorted(redacted)
+        report.transcripts = sorted(transcripts)
         return report
 
 
@@ -398,10 +393,13 @@ def note_bytes(data: dict[str, Any]) -> bytes:
     return (minijson.dumps_indented(data) + "\n").encode()
 
 
-def _transcripts(repo: Repo, items: list[Checkpoint], machine: str | None) -> dict[str, bytes]:
-    """Session → its transcript as the agent keeps it now (read through the agent's own gate), for the
-    sessions of ITEMS whose transcript differs from what MACHINE already holds."""
-    from . import agents
+def _transcripts(repo: Repo, name: str, items: list[Checkpoint], machine: str | None,
+                 report: Report) -> dict[str, bytes]:
+    """Session → its transcript as the agent keeps it now (read through the agent's own gate), redacted, for
+    the sessions of ITEMS whose transcript differs from what MACHINE already holds. A transcript unchanged
+    since the last push is not scanned again (`<name>.transcripts` keeps each one's blob before and after)."""
+    from . import agents, redact
+    from .fsutil import write_atomic
     from .snapshot import blob_oid
 
     newest: dict[str, Checkpoint] = {}
@@ -411,22 +409,30 @@ def _transcripts(repo: Repo, items: list[Checkpoint], machine: str | None) -> di
     if not newest:
         return {}
     held = _held_transcripts(repo, machine) if machine else {}
-    found: dict[str, bytes] = {}
+    memo_file = os.path.join(repo.share_dir, name + ".transcripts")
+    memo = {}
+    try:
+        with open(memo_file, encoding="utf-8") as fh:
+            memo = {p[0]: (p[1], p[2]) for p in (line.split() for line in fh) if len(p) == 3}
+    except FileNotFoundError:
+        pass
+    changed: dict[str, bytes] = {}
     for session, item in newest.items():
         assert item.note.agent is not None and item.note.conversation is not None
         try:
-            transcript = agents.get(item.note.agent).transcripts().load(item.note.conversation.transcript)
+            raw = agents.get(item.note.agent).transcripts().load(item.note.conversation.transcript).data
         except RewindError:
             continue  # gone or not the agent's: the copy goes without it (push says which went in)
-        found[session] = transcript.data
-    # What is held is the redacted form: compare after redaction (cheap next to a push's network time).
-    from . import redact
-
-    changed = {}
-    for session, raw in found.items():
-        text, _ = redact.redact_transcript(raw)
-        if held.get(session) != blob_oid(text, repo.object_format):
-            changed[session] = raw
+        raw_oid = blob_oid(raw, repo.object_format)
+        if session in memo and memo[session][0] == raw_oid and held.get(session) == memo[session][1]:
+            continue
+        text, found = redact.redact_transcript(raw)
+        text_oid = blob_oid(text, repo.object_format)
+        memo[session] = (raw_oid, text_oid)
+        if held.get(session) != text_oid:
+            changed[session] = text
+            report.count(found)
+    write_atomic(memo_file, "".join(f"{s} {a} {b}\n" for s, (a, b) in sorted(memo.items())), makedirs=True)
     return changed
 
 

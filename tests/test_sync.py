@@ -331,6 +331,11 @@ def test_with_conversation_the_transcript_goes_redacted(project: Workdir, bare: 
     assert "1 transcript" in out
     held = objects(bare)
     assert AWS.encode() not in held
+    assert "nothing new to push" in project.ok("push", "origin", "--with-conversation")  # unchanged: not sent
+    with open(agent.transcript, "a") as fh:  # the session goes on
+        fh.write(json.dumps({"type": "user", "uuid": "u2", "parentUuid": "u1", "sessionId": agent.session,
+                             "cwd": str(project.path), "message": {"role": "user", "content": "and more"}}) + "\n")
+    assert "pushed 1 transcript" in project.ok("push", "origin", "--with-conversation")
     bob = clone(tmp_path, "bob", bare)
     bob.ok("fetch", "origin")
     (item,) = json.loads(bob.ok("list", "--remote", "origin", "--json", "-n", "1"))
