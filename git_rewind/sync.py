@@ -203,8 +203,11 @@ def _push_once(repo: Repo, remote: Remote, tip: str, ref: str, force: bool) -> t
                 return "ok", summary
             if "non-fast-forward" in summary or "fetch first" in summary or "stale info" in summary:
                 return "moved", summary
-            if "failed to update ref" in summary and ("reference already exists" in stderr or "but expected" in stderr):
-                return "moved", summary  # another push moved it between the remote's look and its write
+            if "failed to update ref" in summary or "cannot lock ref" in summary:
+                # Another push holds the remote's ref lock, or moved the ref between the remote's look and its
+                # write ("reference already exists", "but expected", "Unable to create ….lock: File exists"):
+                # merged and tried again like a non-fast-forward; a lasting failure ends after RETRIES.
+                return "moved", summary
             return "failed", _remote_words(stderr) or summary.strip("[]")
     return "failed", _last_line(stderr) or "git push said nothing"
 
