@@ -161,6 +161,7 @@ def _send(repo: Repo, result: Pushed, force: bool) -> None:
     import time
 
     ref = SHARE_PREFIX + result.name
+    reason = ""
     for attempt in range(1, RETRIES + 1):
         result.attempts = attempt
         tip = repo.read_ref(ref)
@@ -179,8 +180,8 @@ def _send(repo: Repo, result: Pushed, force: bool) -> None:
             raise RewindError(f"push to {result.remote.given} failed: {reason}")
         result.merged += _merge_remote(repo, result.remote, result.name)
         time.sleep(random.uniform(0.05, 0.3) * attempt)
-    raise RewindError(f"push to {result.remote.given} failed: its copy of {result.name} kept moving "
-                      f"({RETRIES} tries); try again")
+    raise RewindError(f"push to {result.remote.given} failed {RETRIES} times, the last: {reason} (another clone "
+                      f"pushing as {result.name}, or the remote cannot write the ref); try again")
 
 
 def _push_once(repo: Repo, remote: Remote, tip: str, ref: str, force: bool) -> tuple[str, str]:
