@@ -249,7 +249,8 @@ def _merge_remote(repo: Repo, remote: Remote, name: str) -> int:
     of its notes were new or merged."""
     incoming = INCOMING + remote.label + "/" + name
     try:
-        _git_fetch(repo, remote, [f"+{SHARE_PREFIX}{name}:{incoming}"])
+        if not _git_fetch(repo, remote, [f"+{SHARE_PREFIX}{name}:{incoming}"], missing_ok=True):
+            return 0  # the other push held the lock to create it, and has not (or failed): just try again
         theirs = repo.read_ref(incoming)
         ours = repo.read_ref(SHARE_PREFIX + name)
         if theirs is None or ours is None:
@@ -369,14 +370,18 @@ class Fetched:
         self.machines: dict[str, tuple[int, int]] = {}
 
 
-def _git_fetch(repo: Repo, remote: Remote, specs: list[str]) -> None:
+def _git_fetch(repo: Repo, remote: Remote, specs: list[str], missing_ok: bool = False) -> bool:
+    """`git fetch` of SPECS, every object checked; False when MISSING_OK and the remote lacks the ref."""
     from . import gitcmd
 
     try:
         gitcmd.run(["-c", "transfer.fsckObjects=true", "fetch", "--no-tags", "--no-write-fetch-head",
                     "--no-recurse-submodules", "--quiet", "--", remote.given, *specs], cwd=repo.root)
     except gitcmd.GitError as exc:
+        if missing_ok and "couldn't find remote ref" in exc.stderr:
+            return False
         raise RewindError(f"fetch from {remote.given} failed: {_last_line(exc.stderr) or exc}") from None
+    return True
 
 
 def fetch(repo: Repo, given: str | None) -> Fetched:
