@@ -12,6 +12,9 @@ from helpers import daemon
 from helpers.samples import AGENT_ENV
 from helpers.workdir import Workdir, git_env
 
+# the real git servers' fixtures: git_daemon, http_server, ssh_server, any_server
+pytest_plugins = ["helpers.gitservers"]
+
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:

@@ -6,4 +6,6 @@
 - agentcli: the real agent CLIs for the end-to-end tests (`python -m helpers.agentcli` installs them).
 - mockmodel (+ mockmodel_gemini, mockmodel_responses): a scripted mock of the model APIs.
 - browser: the real `git rewind web` on a test repository, and Debian's Chromium to look at it.
+- gitservers: real git servers on 127.0.0.1 (git daemon, http-backend behind lighttpd, sshd) and their fixtures.
+- procs: the processes running on this machine, read from /proc.
 """
