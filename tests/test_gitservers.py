@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from pathlib import Path
 
 from helpers.gitservers import HANG, GitServer, pack_entries
-from helpers.procs import tree
 from helpers.workdir import Workdir, git_env
 
 
@@ -79,8 +77,7 @@ def test_a_server_killed_mid_push_then_restarted(any_server: GitServer, tmp_path
     client = subprocess.Popen(["git", "push", "origin", "main"], cwd=a.path, env=a.env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     try:
-        receiving = _wait_for_pack_reader(any_server)
-        assert receiving, f"the server never started reading the pack:\n{any_server.log_tail()}"
+        assert any_server.wait_for_pack_reader(), f"the server never read the pack:\n{any_server.log_tail()}"
         assert client.poll() is None, "the push finished before the kill: make it bigger"
         any_server.kill()
         _out, err = client.communicate(timeout=HANG)
@@ -99,22 +96,6 @@ def test_a_server_killed_mid_push_then_restarted(any_server: GitServer, tmp_path
     assert any_server.refs() == {"refs/heads/main": head}
     any_server.git("fsck", "--no-progress")
     assert any_server.git("rev-parse", "main:big.bin") == a.git("rev-parse", "main:big.bin")
-
-
-def _wait_for_pack_reader(server: GitServer) -> bool:
-    """Wait until the server runs the git that reads the pushed pack (unpack-objects or index-pack)."""
-    assert server.proc is not None
-    deadline = time.monotonic() + HANG
-    while time.monotonic() < deadline:
-        for pid in tree(server.proc.pid):
-            try:
-                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if b"unpack-objects" in argv or b"index-pack" in argv:
-                return True
-        time.sleep(0.005)
-    return False
 
 
 def test_pack_entries_reads_a_pack_cut_short(tmp_path: Path) -> None:

@@ -162,6 +162,23 @@ class GitServer:
         if probe.returncode != 0:
             raise AssertionError(f"git ls-remote {self.url} failed: {probe.stderr.decode()}\n{self.log_tail()}")
 
+    def wait_for_pack_reader(self, timeout: float = HANG) -> bool:
+        """Wait until the server runs the git that reads a pushed pack (unpack-objects or index-pack): a push
+        is then in flight. False if none ran within TIMEOUT seconds."""
+        assert self.proc is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for pid in tree(self.proc.pid):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                        argv = fh.read().split(b"\0")
+                except OSError:
+                    continue
+                if b"unpack-objects" in argv or b"index-pack" in argv:
+                    return True
+            time.sleep(0.005)
+        return False
+
     def _port_taken(self) -> bool:
         """This start's log says the port was taken (git daemon, lighttpd and sshd each say it their way)."""
         with open(self.log_path, "rb") as log:
@@ -422,7 +439,6 @@ class SshServer(GitServer):
             "PrintMotd no",
             "UseDNS no",
             "MaxStartups 100",
-            "LogLevel VERBOSE",
             # the session's git reads no config of this machine's user (root's ~/.gitconfig in CI)
             "SetEnv " + " ".join(f'"{k}={v}"' for k, v in self.server_env().items() if k != "PATH"),
         ]
