@@ -120,6 +120,11 @@ def test_push_fetch_list_show_undo_through_a_server(any_server: GitServer, tmp_p
     assert not (bob.path / ".env").exists()  # left out of the copy, so never brought back
     assert json.loads(bob.ok("list", "--json"))[0]["trigger"] == "pre-rewind"  # bob's own work kept first
 
+    # the server's URL works where a remote's name does: what it brings is kept under a label made of the URL
+    bob.ok("fetch", any_server.url)
+    by_url = json.loads(bob.ok("list", "--remote", any_server.url, "--json", "-n", "0"))
+    assert [c["seq"] for c in by_url] == seqs and not by_url[0]["id"].startswith("origin/"), by_url
+
     assert "nothing new to push" in alice.ok("push", "origin")
     assert any_server.leaks(*SECRETS) == []
 
