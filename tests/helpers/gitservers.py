@@ -16,6 +16,7 @@ A missing server binary fails the test with what to install: CI installs them (.
 
 from __future__ import annotations
 
+import functools
 import os
 import pwd
 import re
@@ -147,7 +148,7 @@ class GitServer:
         until a client's `git ls-remote` gets through it."""
         assert self.proc is not None
         deadline = time.monotonic() + READY
-        while not any(listens(pid, self.port) for pid in tree(self.proc.pid)):  # `git daemon` runs git-daemon
+        while not any(listens(pid, self.port) for pid in tree(self.proc.pid)):
             if self.proc.poll() is not None:
                 if self._port_taken():
                     raise _PortTaken
@@ -327,15 +328,19 @@ class GitDaemon(GitServer):
     """`git daemon` with receive-pack enabled, serving the bare repository as git://127.0.0.1:PORT/repo.git."""
 
     kind = "git-daemon"
-    binary = "/usr/lib/git-core/git-daemon"
     package = "git"
+
+    @property
+    def binary(self) -> str:  # type: ignore[override]
+        """git-daemon itself, not `git daemon`: the git in front would die alone if pytest did (PDEATHSIG)."""
+        return os.path.join(_exec_path(), "git-daemon")
 
     @property
     def url(self) -> str:
         return f"git://127.0.0.1:{self.port}/repo.git"
 
     def command(self) -> list[str]:
-        return ["git", "daemon", "--listen=127.0.0.1", f"--port={self.port}", f"--base-path={self.srv}",
+        return [self.binary, "--listen=127.0.0.1", f"--port={self.port}", f"--base-path={self.srv}",
                 "--export-all", "--enable=receive-pack", "--reuseaddr", "--informative-errors", "--verbose"]
 
 
@@ -352,7 +357,7 @@ class HttpServer(GitServer):
         return f"http://127.0.0.1:{self.port}/git/repo.git"
 
     def setup(self) -> None:
-        self.backend = Path(self.git("--exec-path", cwd=self.root).strip()) / "git-http-backend"
+        self.backend = Path(_exec_path()) / "git-http-backend"
         assert os.access(self.backend, os.X_OK), f"{self.backend} is missing (Debian's git has it)"
         self.git("config", "http.receivepack", "true")
         (self.root / "www").mkdir()
@@ -448,6 +453,12 @@ class SshServer(GitServer):
 
     def command(self) -> list[str]:
         return [self.binary, "-D", "-e", "-f", str(self.conf)]
+
+
+@functools.cache
+def _exec_path() -> str:
+    """Where git keeps its programs (git-daemon, git-http-backend): /usr/lib/git-core on Debian."""
+    return subprocess.run(["git", "--exec-path"], capture_output=True, text=True, check=True).stdout.strip()
 
 
 def _openssh_version() -> tuple[int, int]:
