@@ -129,14 +129,15 @@ def test_push_fetch_list_show_undo_through_a_server(any_server: GitServer, tmp_p
     assert any_server.leaks(*SECRETS) == []
 
 
-@pytest.mark.parametrize("same_name", [
-    False,
-    pytest.param(True, marks=pytest.mark.xfail(strict=True, reason=(
-        "sync._push_once takes the loser's `[remote rejected] (failed to update ref)` (remote: cannot lock ref "
-        "...: reference already exists) for a failure, not for a copy that moved: no merge, no retry"))),
-], ids=["two-names", "one-name"])
+@pytest.mark.parametrize("same_name, lock_held", [
+    (False, False),
+    (True, False),
+    pytest.param(True, True, marks=pytest.mark.xfail(strict=True, reason=(
+        "sync._push_once takes `[remote rejected] (failed to update ref)` with \"cannot lock ref ...: Unable to "
+        "create '....lock': File exists\" (the other push holds the ref's lock) for a failure: no merge, no retry"))),
+], ids=["two-names", "one-name", "one-name-lock-held"])
 def test_two_clones_pushing_at_the_same_moment_both_land(any_server: GitServer, tmp_path: Path,
-                                                         same_name: bool) -> None:
+                                                         same_name: bool, lock_held: bool) -> None:
     alice = alice_with_secrets(any_server, tmp_path)
     carol = person(any_server, tmp_path, "carol")
     carol.write("src/carol.py", "print('carol')\n")
@@ -152,6 +153,12 @@ if mkdir {meet}/1 2>/dev/null || mkdir {meet}/2 2>/dev/null; then
     while [ ! -d {meet}/2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 fi
 """)
+    if lock_held:  # the first to lock the ref holds the lock a moment: the other meets the lock, not the ref
+        any_server.install_hook("reference-transaction", f"""#!/bin/sh
+cat >/dev/null
+if [ "$1" = prepared ] && mkdir {meet}/held 2>/dev/null; then sleep 1; fi
+exit 0
+""")
     env = {"GIT_REWIND_SYNC_NAME": "laptop"} if same_name else {}
     runs: dict[str, Run] = {}
 
@@ -164,6 +171,7 @@ fi
     for t in threads:
         t.join(HANG * 2)
     assert (meet / "2").is_dir(), "the two pushes never were at the server together"
+    assert (meet / "held").is_dir() == lock_held
     failed = {name: (r.returncode, r.stderr) for name, r in runs.items() if r.returncode != 0}
     assert len(runs) == 2 and not failed, failed
     names = share_refs(any_server)
