@@ -49,7 +49,7 @@ def person(server: GitServer, tmp_path: Path, name: str, *, clone: bool = True) 
 
 def alice_with_secrets(server: GitServer, tmp_path: Path) -> Workdir:
     """Alice's project, its branch pushed with plain git; then checkpoints holding the planted secrets: an
-    agent's prompt, a checkpoint's message, and a .env file that is not ignored."""
+    agent's prompt and transcript, a checkpoint's message, and a .env file that is not ignored."""
     alice = person(server, tmp_path, "alice", clone=False)
     alice.write(".gitignore", "node_modules/\n*.log\n")
     alice.write("src/app.py", "print('hello')\n")
@@ -59,6 +59,10 @@ def alice_with_secrets(server: GitServer, tmp_path: Path) -> Workdir:
     assert run.returncode == 0, run.stderr
     alice.write(".env", ENV_LINE + "\n")
     agent = Agent(alice)
+    Path(agent.transcript).parent.mkdir(parents=True, exist_ok=True)  # the agent's own file, as it writes it
+    Path(agent.transcript).write_text(json.dumps({
+        "type": "user", "uuid": "u1", "parentUuid": None, "sessionId": agent.session, "cwd": str(alice.path),
+        "message": {"role": "user", "content": f"please deploy with the key {AWS_IN_PROMPT}"}}) + "\n")
     agent.start()
     agent.prompt(f"deploy with the key {AWS_IN_PROMPT}")
     agent.edit("src/app.py", "hello", "hello, world")
@@ -93,13 +97,15 @@ def one_line_error(run: Run) -> str:
 def test_push_fetch_list_show_undo_through_a_server(any_server: GitServer, tmp_path: Path) -> None:
     alice = alice_with_secrets(any_server, tmp_path)
     mine = local_store(alice)
-    out = alice.ok("push", "origin")
-    assert "pushed" in out and "to origin" in out, out
+    out = alice.ok("push", "origin", "--with-conversation")
+    assert "pushed" in out and "1 transcript" in out and "to origin" in out, out
     assert "left out: .env" in out, out
     assert local_store(alice) == mine
     assert len(share_refs(any_server)) == 1 and "refs/heads/main" in any_server.refs()
     assert any_server.leaks(*SECRETS) == []
-    assert any_server.leaks("print('hello, world')") == ["print('hello, world')"]  # the copy itself is there
+    # the copy and the transcript are there, the secrets in them replaced
+    there = ("print('hello, world')", "please deploy with the key [REDACTED:")
+    assert any_server.leaks(*there) == list(there)
 
     bob = person(any_server, tmp_path, "bob")
     assert bob.env["HOME"] != alice.env["HOME"]
@@ -111,6 +117,7 @@ def test_push_fetch_list_show_undo_through_a_server(any_server: GitServer, tmp_p
     assert all(c["id"].startswith("origin/alice-") for c in listed), listed
     assert not any(secret in json.dumps(listed) for secret in SECRETS)
     assert any(c["shared"]["left_out"] == [".env"] for c in listed), listed
+    assert any(c["shared"]["transcript"] for c in listed), listed
 
     newest = listed[0]["id"]
     assert f"checkpoint: {newest} " in bob.ok("show", newest)
