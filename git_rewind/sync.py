@@ -216,14 +216,17 @@ def _push_once(repo: Repo, remote: Remote, tip: str, ref: str, force: bool) -> t
 def _remote_words(stderr: str) -> str:
     """What the remote said (its hooks' `remote:` lines), on one line."""
     said = [line[len("remote:"):].strip() for line in stderr.splitlines() if line.startswith("remote:")]
-    said = [s for s in said if s]
+    said = [s.removeprefix("error: ").removeprefix("fatal: ") for s in said if s]
     return "; ".join(said)[:300]
 
 
 def _last_line(stderr: str) -> str:
     lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
     useful = [line for line in lines if line.startswith(("fatal:", "error:"))] or lines
-    return useful[-1].removeprefix("fatal: ").removeprefix("error: ")[:300] if useful else ""
+    # "the remote end hung up unexpectedly" follows the line that says why, when there is one (ssh).
+    said = [line for line in useful if "remote end hung up" not in line and "failed to push some refs" not in line] \
+        or useful
+    return said[0].removeprefix("fatal: ").removeprefix("error: ")[:300] if said else ""
 
 
 def _pushed_file(repo: Repo, remote: Remote) -> str:
