@@ -124,9 +124,12 @@ def sync_state(repo: Repo, settings: dict[str, config.Setting]) -> dict[str, Jso
 
     last = sync.last_sync(repo)
     name = settings["sync_name"].value or share.default_name(repo)
-    return {"remote": settings["sync_remote"].value or last.get("remote"), "name": name,
-            "auto": bool(settings["sync_auto"].value), "last_ok": last.get("ok"), "last_attempt": last.get("attempt"),
-            "error": last.get("error")}
+    auto = bool(settings["sync_auto"].value)
+    error = last.get("error")
+    if auto and not settings["sync_remote"].value:  # the hooks start no push without one: say so, not nothing
+        error = "sync_auto is on but sync_remote is not set: nothing is pushed after turns"
+    return {"remote": settings["sync_remote"].value or last.get("remote"), "name": name, "auto": auto,
+            "last_ok": last.get("ok"), "last_attempt": last.get("attempt"), "error": error}
 
 
 def _store(repo: Repo, items: list[Checkpoint], max_size: int) -> Store:

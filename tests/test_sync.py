@@ -351,8 +351,9 @@ def test_sync_auto_pushes_after_a_turn_in_the_background(project: Workdir, bare:
     import time
 
     project.git("remote", "add", "origin", str(bare))
-    project.ok("config", "set", "sync_remote", "origin")
     project.ok("config", "set", "sync_auto", "true")
+    assert "sync_remote is not set" in project.ok("status")  # on, but with nowhere to push: said, not silent
+    project.ok("config", "set", "sync_remote", "origin")
     agent = Agent(project)
     agent.start()
     agent.prompt("do the thing")
