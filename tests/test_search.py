@@ -133,7 +133,9 @@ def test_since_and_until_and_at_date_read_dates_as_git_does(project: Workdir) ->
     for i in range(4):
         _taken(w, "notes.txt", f"v{i}\n", f"v{i}")
     now = time.time()
-    stamps = {1: now - 3 * 86400, 2: now - 26 * 3600, 3: now - 2 * 3600 - 60}  # 4 is now
+    # Each a minute or more from the boundaries asked below ("3 days ago" is read twice, by the test's git and
+    # by git rewind's, a moment apart: a checkpoint on the boundary itself would fall on either side).
+    stamps = {1: now - 3 * 86400 + 120, 2: now - 26 * 3600, 3: now - 2 * 3600 - 60}  # 4 is now
     for seq, when in stamps.items():
         _set_created(w, seq, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when)))
     created = {e["seq"]: calendar.timegm(time.strptime(e["created"], "%Y-%m-%dT%H:%M:%SZ"))
