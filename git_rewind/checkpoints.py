@@ -236,6 +236,17 @@ def _resolve(ident: str, items: list[Checkpoint], worktree: str | None) -> Check
     raise RewindError(f"unknown checkpoint: {ident}")
 
 
+def seq_runs(seqs: list[int]) -> str:
+    """`#1..#3, #5`: sequence numbers (ascending) with consecutive runs shortened, as gc and purge say them."""
+    runs: list[list[int]] = []
+    for seq in seqs:
+        if runs and seq == runs[-1][1] + 1:
+            runs[-1][1] = seq
+        else:
+            runs.append([seq, seq])
+    return ", ".join(f"#{a}" if a == b else f"#{a}..#{b}" for a, b in runs)
+
+
 def redo_stack(items: list[Checkpoint]) -> list[Checkpoint]:
     """What `redo` can still go back to among ITEMS (one work tree's checkpoints, oldest first): the safety
     checkpoints of rewinds not yet redone, the newest last.

@@ -577,14 +577,7 @@ def redo_command(dry_run: bool, yes: bool) -> None:
 
 def _seqs(items: list[checkpoints.Checkpoint]) -> str:
     """`#1..#3, #5`: the sequence numbers of ITEMS, runs shortened."""
-    seqs = sorted(c.seq for c in items)
-    runs: list[list[int]] = []
-    for seq in seqs:
-        if runs and seq == runs[-1][1] + 1:
-            runs[-1][1] = seq
-        else:
-            runs.append([seq, seq])
-    return ", ".join(f"#{a}" if a == b else f"#{a}..#{b}" for a, b in runs)
+    return checkpoints.seq_runs(sorted(c.seq for c in items))
 
 
 def _size(value: str) -> int:

@@ -835,17 +835,6 @@ def _holders(repo: Repo, oids: set[str]) -> dict[str, list[str]]:
 # saying it --------------------------------------------------------------------------------------------
 
 
-def _seqs(seqs: list[int]) -> str:
-    """#1..#4, #7: runs of consecutive seqs."""
-    runs: list[list[int]] = []
-    for seq in seqs:
-        if runs and seq == runs[-1][1] + 1:
-            runs[-1][1] = seq
-        else:
-            runs.append([seq, seq])
-    return ", ".join(f"#{a}" if a == b else f"#{a}..#{b}" for a, b in runs)
-
-
 def _count(n: int, what: str) -> str:
     return f"{n} {what}{'' if n == 1 else 's'}"
 
@@ -874,7 +863,7 @@ def report(result: Result, paths: list[str], texts: list[str]) -> list[str]:
                 parts.append(_count(n, noun))
         verb = "would purge" if result.dry_run else "purged"
         lines.append(f"{verb} {what} from {_count(len(result.changed), 'checkpoint')} "
-                     f"({_seqs(result.seqs)}): {', '.join(parts)}")
+                     f"({checkpoints.seq_runs(result.seqs)}): {', '.join(parts)}")
         if result.dry_run:
             lines.append("then the old objects would be deleted from .git/objects (nothing changed: --dry-run)")
         else:

@@ -12,7 +12,7 @@ import signal
 import time
 from pathlib import Path
 
-from helpers.procs import processes
+from helpers.procs import alive, processes
 from helpers.workdir import Workdir
 
 HANG = 10.0  # seconds: a command that takes longer hangs (a bound for hangs, never a timing measure)
@@ -43,15 +43,6 @@ def pids_under(root: Path) -> list[int]:
     real = os.path.realpath(root)
     return [pid for pid, argv, cwd in processes()
             if argv[-3:-1] == [b"daemon", b"run"] and (cwd == real or cwd.startswith(real + "/")) and alive(pid)]
-
-
-def alive(pid: int) -> bool:
-    """PID runs (a zombie no longer does: nobody of ours reaps a daemon, it is not our child)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return False
 
 
 def wait_gone(pid: int, timeout: float = HANG) -> bool:
