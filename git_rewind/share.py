@@ -408,7 +408,7 @@ def _transcripts(repo: Repo, name: str, items: list[Checkpoint], machine: str | 
             newest[item.session] = item
     if not newest:
         return {}
-    held = _held_transcripts(repo, machine) if machine else {}
+    held = transcript_blobs(repo, machine) if machine else {}
     memo_file = os.path.join(repo.share_dir, name + ".transcripts")
     memo = {}
     try:
@@ -436,8 +436,8 @@ def _transcripts(repo: Repo, name: str, items: list[Checkpoint], machine: str | 
     return changed
 
 
-def _held_transcripts(repo: Repo, machine: str) -> dict[str, str]:
-    """Session → the blob of its transcript in MACHINE's tree."""
+def transcript_blobs(repo: Repo, machine: str) -> dict[str, str]:
+    """Session → the blob of its transcript in machine commit MACHINE's tree (`transcripts/<session>.jsonl`)."""
     out = repo.git(["ls-tree", "-z", machine, TRANSCRIPTS], check=False)
     held = {}
     for entry in out.split(b"\0"):

@@ -291,8 +291,8 @@ def merge_copies(repo: Repo, ref: str, ours: str, theirs: str) -> int:
         elif mine[commit] != blob:
             merged = merge_notes(share._json(bodies[mine[commit]]), share._json(bodies[blob]))
             take[commit] = share.note_bytes(merged)
-    their_files = _transcript_blobs(repo, theirs)
-    our_files = _transcript_blobs(repo, ours)
+    their_files = share.transcript_blobs(repo, theirs)
+    our_files = share.transcript_blobs(repo, ours)
     with FastImport(repo.root) as fi:
         fi.write(b"commit " + ref.encode() + b"\nmark :1\n")
         fi.write(b"committer git-rewind <git-rewind@localhost> %d +0000\n" % share._now())
@@ -304,8 +304,9 @@ def merge_copies(repo: Repo, ref: str, ours: str, theirs: str) -> int:
                 fi.data(value)
             else:
                 fi.write(b"N " + value.encode() + b" " + commit.encode() + b"\n")
-        for path, blob in their_files.items():
-            if path not in our_files:
+        for session, blob in their_files.items():
+            if session not in our_files:
+                path = share.TRANSCRIPTS + session + ".jsonl"
                 fi.write(b"M 100644 " + blob.encode() + b" " + path.encode() + b"\n")
         fi.write(b"\n")
         machine = fi.get_mark(1)
@@ -347,16 +348,6 @@ def _notes(repo: Repo, commit: str) -> dict[str, str]:
         name = path.decode(errors="replace").replace("/", "")
         if info and not path.startswith(share.TRANSCRIPTS.encode()) and _OID.fullmatch(name):
             found[name] = info.split()[2].decode()
-    return found
-
-
-def _transcript_blobs(repo: Repo, commit: str) -> dict[str, str]:
-    out = repo.git(["ls-tree", "-r", "-z", commit, share.TRANSCRIPTS])
-    found = {}
-    for entry in out.split(b"\0"):
-        info, _, path = entry.partition(b"\t")
-        if info:
-            found[path.decode(errors="replace")] = info.split()[2].decode()
     return found
 
 
