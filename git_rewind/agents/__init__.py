@@ -32,6 +32,18 @@ def get(agent: str) -> Agent:
     return found
 
 
+def for_program(program: str) -> Agent | None:
+    """The agent whose program PROGRAM (a path or a bare name) runs, for `git rewind watch`; None: none known."""
+    import os
+
+    name = os.path.basename(program)
+    for agent in NAMES:
+        found = get(agent)
+        if name in found.programs:
+            return found
+    return None
+
+
 def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> str:
     """Which agent ran the hook: its environment first, then the payload's shape."""
     if environ.get("FACTORY_PROJECT_DIR") or environ.get("DROID_PROJECT_DIR"):

@@ -118,6 +118,9 @@ class Agent:
     mcp_type: str | None = "stdio"  # the MCP entry's "type" (None: the agent's own `mcp add` writes none)
     transcript_noun = "transcript"  # what its session files are called in messages ("Codex rollout")
     transcript_suffix = ".jsonl"  # how their names end
+    # The programs `git rewind watch -- PROGRAM` knows as this agent (by the executable's name): an agent
+    # with no hooks (Aider) is watched, and `watch_context` tells what each checkpoint's note adds.
+    programs: tuple[str, ...] = ()
 
     # hook payloads ---------------------------------------------------------------------------
 
@@ -132,6 +135,14 @@ class Agent:
     def resume_command(self, session: str) -> str | None:
         """The shell command that resumes SESSION (None: the agent has none to offer)."""
         return None
+
+    def watch_context(self, root: str, memo: dict[str, Any]) -> dict[str, Any]:
+        """What `git rewind watch` adds to its next checkpoint of this agent's program, working in ROOT: any of
+        "prompt" (str: the prompt that led to the changes), "conversation" (a note.Position: where its
+        conversation stands), "commits" (list of str: the commits the program made since the last call).
+        Called just before each watch checkpoint; MEMO is kept between the calls of one watch run (offsets
+        read so far). Never raises: what cannot be read is left out."""
+        return {}
 
     # hooks in the agent's settings -------------------------------------------------------------
 
