@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .watcher import Watcher
 
 EXIT_FAILED, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND = 125, 126, 127  # as env(1)
+NICE = 10  # watch's own priority below the program's (see _yield_cpu)
 BUSY_FACTOR = 20  # a tree that never settles is checkpointed every 20 × watch_settle_ms (30 s by default)
 RELAYED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)  # end a watch run alone
@@ -248,12 +249,11 @@ class Loop:
     """File events read until the program ends (or, run alone, until stopped); a checkpoint whenever the tree
     settles. Without file events (the watch limit, a network filesystem) it looks every busy period."""
 
-    def __init__(self, run: Session, settle_ms: int, wake: int) -> None:
+    def __init__(self, run: Session, settle_ms: int) -> None:
         self.run = run
         self.repo = run.repo
         self.settle = settle_ms / 1000.0
         self.busy = self.settle * BUSY_FACTOR
-        self.wake = wake
         self.watcher: Watcher | None = None
         self.cookie_dir = os.path.join(self.repo.rewind_dir, f"watch-cookies-{os.getpid()}")
         self.first_change: float | None = None  # monotonic times of the first and last change not checkpointed
@@ -425,6 +425,15 @@ def _prepare(command: list[str], session: str | None) -> tuple[Repo, dict[str, A
     return repo, settings, name, path
 
 
+def _yield_cpu() -> None:
+    """From here on watch's work (its checkpoints, their git processes) gives way to the program's: on a
+    busy machine the start checkpoint, taken while the program starts, must not slow that start down."""
+    try:
+        os.nice(NICE)
+    except OSError:
+        pass
+
+
 def _start_daemon(watch: Session) -> None:
     """As a hook would: in a large repository the daemon lets every later checkpoint read only what changed."""
     from . import daemon
@@ -473,10 +482,12 @@ def run(command: list[str], session: str | None = None) -> int:
                 else EXIT_FAILED)
             _say(f"{command[0]}: {exc.strerror}")
             return code
+    if child is not None:
+        _yield_cpu()
     stop = threading.Event()
     threading.Thread(target=_signal_thread, args=(child, writer, stop), daemon=True).start()
     watch = Session(repo, settings, name, command[0] if command else None)
-    loop = Loop(watch, settings["watch_settle_ms"], writer)
+    loop = Loop(watch, settings["watch_settle_ms"])
     try:
         _watch(watch, loop, reader, stop, child, command)
     except Exception as exc:  # noqa: BLE001 - the program runs on; watch only stops watching
