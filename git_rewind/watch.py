@@ -2,11 +2,12 @@
 
 Run as a wrapper, the program starts first and alone: watch resolves it (127 not found, 126 not
 executable, as `env`; 125 for its own failure, before anything is written), spawns it with the
-terminal, process group and signal dispositions it would have had without watch, and only then
-imports the store, opens the program's turn (turns.py: what it changes is the agent's) and takes the
-start checkpoint. A change made by the program before that checkpoint read it is in it: the note says
-so (`started_early`). That costs the program nothing at its start; taking the checkpoint first would
-cost a whole-tree scan (bench/watch_bench.py measures both).
+terminal, process group and signal dispositions it would have had without watch, and only then, at a
+lower priority (NICE), imports the store, takes the start checkpoint and opens the program's turn
+(turns.py: what changes from then on is the agent's). A change the program made before that checkpoint
+read its file is in it: the note lists those paths (`early_paths`). That costs the program's start
+nothing but watch's own process start; taking the checkpoint first would cost it a whole-tree scan
+(bench/watch_bench.py measures both).
 
 Then the kernel's file events (watcher.Watcher, the daemon's, ignoring what git ignores) tell when the
 tree changed; once quiet for `watch_settle_ms` (or after BUSY_FACTOR times that of unbroken change) a
@@ -101,6 +102,10 @@ class Child:
         # Python ignores SIGPIPE and SIGXFSZ for itself; the program gets them back as a shell gives them.
         # Everything else is as watch got it (a signal ignored by whoever started watch stays ignored).
         self.pid = os.posix_spawn(path, argv, env, setsigmask=(), setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
+        try:  # signals go through a pidfd: never to another process that took the pid of one that ended
+            self.pidfd: int | None = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):
+            self.pidfd = None
         self.status: int | None = None
         self.started = time.time()
         self._wake = wake
@@ -121,11 +126,15 @@ class Child:
             return False
         if info.si_pid == os.getppid() and now - last_kernel.get(signo, -1e9) < _DUPLICATE_SECONDS:
             return False  # git relaying the terminal's Ctrl-C to its child, us
-        if self.status is None:
-            try:
+        if self.status is not None:
+            return False
+        try:
+            if self.pidfd is not None:
+                signal.pidfd_send_signal(self.pidfd, signo)
+            else:
                 os.kill(self.pid, signo)
-            except ProcessLookupError:
-                return False
+        except ProcessLookupError:
+            return False
         return True
 
 
@@ -214,7 +223,8 @@ class Session:
         """The program's turn: from its start to its end, what changes in the tree is the program's."""
         from . import turns
 
-        turns.start(self.repo, turns.Turn(self.session, self.agent_name, None, seq, started))
+        if os.path.isdir(self.repo.rewind_dir):  # never make a deleted repository's directories again
+            turns.start(self.repo, turns.Turn(self.session, self.agent_name, None, seq, started))
 
     def touch_turn(self) -> None:
         from . import turns
@@ -311,7 +321,7 @@ class Loop:
         """Watch until the program ends (CHILD) or a signal stops a watch run alone (STOP)."""
         import select
 
-        while (child is None or child.status is None) and not stop.is_set():
+        while (child is None or child.status is None) and not stop.is_set() and not (self.gone and child is None):
             fds = [reader] + ([self.watcher.inotify.fileno()] if self.watcher is not None else [])
             ready, _, _ = select.select(fds, [], [], self._timeout())
             if reader in ready:
@@ -364,7 +374,7 @@ class Loop:
         from .gitcmd import GitError
 
         self.first_change = None
-        if self.gone:
+        if not self.still_there():  # a save would make the git directory again (a deleted tree's, even)
             return None
         watcher = self.watcher
         epoch = watcher.settle(0.3) if watcher is not None else None
@@ -504,7 +514,7 @@ def run(command: list[str], session: str | None = None) -> int:
                 if child is not None and first != last else "")
         _say(f"{len(watch.taken)} checkpoint{'s' if len(watch.taken) > 1 else ''} ({ids}) in session {name}{hint}")
     if child is None:
-        return 0
+        return 1 if loop.gone else 0  # run alone, stopped by its repository going away: not as asked
     assert child.status is not None
     return exit_with(child.status)
 
@@ -526,7 +536,8 @@ def _watch(watch: Session, loop: Loop, reader: int, stop: threading.Event, child
         watch.open_turn(time.time(), start.seq if start is not None else None)
     else:
         _say(f"watching {watch.repo.root} in session {watch.session}; Ctrl-C stops")
-    _start_daemon(watch)
+    if loop.still_there():
+        _start_daemon(watch)
     try:
         loop.wait(reader, stop, child)
         final = _ended(watch.agent_name, child.status) if child is not None and child.status is not None \

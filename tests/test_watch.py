@@ -334,9 +334,11 @@ def test_a_repository_that_disappears_stops_the_watch_not_the_program(repo: Work
         import shutil
         wait(1)
         here = os.getcwd()
-        shutil.rmtree(os.path.join(here, {gone!r}) if {gone!r} else here)
+        doomed = os.path.join(here, {gone!r}) if {gone!r} else here
+        while os.path.exists(doomed):        # as rm -rf again: watch may write in .git meanwhile
+            shutil.rmtree(doomed, ignore_errors=True)
         time.sleep(0.5)
-        if os.path.isdir(here):
+        if {gone!r}:                          # the work tree is still there: a change after .git went
             write("after.txt", "x\\n")
         print("still running", flush=True)
         sys.exit(4)
@@ -348,6 +350,21 @@ def test_a_repository_that_disappears_stops_the_watch_not_the_program(repo: Work
     assert lines == [f"git rewind watch: {repo.path} is no longer a git work tree (removed or moved); "
                      f"no longer watching ({os.path.basename(sys.executable)} runs on)"]
     assert "Traceback" not in run.stderr
+    assert not (repo.path / ".git").exists() if what == "git directory" else not repo.path.exists()
+
+
+def test_run_alone_it_ends_when_the_repository_goes(project: Workdir) -> None:
+    proc = subprocess.Popen([*REWIND, "watch", "--session", SESSION], cwd=project.path, env=_env(project),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().startswith("#1 watch start")
+    import shutil
+
+    shutil.rmtree(project.path / ".git")
+    _out, err = proc.communicate(timeout=HANG)
+    assert proc.returncode == 1
+    assert f"git rewind watch: {project.path} is no longer a git work tree (removed or moved); no longer watching\n" \
+        in err
 
 
 def test_a_tree_that_never_settles_is_checkpointed_all_the_same(project: Workdir, tmp_path: Path) -> None:
