@@ -184,14 +184,18 @@ class Session:
         self.program = program
         self.agent_name = os.path.basename(program) if program else "watch"
         self.agent: Agent | None = agents.for_program(program) if program else None
-        self.memo: dict[str, Any] = {}
+        self.memo: dict[str, Any] = {}  # the agent's, between its watch_context calls
+        self.pending_commits: list[str] = []
+        self.pending_prompt: str | None = None
         self.taken: list[int] = []
         self.failed = False
 
-    def save(self, message: str, extra: dict[str, Any] | None = None) -> Result | None:
+    def save(self, message: str) -> Result | None:
         """Take a checkpoint now (None: nothing changed since the last). What the program's agent knows (its
-        prompt, its conversation, the commits it made) goes into the note."""
+        prompt, its conversation, the commits it made) goes into the note; what it said when no checkpoint
+        came of it (the tree unchanged) goes into the next one."""
         from . import store
+        from .note import Position
 
         context: dict[str, Any] = {}
         if self.agent is not None:
@@ -199,21 +203,23 @@ class Session:
                 context = self.agent.watch_context(self.repo.root, self.memo)
             except Exception:  # noqa: BLE001 - it promises not to raise; the checkpoint matters more
                 context = {}
-        notes = dict(extra or {})
         commits = context.get("commits")
-        if isinstance(commits, list) and commits:
-            notes["commits"] = [str(c) for c in commits]
-        prompt = context.get("prompt")
+        if isinstance(commits, list):
+            self.pending_commits += [str(c) for c in commits if str(c) not in self.pending_commits]
+        if isinstance(context.get("prompt"), str):
+            self.pending_prompt = context["prompt"]
+        position = context.get("conversation")
         request = store.Request(
             session=self.session, message=message, agent=self.agent_name, trigger="watch",
-            prompt=prompt if isinstance(prompt, str) else None, conversation=context.get("conversation"),
+            prompt=self.pending_prompt, conversation=position if isinstance(position, Position) else None,
             max_file_size=self.settings["max_file_size"], auto_pack=self.settings["auto_pack"],
             max_store_size=self.settings["max_store_size"], attribute=self.settings["tier"] != "minimal",
-            extra=notes or None,
+            extra={"commits": list(self.pending_commits)} if self.pending_commits else None,
         )
         result = store.save(self.repo, request)
         if not result.created:
             return None
+        self.pending_commits, self.pending_prompt = [], None
         self.taken.append(result.seq)
         if self.program is None:  # run alone, on its own terminal: each checkpoint as it is taken
             print(f"#{result.seq} {message}", flush=True)

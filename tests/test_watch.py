@@ -24,7 +24,10 @@ from pathlib import Path
 import pytest
 from helpers.oracle import oracle_tree
 from helpers.procs import processes
+from helpers.webserver import Served
 from helpers.workdir import REWIND, Workdir
+
+from git_rewind import mcp
 
 HANG = 30.0
 SESSION = "w1"
@@ -415,7 +418,8 @@ def test_a_program_that_only_touches_ignored_files_gets_no_checkpoint_for_them(p
 # the rest of git rewind with a program's name as the agent ---------------------------------------------------
 
 
-def test_checkpoints_of_an_unknown_program_work_with_list_show_status_undo(project: Workdir, tmp_path: Path) -> None:
+def test_checkpoints_of_an_unknown_program_work_with_list_show_status_undo_mcp_and_web(
+        project: Workdir, tmp_path: Path, git_environ: dict[str, str]) -> None:
     prog = _script(tmp_path, """\
         wait(1)
         write("src/app.py", "print('by the program')\\n")
@@ -427,6 +431,15 @@ def test_checkpoints_of_an_unknown_program_work_with_list_show_status_undo(proje
     shown = json.loads(project.ok("show", "@", "--json"))
     assert shown["agent"] == agent and shown["trigger"] == "watch"
     assert project.rewind("status").returncode == 0
+    tools = mcp.Tools(str(project.path), None)
+    assert [c["agent"] for c in tools.list_checkpoints()[1]["checkpoints"]] == [agent, agent]
+    assert tools.show("@")[1]["agent"] == agent
+    server = Served(project, "--read-only")
+    try:
+        assert [i["agent"] for i in server.get("/api/checkpoints")["items"]] == [agent, agent]
+        assert server.request("GET", "/api/checkpoints/@").status == 200
+    finally:
+        server.stop()
     run = project.rewind("undo", "--conversation", "@~1", "--yes")
     assert run.returncode == 1
     assert f"has no conversation to rewind (taken by {agent}); use --code" in run.stderr
