@@ -88,7 +88,8 @@ def session_name(program: str | None, now: float) -> str:
     import re
 
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
-    name = re.sub(r"[^A-Za-z0-9_-]+", "-", os.path.basename(program or "")).strip("-")[:40]
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", os.path.basename(program or ""))
+    name = re.sub(r"\.\.+", ".", name).strip("-.")[:40]
     return f"watch-{name}-{stamp}" if name else f"watch-{stamp}"
 
 
@@ -436,7 +437,7 @@ def _prepare(command: list[str], session: str | None) -> tuple[Repo, dict[str, A
 
     repo = Repo.find(os.getcwd())
     settings = config.for_repo(repo)
-    name = check_session(session) if session else session_name(command[0] if command else None, time.time())
+    name = check_session(session or session_name(command[0] if command else None, time.time()))
     path = resolve(command[0], os.environ.get("PATH")) if command else None
     return repo, settings, name, path
 

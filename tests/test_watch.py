@@ -28,6 +28,8 @@ from helpers.webserver import Served
 from helpers.workdir import REWIND, Workdir
 
 from git_rewind import mcp
+from git_rewind.repo import check_session
+from git_rewind.watch import session_name
 
 HANG = 30.0
 SESSION = "w1"
@@ -448,3 +450,10 @@ def test_checkpoints_of_an_unknown_program_work_with_list_show_status_undo_mcp_a
     assert undone.returncode == 0, undone.stderr
     assert (project.path / "src/app.py").read_text() == "print('hello')\n"
     assert (project.path / "notes.txt").read_text() == "the person's own work\n"
+
+
+def test_a_generated_session_names_the_program_and_the_time_and_is_a_valid_session() -> None:
+    assert session_name("/usr/bin/python3.11", 0) == "watch-python3.11-19700101-000000"
+    assert session_name("aider", 86400 + 61) == "watch-aider-19700102-000101"
+    for odd in ("..", "a b!c", "-x-", ".hidden", None, "é" * 50):
+        assert check_session(session_name(odd, 0)) == session_name(odd, 0)
