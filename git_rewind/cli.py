@@ -708,7 +708,18 @@ def purge_command(paths: tuple[str, ...], texts: tuple[str, ...], dry_run: bool)
         click.echo(line)
 
 
-@cli.command("watch", context_settings={**CONTEXT, "allow_interspersed_args": False})
+class _WatchCommand(click.Command):
+    """`watch`'s usage errors exit 125, as its own failures before the program starts do (as env's)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            exc.exit_code = 125
+            raise
+
+
+@cli.command("watch", cls=_WatchCommand, context_settings={**CONTEXT, "allow_interspersed_args": False})
 @click.option("--session", metavar="NAME", help="The session to checkpoint into (default: watch-<program>-<time>).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND...]")
 def watch_command(session: str | None, command: tuple[str, ...]) -> None:

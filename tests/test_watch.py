@@ -322,6 +322,10 @@ def test_outside_a_repository_or_with_a_bad_session_watch_fails_with_125_before_
     run = _watch(project, *touch, env=_env(project, settle=0))
     assert (run.returncode, run.stderr) == (125, "git rewind watch: GIT_REWIND_WATCH_SETTLE_MS: must be at least 1: "
                                                   "'0'\n")
+    for args in (["--session"], ["--sesion", "x", "--", *touch]):
+        run = subprocess.run([*REWIND, "watch", *args], cwd=project.path, env=_env(project), capture_output=True,
+                             text=True, timeout=HANG)
+        assert run.returncode == 125 and run.stderr.startswith(("Error: ", "Usage: git rewind watch")), run.stderr
     assert not marker.exists()
     _nothing_left(project)
 
