@@ -260,9 +260,14 @@ class Server:
 
 def run(repo: Repo) -> int:
     """`git rewind daemon run`: serve until idle, stopped, or the work tree goes away."""
+    import signal
+
     from . import config
     from .lock import Lock
 
+    # A process that blocked signals for itself (`git rewind watch` takes them with sigwaitinfo) passes its
+    # mask on to what it starts: the daemon must still end on `daemon stop`'s SIGTERM.
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
     os.makedirs(repo.rewind_dir, exist_ok=True)
     lock = Lock(os.path.join(repo.rewind_dir, daemon.LOCK), timeout=0)
     try:

@@ -421,6 +421,19 @@ def test_a_program_that_only_touches_ignored_files_gets_no_checkpoint_for_them(p
                 or p.startswith("node_modules/")}
 
 
+def test_in_a_large_repository_it_starts_the_daemon_as_hooks_do_with_signals_it_can_be_stopped_by(
+        project: Workdir, daemons: list[Workdir]) -> None:
+    daemons.append(project)
+    run = _watch(project, sys.executable, "-c", "pass", env=_env(project, GIT_REWIND_DAEMON="on"))
+    assert run.returncode == 0, run.stderr
+    deadline = time.monotonic() + HANG
+    while not (info := json.loads(project.ok("daemon", "status", "--json")))["running"]:
+        assert time.monotonic() < deadline, info
+        time.sleep(0.05)
+    status = Path(f"/proc/{info['pid']}/status").read_text()
+    assert "SigBlk:\t0000000000000000" in status  # watch's blocked signals are not the daemon's
+
+
 # the rest of git rewind with a program's name as the agent ---------------------------------------------------
 
 
