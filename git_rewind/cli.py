@@ -708,6 +708,10 @@ def purge_command(paths: tuple[str, ...], texts: tuple[str, ...], dry_run: bool)
         click.echo(line)
 
 
+class _WatchUsageError(click.UsageError):
+    exit_code = 125
+
+
 class _WatchCommand(click.Command):
     """`watch`'s usage errors exit 125, as its own failures before the program starts do (as env's)."""
 
@@ -715,8 +719,7 @@ class _WatchCommand(click.Command):
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as exc:
-            exc.exit_code = 125
-            raise
+            raise _WatchUsageError(exc.message, exc.ctx) from None
 
 
 @cli.command("watch", cls=_WatchCommand, context_settings={**CONTEXT, "allow_interspersed_args": False})
