@@ -276,6 +276,7 @@ class Loop:
         self.first_change: float | None = None  # monotonic times of the first and last change not checkpointed
         self.last_change = 0.0
         self.gone = False
+        self.rules: str | None = None  # the ignore files outside the tree, as the watcher last followed them
 
     def open(self) -> None:
         """Start watching; without file events, say so once and look every busy period instead."""
@@ -298,6 +299,7 @@ class Loop:
             self.close()
             _say(f"{exc}; looking for changes every {self.busy:g} s instead")
             return
+        self.rules = snapshot.rules_signature(self.repo)
         epoch = self.watcher.settle(0.3)
         if epoch is not None:
             self.watcher.forget(epoch)  # the start checkpoint, taken next, holds the tree as it is now
@@ -384,7 +386,15 @@ class Loop:
         if not self.still_there():  # a save would make the git directory again (a deleted tree's, even)
             return None
         watcher = self.watcher
-        epoch = watcher.settle(0.3) if watcher is not None else None
+        epoch = None
+        if watcher is not None:
+            rules = snapshot.rules_signature(self.repo)
+            if rules != self.rules:  # info/exclude or the global ignore file changed: what is watched may too
+                self.rules = rules
+                watcher.watch_all()
+            epoch = watcher.settle(0.3)
+            if watcher.rewatch:  # a .gitignore changed: a directory ignored whole (so unwatched) may not be now
+                watcher.watch_all()
         changed: list[str] = []
         if watcher is not None and epoch is not None and watcher.doubt is None:
             changed = sorted(p for p, e in watcher.dirty.items() if e <= epoch)

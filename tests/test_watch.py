@@ -434,6 +434,22 @@ def test_in_a_large_repository_it_starts_the_daemon_as_hooks_do_with_signals_it_
     assert "SigBlk:\t0000000000000000" in status  # watch's blocked signals are not the daemon's
 
 
+def test_a_directory_no_longer_ignored_is_watched_from_then_on(project: Workdir, tmp_path: Path) -> None:
+    prog = _script(tmp_path, """\
+        wait(1)
+        write(".gitignore", "*.log\\n.env\\n")   # node_modules/ is no longer ignored
+        wait(2)
+        write("node_modules/pkg/new.js", "now tracked\\n")
+        wait(3)                              # seen by the watcher: a checkpoint once quiet
+        time.sleep(1)
+        """)
+    run = _watch(project, sys.executable, prog)
+    assert run.returncode == 0, run.stderr
+    notes = _notes(project)
+    assert "node_modules/pkg/index.js" in _files(project, notes[1]["commit"])
+    assert notes[2]["paths"] == ["node_modules/pkg/new.js"]
+
+
 # the rest of git rewind with a program's name as the agent ---------------------------------------------------
 
 
