@@ -280,15 +280,20 @@ class Loop:
 
     def open(self) -> None:
         """Start watching; without file events, say so once and look every busy period instead."""
-        from . import snapshot
-        from .watcher import NO_EVENT_FILESYSTEMS, Watcher, WatchError, filesystem_type
-
         _sweep_cookies(self.repo)
+        if not sys.platform.startswith("linux"):
+            _say(f"file events need Linux inotify; looking for changes every {self.busy:g} s instead")
+            return
+        from .watcher import NO_EVENT_FILESYSTEMS, filesystem_type
+
         kind = os.environ.get("GIT_REWIND_DAEMON_FSTYPE") or filesystem_type(self.repo.root)
         if kind in NO_EVENT_FILESYSTEMS:
             _say(f"the work tree is on {kind}, which gives no reliable file events; "
                  f"looking for changes every {self.busy:g} s instead")
             return
+        from . import snapshot
+        from .watcher import Watcher, WatchError
+
         os.makedirs(self.cookie_dir, exist_ok=True)
         limit = os.environ.get("GIT_REWIND_DAEMON_MAX_WATCHES")  # to test the machine-wide limit
         try:
@@ -403,6 +408,7 @@ class Loop:
             if changed and len(snapshot.ignored(self.repo, changed)) == len(changed):
                 watcher.forget(epoch)  # only ignored files changed: nothing a checkpoint would hold
                 if not final:
+                    self._later(watcher)
                     return None
         if message is None:
             message = f"{self.run.agent_name} changed " + (_shown(changed) if changed else "files")
@@ -417,7 +423,15 @@ class Loop:
             return None
         if watcher is not None and epoch is not None:
             watcher.forget(epoch)
+            self._later(watcher)
         return result
+
+    def _later(self, watcher: Watcher) -> None:
+        """Changes made while a checkpoint was taken are still dirty: they get their own once the tree settles,
+        even if no event comes after them."""
+        if watcher.dirty or watcher.doubt is not None:
+            self.first_change = self.last_change = time.monotonic()
+
 
 def _sweep_cookies(repo: Repo) -> None:
     """Cookie directories of watch runs that were killed (their pid is gone)."""
@@ -443,8 +457,11 @@ def _prepare(command: list[str], session: str | None) -> tuple[Repo, dict[str, A
     """Everything that can fail before the program starts: the repository, the settings, the session, the
     program's file. Nothing is written."""
     from . import config
+    from .errors import RewindError
     from .repo import Repo, check_session
 
+    if not hasattr(signal, "sigwaitinfo"):  # who sent a signal (the terminal, or a process) is Linux's to say
+        raise RewindError("watch needs Linux (it tells the terminal's signals from others' with sigwaitinfo)")
     repo = Repo.find(os.getcwd())
     settings = config.for_repo(repo)
     name = check_session(session or session_name(command[0] if command else None, time.time()))
