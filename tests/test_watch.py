@@ -178,10 +178,11 @@ def test_a_signal_sent_to_watch_reaches_the_program_once(project: Workdir, tmp_p
 # the terminal ---------------------------------------------------------------------------------------------
 
 
-def _on_terminal(args: list[str], cwd: Path, env: dict[str, str], type_when: bytes, keys: bytes) -> tuple[int, str]:
+def _on_terminal(args: list[str], cwd: Path, env: dict[str, str],
+                 typing: list[tuple[bytes, bytes]]) -> tuple[int, str]:
     """Run ARGS as the session leader of a new pseudo-terminal (its controlling terminal, so the terminal's
-    line discipline sends Ctrl-C to the foreground process group, as a person's terminal does); type KEYS
-    once TYPE_WHEN is shown."""
+    line discipline sends Ctrl-C to the foreground process group, as a person's terminal does); for each
+    (WHEN, KEYS) of TYPING in turn, type KEYS once WHEN is shown."""
     controller, terminal = os.openpty()
 
     def controlling() -> None:
@@ -191,7 +192,7 @@ def _on_terminal(args: list[str], cwd: Path, env: dict[str, str], type_when: byt
     proc = subprocess.Popen(args, cwd=cwd, env=env, stdin=terminal, stdout=terminal, stderr=terminal,
                             preexec_fn=controlling, close_fds=True)
     os.close(terminal)
-    shown, typed = b"", False
+    shown, pending = b"", list(typing)
     deadline = time.monotonic() + HANG
     try:
         while time.monotonic() < deadline:
@@ -205,9 +206,8 @@ def _on_terminal(args: list[str], cwd: Path, env: dict[str, str], type_when: byt
             if not chunk:
                 break
             shown += chunk
-            if not typed and type_when in shown:
-                os.write(controller, keys)
-                typed = True
+            if pending and pending[0][0] in shown:
+                os.write(controller, pending.pop(0)[1])
         else:
             proc.kill()
             raise AssertionError(f"no end in {HANG} s; shown: {shown!r}")
@@ -223,6 +223,7 @@ TERMINAL_PROG = """\
     wait(1)
     fg = os.tcgetpgrp(0) == os.getpgrp()
     print(f"tty {os.isatty(0)} {os.isatty(1)} {os.isatty(2)} foreground {fg}", flush=True)
+    print(f"read {input('your name? ')!r}", flush=True)
     print("press Ctrl-C", flush=True)
     deadline = time.monotonic() + 20
     while not ints and time.monotonic() < deadline:
@@ -245,8 +246,9 @@ def test_the_program_has_the_terminal_and_ctrl_c_reaches_it_once(project: Workdi
         args = ["git", "rewind", "watch", "--session", SESSION, "--", sys.executable, prog]
     else:
         args = [*REWIND, "watch", "--session", SESSION, "--", sys.executable, prog]
-    code, shown = _on_terminal(args, project.path, env, b"press Ctrl-C", b"\x03")
+    code, shown = _on_terminal(args, project.path, env, [(b"your name? ", b"ada\r"), (b"press Ctrl-C", b"\x03")])
     assert "tty True True True foreground True" in shown
+    assert "read 'ada'" in shown
     assert "interrupted 1 time(s)" in shown
     # The program's status; git itself, as for any of its external commands, waits for its child after a
     # Ctrl-C and then dies of the signal it got.
