@@ -132,6 +132,11 @@ class Agent:
         """What the hook prints on stdout whatever happened (None: nothing is expected)."""
         return None
 
+    def context_reply(self, event_name: str, text: str) -> dict[str, Any]:
+        """The one JSON object a session-start or prompt hook prints to give the agent TEXT as context (Claude Code,
+        Droid, Gemini CLI and Codex read `hookSpecificOutput.additionalContext`)."""
+        return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
+
     def resume_command(self, session: str) -> str | None:
         """The shell command that resumes SESSION (None: the agent has none to offer)."""
         return None
@@ -166,10 +171,10 @@ class Agent:
         """One hook handler running COMMAND."""
         return {"type": "command", "command": command, "timeout": TIMEOUT}
 
-    def command(self, event_name: str, program: list[str] | None) -> str:
+    def command(self, event_name: str | None, program: list[str] | None) -> str:
         """What our entry for EVENT_NAME runs: PROGRAM (absolute) + `hook --agent …`, or, with None, the
         form for a project's shared files, which answers as the hook would (hook_reply) where git-rewind
-        is not installed."""
+        is not installed. EVENT_NAME None: the command as `install` shows it."""
         import json
 
         from ..settingsfile import hook_command
