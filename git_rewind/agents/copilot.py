@@ -160,14 +160,19 @@ def _data(line: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _hook_call(transcript: Transcript, trigger: str | None, ms: object) -> int | None:
-    """The line of the `hook.start` event of the hook call stamped MS."""
-    if not isinstance(ms, int):
+    """The line of the `hook.start` event of the hook call stamped MS: its input carries the stamp, or (tool
+    calls, whose input is the calls instead) the event itself is stamped with it."""
+    if not isinstance(ms, int) or isinstance(ms, bool):
         return None
+    import time
+
+    iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+
     def stamped(line: dict[str, Any]) -> bool:
         data = _data(line)
         given = data.get("input")
-        return line.get("type") == "hook.start" and data.get("hookType") == trigger and isinstance(given, dict) \
-            and given.get("timestamp") == ms
+        return line.get("type") == "hook.start" and data.get("hookType") == trigger and (
+            line.get("timestamp") == iso or isinstance(given, dict) and given.get("timestamp") == ms)
 
     return transcript.index_where(stamped)
 
@@ -185,13 +190,15 @@ def _turn_of_call(transcript: Transcript, note: Note, anchor: int | None) -> int
         transcript.lines_within(conv.offset) if isinstance(conv.offset, int) else len(lines))
     start = min(start, len(lines) - 1)
     paths = list(note.paths)
-    call = None
-    for i in range(start, -1, -1):  # the nearest call of that tool on that file at or before the hook
-        data = _data(lines[i])
-        if (lines[i] or {}).get("type") == "tool.execution_start" and data.get("toolName") == note.tool \
-                and _names(data.get("arguments"), paths):
-            call = data.get("toolCallId")
-            break
+    given = _data(lines[anchor]).get("input") if anchor is not None else None
+    calls = given.get("toolCalls") if isinstance(given, dict) else None
+    call = next((c.get("id") for c in calls if isinstance(c, dict) and c.get("name") == note.tool
+                 and _names(c.get("args"), paths)), None) if isinstance(calls, list) else None
+    if call is None:  # no hook call found: the nearest call of that tool on that file before where the hook was
+        call = next((_data(lines[i]).get("toolCallId") for i in range(start, -1, -1)
+                     if (lines[i] or {}).get("type") == "tool.execution_start"
+                     and _data(lines[i]).get("toolName") == note.tool
+                     and _names(_data(lines[i]).get("arguments"), paths)), None)
     if call is None:
         return None
     for i in range(start, -1, -1):
