@@ -1,9 +1,9 @@
 """End to end with the real GitHub Copilot CLI: its hooks, installed by `git rewind install`, checkpoint a session,
 and `undo --full` rewinds the code and the conversation that `copilot --resume` then sends.
 
-Copilot runs offline against the scripted mock model (COPILOT_OFFLINE, COPILOT_PROVIDER_BASE_URL, COPILOT_MODEL: streamed chat
-completions) with a scratch HOME. Its first run unpacks its JavaScript
-(~235 MB) into COPILOT_CACHE_HOME: that is kept in the agent cache, so only a cold cache pays it (~4 s).
+Copilot runs offline against the scripted mock model (COPILOT_OFFLINE, COPILOT_PROVIDER_BASE_URL, COPILOT_MODEL:
+streamed chat completions) with a scratch HOME. Its first run unpacks its JavaScript (~235 MB) into
+COPILOT_CACHE_HOME: that is kept in the agent cache, so only a cold cache pays it (~4 s).
 
 In `-p` mode Copilot loads a project's hooks (.github/hooks/) only in a trusted folder (--trust-folder on a new
 session, which --resume refuses; or GITHUB_COPILOT_PROMPT_MODE_REPO_HOOKS=true), and the user's
