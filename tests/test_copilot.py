@@ -219,6 +219,17 @@ def test_the_session_checkpoints_at_start_prompt_edit_and_turn_end_and_skips_oth
     assert stop["turn"]["seq"] == session.by_trigger("userPromptSubmitted")["seq"]
 
 
+def test_undo_agent_only_takes_back_the_turns_and_keeps_the_persons_change(session: Session) -> None:
+    """The prompt opens a turn and agentStop closes it: what the turns changed is the agent's, what the person
+    changed after it is not, and `undo --agent-only` takes back only the former."""
+    w = session.w
+    w.write("notes.txt", "the person's own change, after the session\n")
+    prompt = session.by_trigger("userPromptSubmitted")
+    w.ok("undo", str(prompt["seq"]), "--agent-only", "--yes")
+    assert not (w.path / "from_shell.txt").exists() and not (w.path / "task2_written.txt").exists()
+    assert (w.path / "notes.txt").read_text() == "the person's own change, after the session\n"
+
+
 def test_a_prompt_checkpoint_cuts_events_jsonl_just_before_its_hook_call_and_redo_puts_it_back(
         session: Session) -> None:
     w = session.w
@@ -469,3 +480,20 @@ def test_handover_puts_the_session_where_copilot_finds_it_with_this_projects_pat
     forked = agents.get("copilot").adopt_transcript(raw, SESSION, str(root), str(home), {})
     assert forked.how == "forked" and forked.session != SESSION
     assert json.loads(Path(forked.path).read_bytes().splitlines()[0])["data"]["sessionId"] == forked.session
+
+
+def test_mcp_install_writes_what_copilot_mcp_add_writes_and_uninstall_removes_it(project: Workdir,
+                                                                                   home: Path) -> None:
+    w = project
+    w.ok("install", "--agent", "copilot", "--scope", "user", "--mcp")
+    path = home / ".copilot" / "mcp-config.json"
+    entry = json.loads(path.read_text())["mcpServers"]["git-rewind"]
+    assert list(entry) == ["tools", "type", "command", "args"]  # `copilot mcp add git-rewind -- … mcp`, 1.0.102
+    assert (entry["tools"], entry["type"], entry["args"][-1]) == (["*"], "local", "mcp")
+    assert os.path.isabs(entry["command"])
+    w.ok("install", "--agent", "copilot", "--scope", "project", "--mcp")
+    shared = json.loads((w.path / ".github" / "mcp.json").read_text())["mcpServers"]["git-rewind"]
+    assert (shared["command"], shared["args"]) == ("git-rewind", ["mcp"])
+    for scope in ("user", "project"):
+        w.ok("uninstall", "--agent", "copilot", "--scope", scope, "--mcp")
+    assert not path.exists() and not (w.path / ".github" / "mcp.json").exists()

@@ -201,6 +201,8 @@ def test_two_prompts_checkpoint_and_undo_full_rewinds_code_and_the_resumed_conve
         assert run_copilot(copilot, work, env, CONTINUE, session) == session
         for gone in (PROMPT_1, PROMPT_2, *ids[PROMPT_1], *ids[PROMPT_2]):
             assert gone not in sent(model, CONTINUE), gone
+        # The resumed session's prompt hook told it the files were rewound under it (a top-level additionalContext).
+        assert "rewound from outside this session" in sent(model, CONTINUE), sent(model, CONTINUE)[:3000]
 
         # redo: the files and the whole conversation back; what was said meanwhile kept as a session of its own.
         run = work.rewind("redo", "--yes", env=env)
@@ -282,3 +284,12 @@ def test_a_broken_git_rewind_never_denies_a_tool(copilot: Path, agent_project: W
     assert (work.path / PLAN).read_text() == PLAN_V2 and (work.path / SHELL_FILE).read_text() == SHELL_TEXT
     assert subprocess.run(["git", "for-each-ref", "refs/rewind/"], cwd=work.path, capture_output=True,
                           text=True, env=work.env).stdout == ""
+
+
+def test_copilot_lists_the_mcp_server_install_wrote(copilot: Path, agent_project: Workdir) -> None:
+    work = agent_project
+    assert work.rewind("install", "--agent", "copilot", "--scope", "user", "--mcp").returncode == 0
+    with MockModel({}) as model:
+        proc = agentcli.run([str(copilot), "mcp", "get", "git-rewind"], work.path, copilot_env(work, model))
+    assert proc.returncode == 0, proc.stderr
+    assert "git-rewind" in proc.stdout and " mcp" in proc.stdout and "User" in proc.stdout, proc.stdout

@@ -96,6 +96,12 @@ def event_name(payload: dict[str, Any]) -> str:
     return ""
 
 
+def _copilot_home(home: str) -> str:
+    """$COPILOT_HOME (it holds hooks/, session-state/ and mcp-config.json directly), else ~/.copilot."""
+    configured = os.environ.get("COPILOT_HOME")
+    return os.path.abspath(os.path.expanduser(configured)) if configured else os.path.join(home, ".copilot")
+
+
 def session_folders(home: str, environ: Mapping[str, str]) -> tuple[str, ...]:
     """<Copilot home>/session-state: the home is $COPILOT_HOME when set (it holds session-state and hooks
     directly, seen live), else ~/.copilot."""
@@ -325,6 +331,7 @@ class Copilot(Agent):
     name, hooks = NAME, HOOKS
     prompt_context = True  # userPromptSubmitted's additionalContext goes with the prompt (seen live)
     transcript_noun = "Copilot session file"
+    mcp_type = "local"  # what `copilot mcp add` writes for a stdio server
     parse = staticmethod(parse)
     resume_command = staticmethod(resume_command)
 
@@ -336,11 +343,21 @@ class Copilot(Agent):
         """<Copilot home>/hooks/git-rewind.json (user: $COPILOT_HOME or ~/.copilot), .github/hooks/git-rewind.json
         (project): a file of our own, beside the others Copilot loads from the same folder."""
         if scope == "user":
-            configured = os.environ.get("COPILOT_HOME")
-            base = os.path.abspath(os.path.expanduser(configured)) if configured else os.path.join(home, ".copilot")
-            return os.path.join(base, "hooks", HOOKS_FILE)
+            return os.path.join(_copilot_home(home), "hooks", HOOKS_FILE)
         assert root is not None
         return os.path.join(root, ".github", "hooks", HOOKS_FILE)
+
+    def mcp_file(self, scope: str, root: str | None, home: str) -> str:
+        """Where `copilot mcp add` writes (<Copilot home>/mcp-config.json), and the project's .github/mcp.json, one of
+        the two workspace files `copilot mcp --help` names."""
+        if scope == "user":
+            return os.path.join(_copilot_home(home), "mcp-config.json")
+        assert root is not None
+        return os.path.join(root, ".github", "mcp.json")
+
+    def mcp_entry(self, command: list[str]) -> dict[str, Any]:
+        """What `copilot mcp add git-rewind -- COMMAND mcp` writes (1.0.102)."""
+        return {"tools": ["*"], **super().mcp_entry(command)}
 
     def handler(self, command: str) -> dict[str, Any]:
         return {"type": "command", "bash": command, "timeoutSec": TIMEOUT}
