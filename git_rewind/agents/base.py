@@ -62,6 +62,39 @@ def moved(path: object, old: str | None, new: str) -> object:
     return path
 
 
+def dashed(path: str) -> str:
+    """PATH with every UTF-16 code unit that is not an ASCII letter or digit made '-': how Claude Code and Qwen Code
+    name a project's folder of transcripts (JavaScript's `replace(/[^a-zA-Z0-9]/g, "-")`)."""
+    units = path.encode("utf-16-le", "surrogatepass")
+    return "".join(chr(u) if u < 128 and chr(u).isalnum() else "-"
+                   for u in (units[i] | units[i + 1] << 8 for i in range(0, len(units), 2)))
+
+
+def first_session(transcript: Transcript) -> str | None:
+    """The first `sessionId` string TRANSCRIPT's lines hold (Claude Code's and Qwen Code's lines each carry one)."""
+    return next((str(line["sessionId"]) for line in transcript.lines
+                 if line is not None and isinstance(line.get("sessionId"), str)), None)
+
+
+def rehome_cwd(transcript: Transcript, root: str, new_session: str | None) -> bytes:
+    """TRANSCRIPT with every line's `cwd` moved from the sender's project (the first line's) to ROOT's real path;
+    with NEW_SESSION, every `sessionId` of its session made that (Claude Code, Qwen Code)."""
+    import os
+
+    sender = next((line["cwd"] for line in transcript.lines if line is not None and isinstance(line.get("cwd"), str)),
+                  None)
+    old = first_session(transcript)
+    real = os.path.realpath(root)
+
+    def change(line: dict[str, Any]) -> dict[str, Any]:
+        line = {**line, "cwd": moved(line["cwd"], sender, real)} if "cwd" in line else dict(line)
+        if new_session and line.get("sessionId") == old:
+            line["sessionId"] = new_session
+        return line
+
+    return rewrite_lines(transcript, change)
+
+
 def home_folders(home: str, environ: Mapping[str, str], variable: str, default: tuple[str, ...],
                  configured: tuple[str, ...]) -> tuple[str, ...]:
     """An agent's folder: DEFAULT below HOME, and first CONFIGURED below $VARIABLE when the agent's own

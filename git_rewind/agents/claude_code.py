@@ -11,7 +11,7 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
-from .base import Agent, Rewinder, home_folders, moved, rewrite_lines
+from .base import Agent, Rewinder, dashed, first_session, home_folders, rehome_cwd
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -230,15 +230,10 @@ def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
 
 
 def _chain(transcript: Transcript, leaf: str) -> list[int]:
-    """Line indexes of the chain from the root to LEAF, in file order."""
-    index = {line["uuid"]: i for i, line in enumerate(transcript.lines) if line is not None and line.get("uuid")}
-    kept: list[int] = []
-    uuid: str | None = leaf
-    while uuid and uuid in index and len(kept) <= len(index):
-        kept.append(index[uuid])
-        line = transcript.at(index[uuid])
-        uuid = line.get("parentUuid") or line.get("logicalParentUuid")
-    return sorted(kept)
+    """Line indexes of the chain from the root to LEAF, in file order (a compaction links by logicalParentUuid)."""
+    from ..conversation import uuid_chain
+
+    return uuid_chain(transcript, leaf, ("parentUuid", "logicalParentUuid"))
 
 
 def _last_prompt_line(transcript: Transcript, leaf: str | None, session: str) -> dict[str, Any]:
@@ -328,19 +323,10 @@ def _base36(number: int) -> str:
 def project_folder(cwd: str) -> str:
     """The folder name Claude Code keeps a project's transcripts under: every UTF-16 unit that is not an ASCII
     letter or digit becomes '-', and a name over 200 is cut with '-<base36 hash>' appended (read in 2.1.197)."""
-    import re
-
-    units = cwd.encode("utf-16-le", "surrogatepass")
-    name = "".join(chr(u) if re.match(r"[a-zA-Z0-9]", chr(u)) else "-"
-                   for u in (units[i] | units[i + 1] << 8 for i in range(0, len(units), 2)))
+    name = dashed(cwd)
     if len(name) <= PROJECT_NAME_MAX:
         return name
     return f"{name[:PROJECT_NAME_MAX]}-{_base36(abs(_js_hash(cwd)))}"
-
-
-def _sender_cwd(transcript: Transcript) -> str | None:
-    return next((line["cwd"] for line in transcript.lines if line is not None and isinstance(line.get("cwd"), str)),
-                None)
 
 
 class ClaudeCode(Agent):
@@ -383,8 +369,7 @@ class ClaudeCode(Agent):
         return None
 
     def session_of(self, transcript: Transcript) -> str | None:
-        return next((str(line["sessionId"]) for line in transcript.lines
-                     if line is not None and isinstance(line.get("sessionId"), str)), None)
+        return first_session(transcript)
 
     def handover_files(self, session: str, root: str, place: Place, transcript: Transcript) -> tuple[str, list[str]]:
         """<config dir>/projects/<root, as Claude Code names it>/<session>.jsonl: where `claude --resume` run in
@@ -394,17 +379,7 @@ class ClaudeCode(Agent):
 
     def rehome(self, transcript: Transcript, root: str, new_session: str | None) -> bytes:
         """Every line's `cwd` moved from the sender's project to ROOT; with NEW_SESSION, every `sessionId`."""
-        sender = _sender_cwd(transcript)
-        old = self.session_of(transcript)
-        real = os.path.realpath(root)
-
-        def change(line: dict[str, Any]) -> dict[str, Any]:
-            line = {**line, "cwd": moved(line["cwd"], sender, real)} if "cwd" in line else dict(line)
-            if new_session and line.get("sessionId") == old:
-                line["sessionId"] = new_session
-            return line
-
-        return rewrite_lines(transcript, change)
+        return rehome_cwd(transcript, root, new_session)
 
 
 AGENT = ClaudeCode()
