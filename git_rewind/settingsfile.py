@@ -283,9 +283,11 @@ def write_hooks(path: str, entries: dict[str, list[dict[str, Any]]], wrapped: bo
     return Change(path, changed=True, backup=write_json(path, data, original))
 
 
-def remove_hooks(path: str, wrapped: bool) -> Change:
+def remove_hooks(path: str, wrapped: bool, agent_keys: tuple[str, ...] = ()) -> Change:
     """Remove exactly our entries from the hooks file PATH; a file we created and left empty goes too,
-    one we changed gets its exact bytes back when nothing else changed since."""
+    one we changed gets its exact bytes back when nothing else changed since. AGENT_KEYS: top-level keys the
+    agent itself adds when it rewrites the file (Qwen Code's "$version"), nobody's settings: a file left
+    with only those counts as empty, and one the backup lacks does not stop the backup coming back."""
     original = read_text(path)
     if original is None:
         return Change(path, changed=False)
@@ -298,9 +300,15 @@ def remove_hooks(path: str, wrapped: bool) -> Change:
         return Change(path, changed=False)
     if wrapped and not hooks:
         del data["hooks"]
-    if not data and not os.path.exists(path + BACKUP_SUFFIX):
+    if not data.keys() - set(agent_keys) and not os.path.exists(path + BACKUP_SUFFIX):
         return remove_created(path)
-    if restore_backup(path, lambda backup: _pruned(load_json(backup), wrapped) == _pruned(data, wrapped)):
+
+    def same(backup: str) -> bool:
+        before = load_json(backup)
+        now = {key: value for key, value in data.items() if key not in agent_keys or key in before}
+        return _pruned(before, wrapped) == _pruned(now, wrapped)
+
+    if restore_backup(path, same):
         return Change(path, changed=True)  # back to what it was before us: its exact bytes
     return Change(path, changed=True, backup=write_json(path, data, original))
 

@@ -138,6 +138,9 @@ class Agent:
     # What `git rewind install` writes: event → matcher (None: every occurrence).
     hooks: dict[str, str | None] = {}
     wrapped = True  # hook entries sit under "hooks" (False: events at the file's top level)
+    # Top-level keys the agent adds itself when it rewrites its settings file (Qwen Code's "$version"): not the
+    # user's, so a file left with only those after uninstall was ours and goes.
+    agent_keys: tuple[str, ...] = ()
     # The session-start context goes with the session's first prompt instead (Gemini CLI in -p mode glues
     # it in front of the prompt, and drops such a message on resume).
     context_on_prompt = False
@@ -251,7 +254,7 @@ class Agent:
         """Our groups out of the Claude-style hooks file PATH."""
         from ..settingsfile import remove_hooks
 
-        return remove_hooks(path, self.wrapped)
+        return remove_hooks(path, self.wrapped, self.agent_keys)
 
     def template(self) -> dict[str, Any]:
         """The readable hooks/<agent>/ file: what `install --scope project` writes (the shared command)."""
