@@ -42,6 +42,7 @@ GEMINI_PACKAGES = ["@google/gemini-cli@0.61.0"]
 # The platform binary is an alias of a tagged @openai/codex release; named explicitly, as npm may skip it.
 CODEX_PACKAGES = ["@openai/codex@0.169.0", "@openai/codex-linux-x64@npm:@openai/codex@0.169.0-linux-x64"]
 OPENCODE_PACKAGES = ["opencode-ai@1.18.33", "opencode-linux-x64@1.18.33"]
+QWEN_PACKAGES = ["@qwen-code/qwen-code@0.15.10"]
 
 e2e = pytest.mark.skipif(os.environ.get(SKIP_ENV) == "1", reason=f"{SKIP_ENV}=1")
 
@@ -86,6 +87,11 @@ def codex() -> Path:
 def opencode() -> Path:
     """The `opencode` binary of opencode-ai's linux-x64 package, installed if missing."""
     return _ensure("opencode", OPENCODE_PACKAGES, Path("node_modules/opencode-linux-x64/bin/opencode"))
+
+
+def qwen() -> Path:
+    """The `qwen` command of @qwen-code/qwen-code (a Node.js script), installed if missing."""
+    return _ensure("qwen", QWEN_PACKAGES, Path("node_modules/.bin/qwen"))
 
 
 def _usable(binary: Path) -> bool:
@@ -182,6 +188,8 @@ def install_hooks(work: Workdir, agent: str, scope: str, env: dict[str, str]) ->
         ("droid", "project"): work.path / ".factory" / "hooks.json",
         ("gemini", "user"): home / ".gemini" / "settings.json",
         ("gemini", "project"): work.path / ".gemini" / "settings.json",
+        ("qwen", "user"): home / ".qwen" / "settings.json",
+        ("qwen", "project"): work.path / ".qwen" / "settings.json",
     }[(agent, scope)]
     assert where.is_file(), f"git rewind install --agent {agent} --scope {scope} wrote no {where}"
     return where
@@ -407,7 +415,7 @@ def check_two_prompt_session(work: Workdir, session: str, agent: str, write_tool
 
 if __name__ == "__main__":
     # `.ci/run` installs every CLI up front: `PYTHONPATH=tests python -m helpers.agentcli`.
-    for find in (claude_code, droid, gemini, codex, opencode):
+    for find in (claude_code, droid, gemini, codex, opencode, qwen):
         try:
             print(f"{find.__name__}: {find()}")
         except pytest.fail.Exception as exc:
