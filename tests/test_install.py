@@ -39,6 +39,8 @@ TARGETS = {
     ("droid", "project"): "./.factory/hooks.json",
     ("gemini", "user"): "~/.gemini/settings.json",
     ("gemini", "project"): "./.gemini/settings.json",
+    ("qwen", "user"): "~/.qwen/settings.json",
+    ("qwen", "project"): "./.qwen/settings.json",
 }
 
 # What a user already had: their own settings and their own hooks on the events we use too.
@@ -561,9 +563,9 @@ def test_mcp_install_for_gemini_codex_and_cursor_writes_what_their_own_mcp_add_w
 # the agent needs to go on) where git-rewind is not installed, since some agents deny a tool when
 # its hook fails.
 
-HOOK_AGENTS = ["claude-code", "codex", "cursor", "droid", "gemini"]
+HOOK_AGENTS = ["claude-code", "codex", "cursor", "droid", "gemini", "qwen"]
 PROMPT_EVENTS = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "droid": "UserPromptSubmit",
-                 "gemini": "BeforeAgent", "cursor": "beforeSubmitPrompt"}
+                 "gemini": "BeforeAgent", "cursor": "beforeSubmitPrompt", "qwen": "UserPromptSubmit"}
 SPARSE_PATH = "/usr/bin:/bin"
 
 
