@@ -11,15 +11,15 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
-from .base import Agent, Rewinder, dashed, first_session, home_folders, rehome_cwd
+from .base import Agent, LeafRewind, Rewinder, dashed, first_session, home_folders, rehome_cwd
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from ..conversation import Applied, Place, Plan, Transcript
-    from ..note import ConversationRecord, Note
+    from ..conversation import Place, Plan, Transcript
+    from ..note import Note
 
 NAME = "claude-code"
 SCOPES = ("user", "project", "local")
@@ -247,53 +247,10 @@ def _last_prompt_line(transcript: Transcript, leaf: str | None, session: str) ->
             "sessionId": session}
 
 
-def apply_rewind(plan: Plan) -> Applied:
-    """Append the last-prompt line (or write the fork); the file's earlier lines are never changed."""
-    import json
-    import os
-    import uuid as uuidlib
-
-    from ..conversation import Applied
-
-    transcript = plan.transcript
-    place = transcript.place
-    assert place is not None, "plan_rewind reads the transcript through its place"
-    if not plan.fork:
-        place.append(transcript, _last_prompt_line(transcript, plan.leaf, plan.session))
-        detail = "conversation cut " + plan.where + " (later messages kept in the file as a branch)"
-        return Applied(plan.session, resume_command(plan.session), transcript.path, detail)
-    if plan.leaf is None:
-        return Applied(None, "claude", None, "nothing of the conversation precedes this checkpoint: "
-                                             "start a new session")
-    new = str(uuidlib.uuid4())
-    out = []
-    for i in _chain(transcript, plan.leaf):
-        line = dict(transcript.at(i))
-        line["sessionId"] = new
-        out.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
-    out.append(json.dumps(_last_prompt_line(transcript, plan.leaf, new), separators=(",", ":")).encode() + b"\n")
-    path = os.path.join(os.path.dirname(transcript.path), new + ".jsonl")
-    place.write(path, b"".join(out), like=transcript.path)
-    return Applied(new, resume_command(new), path, f"new session {new} with the conversation cut {plan.where}; "
-                                                   f"{plan.session} is unchanged")
-
-
-def apply_redo(info: ConversationRecord, backup: bytes | None, place: Place) -> Applied:
-    """Point the session back at the leaf it had before the rewind; what was said since stays a branch."""
-    from ..conversation import Applied
-    from ..errors import RewindError
-
-    if info.fork:
-        return Applied(info.session, resume_command(str(info.session)), info.transcript,
-                       "the rewind forked a new session; the original was never changed")
-    transcript = place.load(info.transcript)
-    leaf = info.leaf_before
-    if leaf and transcript.index_where(lambda line: line.get("uuid") == leaf) is None:
-        raise RewindError(f"message {leaf} is no longer in {transcript.path}")
-    session = str(info.session or "")
-    place.append(transcript, _last_prompt_line(transcript, leaf, session))
-    return Applied(session, resume_command(session), transcript.path,
-                   "conversation back where it was before the rewind (what was said since stays as a branch)")
+# Appending a last-prompt line rewinds; --fork writes the chain and its last-prompt line as a new session.
+_REWIND = LeafRewind("claude", resume_command, _last_prompt_line, ("parentUuid", "logicalParentUuid"))
+apply_rewind = _REWIND.apply_rewind
+apply_redo = _REWIND.apply_redo
 
 
 # a conversation handed over from another machine ----------------------------------------------

@@ -16,15 +16,15 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
-from .base import Agent, Rewinder, dashed, first_session, rehome_cwd
+from .base import Agent, LeafRewind, Rewinder, agent_home, dashed, first_session, rehome_cwd
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from ..conversation import Applied, Place, Plan, Transcript
-    from ..note import ConversationRecord, Note
+    from ..conversation import Place, Plan, Transcript
+    from ..note import Note
 
 NAME = "qwen"
 TIMEOUT_MS = 30_000  # Qwen reads a command hook's timeout in milliseconds
@@ -73,18 +73,10 @@ def resume_command(session: str) -> str:
     return f"qwen --resume {session}"
 
 
-def qwen_home(home: str | None = None, environ: Mapping[str, str] | None = None) -> str:
-    """$QWEN_HOME, else ~/.qwen: where Qwen keeps its user settings."""
-    configured = (os.environ if environ is None else environ).get("QWEN_HOME")
-    if configured:
-        return os.path.abspath(os.path.expanduser(configured))
-    return os.path.join(home or os.path.expanduser("~"), ".qwen")
-
-
 def settings_file(scope: str, root: str | None, home: str) -> str:
-    """$QWEN_HOME/settings.json (user) or <project>/.qwen/settings.json."""
+    """$QWEN_HOME/settings.json, else ~/.qwen/settings.json (user), or <project>/.qwen/settings.json."""
     if scope == "user":
-        return os.path.join(qwen_home(home), "settings.json")
+        return os.path.join(agent_home("QWEN_HOME", ".qwen", home), "settings.json")
     assert root is not None
     return os.path.join(root, ".qwen", "settings.json")
 
@@ -280,51 +272,8 @@ def _rewind_record(transcript: Transcript, leaf: str | None, session: str) -> di
     return record
 
 
-def apply_rewind(plan: Plan) -> Applied:
-    """Append a rewind record naming the last record kept (or write the kept chain as a new session with --fork);
-    the file's earlier lines are never changed."""
-    import json
-    import uuid as uuidlib
-
-    from ..conversation import Applied, uuid_chain
-
-    transcript = plan.transcript
-    place = transcript.place
-    assert place is not None, "plan_rewind reads the session file through its place"
-    if not plan.fork:
-        place.append(transcript, _rewind_record(transcript, plan.leaf, plan.session))
-        kept = ": nothing of it is kept" if plan.empty else ""
-        return Applied(plan.session, resume_command(plan.session), transcript.path,
-                       f"conversation cut {plan.where}{kept} (later messages kept in the file as a branch)")
-    if plan.leaf is None:
-        return Applied(None, "qwen", None, "nothing of the conversation precedes this checkpoint: start a new session")
-    new = str(uuidlib.uuid4())
-    out = []
-    for i in uuid_chain(transcript, plan.leaf):
-        line = {**transcript.at(i), "sessionId": new}
-        out.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
-    path = os.path.join(os.path.dirname(transcript.path), new + ".jsonl")
-    place.write(path, b"".join(out), like=transcript.path)
-    return Applied(new, resume_command(new), path,
-                   f"new session {new} with the conversation cut {plan.where}; {plan.session} is unchanged")
-
-
-def apply_redo(info: ConversationRecord, backup: bytes | None, place: Place) -> Applied:
-    """Point the session back at the record it resumed from before the rewind; what was said since stays a branch."""
-    from ..conversation import Applied
-    from ..errors import RewindError
-
-    if info.fork:
-        return Applied(info.session, resume_command(str(info.session)), info.transcript,
-                       "the rewind forked a new session; the original was never changed")
-    transcript = place.load(info.transcript)
-    leaf = info.leaf_before
-    if leaf and transcript.index_where(lambda line: line.get("uuid") == leaf) is None:
-        raise RewindError(f"record {leaf} is no longer in {transcript.path}")
-    session = str(info.session or first_session(transcript) or "")
-    place.append(transcript, _rewind_record(transcript, leaf, session))
-    return Applied(session, resume_command(session), transcript.path,
-                   "conversation back where it was before the rewind (what was said since stays as a branch)")
+# Appending a rewind record rewinds; --fork writes the chain and a rewind record naming its leaf as a new session.
+_REWIND = LeafRewind("qwen", resume_command, _rewind_record)
 
 
 class Qwen(Agent):
@@ -374,7 +323,7 @@ class Qwen(Agent):
         return jsonl_problem(transcript, ("uuid",))
 
     def conversation(self) -> Rewinder:
-        return Rewinder(plan_rewind, apply_rewind, apply_redo, current_leaf)
+        return Rewinder(plan_rewind, _REWIND.apply_rewind, _REWIND.apply_redo, current_leaf)
 
     def handover_refusal(self) -> None:
         return None
