@@ -10,7 +10,12 @@ UserPromptSubmit again with an empty prompt before every request that carries to
 from __future__ import annotations
 
 import json
+import os
 import re
+import select
+import signal
+import subprocess
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -282,3 +287,70 @@ def test_user_hooks_undo_to_the_edit_with_fork_and_uninstall_gives_back_the_sett
         assert settings.read_bytes() == original  # "$version" was Qwen's, the rest the user's: their bytes back
     assert agentcli.hook_errors(work) == ""
     work.fsck()
+
+
+def run_interactive(qwen: Path, work: Workdir, env: dict[str, str], prompt: str, session: str,
+                    model: MockModel) -> int:
+    """`qwen --resume SESSION --yolo` in a pseudo-terminal (Qwen's interactive mode, where SessionStart and SessionEnd
+    fire): PROMPT typed once the SessionStart hook has run, as a person would, then Ctrl-C twice once the model has
+    answered it; its exit code."""
+    controller, terminal = os.openpty()
+    proc = subprocess.Popen([str(qwen), "--resume", session, "--yolo"], cwd=work.path,
+                            env={**env, "TERM": "xterm-256color"}, stdin=terminal, stdout=terminal, stderr=terminal,
+                            start_new_session=True)
+    os.close(terminal)
+    deadline = time.monotonic() + agentcli.RUN_TIMEOUT
+    typed = answered = None
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            if select.select([controller], [], [], 0.2)[0]:
+                try:
+                    os.read(controller, 1 << 16)  # the screen, drained so the program never blocks on it
+                except OSError:
+                    break
+            if typed is None and any(e["event"] == "SessionStart" for e in agentcli.hook_log(work, session)):
+                time.sleep(1)
+                os.write(controller, prompt.encode())
+                time.sleep(0.5)
+                os.write(controller, b"\r")
+                typed = time.monotonic()
+            elif answered is None and model.played(prompt):
+                answered = time.monotonic()
+            elif answered is not None and time.monotonic() - answered > 2:
+                os.killpg(proc.pid, signal.SIGINT)
+                time.sleep(0.5)
+                os.killpg(proc.pid, signal.SIGINT)
+                answered = deadline  # once
+        return proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        os.close(controller)
+
+
+def test_an_interactive_resume_is_told_with_its_first_prompt_where_the_work_stood(
+        qwen: Path, agent_project: Workdir) -> None:
+    """Interactive Qwen fires SessionStart but drops its hook's output: the resume context goes with the next
+    prompt, which Qwen extends with the prompt hook's additionalContext (context_on_prompt). (With `-i PROMPT`
+    the prompt's hook may run before SessionStart's has: the context then goes with the prompt after.)"""
+    work = agent_project
+    agentcli.install_hooks(work, "qwen", "project", work.env)
+    script = edit_script(str(work.path / PLAN))
+    session = str(uuid.uuid4())
+    with MockModel(script) as model:
+        env = qwen_env(work, model, GIT_REWIND_ANTI_SPAM_SECONDS="0")
+        run_qwen(qwen, work, env, PROMPT_1, session, resume=False)
+        stop = agentcli.checkpoints(work, session)[-1]
+        assert stop.trigger == "Stop"
+        run_interactive(qwen, work, env, CONTINUE, session, model)
+        assert model.played(CONTINUE)[0] == script[CONTINUE][0]  # (interactive Qwen may ask once more after it)
+        told = sent(model, CONTINUE)
+    assert PROMPT_1 in told and f"Resumed from checkpoint #{stop.seq}: turn end" in told, told[-3000:]
+    log = agentcli.hook_log(work, session)
+    resumed = log[[e["event"] for e in log].index("SessionStart"):]
+    assert [(e["event"], e["action"]) for e in resumed][:2] == [("SessionStart", "unchanged"),
+                                                                ("UserPromptSubmit", "checkpoint")], resumed
+    assert resumed[0]["context"] == {"from": stop.seq, "changed": 0, "summary": None}, resumed[0]
+    assert resumed[1]["context"] == "delivered with the prompt", resumed[1]
+    assert agentcli.hook_errors(work) == ""
