@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from .. import event as ev
-from ..event import Event, changed_chars, text
+from ..event import Event
 from .base import Agent, LeafRewind, Rewinder, agent_home, dashed, first_session, rehome_cwd
 
 TYPE_CHECKING = False
@@ -53,20 +53,9 @@ def parse(payload: dict[str, Any]) -> Event:
     if event.kind == ev.PROMPT and not event.prompt:
         event.kind = ev.OTHER  # tool results going back to the model: the same turn goes on
     tool_input = payload.get("tool_input")
-    if not (event.tool and isinstance(tool_input, dict)):
-        return event
-    path = text(tool_input.get("file_path"))
-    if path:
-        event.paths = [path]
-        if event.tool == "write_file":
-            event.change_chars = ev.written_chars(event, path, tool_input.get("content"))
-    if event.tool == "edit":
-        event.change_chars = changed_chars(_str(tool_input.get("old_string")), _str(tool_input.get("new_string")))
+    if event.tool and isinstance(tool_input, dict):
+        ev.read_file_tool(event, tool_input, "write_file", "edit")
     return event
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def resume_command(session: str) -> str:
