@@ -354,3 +354,29 @@ def test_an_interactive_resume_is_told_with_its_first_prompt_where_the_work_stoo
     assert resumed[0]["context"] == {"from": stop.seq, "changed": 0, "summary": None}, resumed[0]
     assert resumed[1]["context"] == "delivered with the prompt", resumed[1]
     assert agentcli.hook_errors(work) == ""
+
+
+def test_a_session_handed_over_to_another_clone_is_resumed_there_by_qwen(
+        qwen: Path, agent_project: Workdir, tmp_path: Path) -> None:
+    """Team sync's handover (Agent.adopt_transcript): the session file put where Qwen looks for another clone (its
+    sanitized real path), every record's cwd moved there; `qwen --resume <id>` run in that clone sends it all."""
+    from git_rewind import agents
+
+    work = agent_project
+    agentcli.install_hooks(work, "qwen", "project", work.env)
+    script = edit_script(str(work.path / PLAN))
+    session = str(uuid.uuid4())
+    clone = tmp_path / "elsewhere" / "the.clone"
+    clone.mkdir(parents=True)
+    with MockModel(script) as model:
+        env = qwen_env(work, model)
+        run_qwen(qwen, work, env, PROMPT_1, session, resume=False)
+        transcript = Path(agentcli.checkpoints(work, session)[0].note["conversation"]["transcript"])
+        adopted = agents.get("qwen").adopt_transcript(transcript.read_bytes(), session, str(clone), env["HOME"], {})
+        assert adopted.how == "written" and Path(adopted.path).parent.parent != transcript.parent.parent
+        assert {r["cwd"] for r in transcript_records(Path(adopted.path))} == {str(clone.resolve())}
+        proc = agentcli.run([str(qwen), "--resume", session, "-p", CONTINUE, "--yolo"], clone, env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        handed = sent(model, CONTINUE)
+    for kept in (PROMPT_1, *model.tool_use_ids(PROMPT_1).values()):
+        assert kept in handed, kept
