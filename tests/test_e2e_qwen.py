@@ -380,3 +380,15 @@ def test_a_session_handed_over_to_another_clone_is_resumed_there_by_qwen(
         handed = sent(model, CONTINUE)
     for kept in (PROMPT_1, *model.tool_use_ids(PROMPT_1).values()):
         assert kept in handed, kept
+
+
+def test_the_mcp_server_installed_for_qwen_connects(qwen: Path, agent_project: Workdir) -> None:
+    """`git rewind install --agent qwen --mcp`: the real Qwen Code starts the server and completes the handshake."""
+    work = agent_project
+    with MockModel({}) as model:
+        env = qwen_env(work, model)
+        run = work.rewind("install", "--agent", "qwen", "--scope", "project", "--mcp", env=env)
+        assert run.returncode == 0, run.stderr
+        listed = agentcli.run([str(qwen), "mcp", "list"], work.path, env)
+    out = listed.stdout + listed.stderr
+    assert listed.returncode == 0 and "git-rewind" in out and "Connected" in out, out
