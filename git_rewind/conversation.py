@@ -131,6 +131,25 @@ class Applied:
                 "detail": self.detail}
 
 
+def uuid_chain(transcript: Transcript, leaf: str, parents: tuple[str, ...] = ("parentUuid",)) -> list[int]:
+    """Line indexes of the messages from the root to LEAF, following each line's `uuid` to its parent (the first of
+    PARENTS it has), in file order: what Claude Code and Qwen Code resume from a leaf. A message written on
+    several lines (the same uuid) keeps them all; its parent is read from its first line, as Qwen Code does."""
+    lines: dict[str, list[int]] = {}
+    for i, line in enumerate(transcript.lines):
+        if line is not None and isinstance(line.get("uuid"), str) and line["uuid"]:
+            lines.setdefault(line["uuid"], []).append(i)
+    kept: list[int] = []
+    seen: set[str] = set()
+    uuid: str | None = leaf
+    while uuid and uuid in lines and uuid not in seen:
+        seen.add(uuid)
+        kept.extend(lines[uuid])
+        first = transcript.at(lines[uuid][0])
+        uuid = next((first[key] for key in parents if isinstance(first.get(key), str) and first[key]), None)
+    return sorted(kept)
+
+
 def jsonl_problem(transcript: Transcript, keys: tuple[str, ...]) -> str | None:
     """Why TRANSCRIPT is not JSONL whose every line is an object with one of KEYS (None: it is).
 

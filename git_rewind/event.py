@@ -144,6 +144,23 @@ def written_chars(event: Event, path: str, content: Any) -> int:
     return changed_chars(existing_text(path, event.cwd), str(content or ""))
 
 
+def read_file_tool(event: Event, tool_input: dict[str, Any], write: str, edit: str) -> None:
+    """The file a Gemini-style tool names (`file_path`) and what it changes: `content` against the file now for the
+    WRITE tool, `old_string` against `new_string` for the EDIT tool (Gemini CLI's write_file and replace, Qwen Code's
+    write_file and edit); a field of another type counts as empty."""
+    def string(key: str) -> str:
+        value = tool_input.get(key)
+        return value if isinstance(value, str) else ""
+
+    path = text(tool_input.get("file_path"))
+    if path:
+        event.paths = [path]
+        if event.tool == write:
+            event.change_chars = written_chars(event, path, string("content"))
+    if event.tool == edit:
+        event.change_chars = changed_chars(string("old_string"), string("new_string"))
+
+
 def patch_files(patch: str) -> list[tuple[str, str]]:
     """(action, path) for every file an apply_patch text adds, updates, deletes, or moves an update
     to ("Move"): the `*** Add File:` … `*** Move to:` lines Codex, Droid and OpenCode share."""

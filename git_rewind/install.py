@@ -23,6 +23,7 @@ from .settingsfile import (
     is_own,
     is_own_mcp,
     load_json,
+    only_ours,
     parse_toml,
     read_bytes,
     read_text,
@@ -32,6 +33,7 @@ from .settingsfile import (
     write_json,
     write_text,
 )
+from .settingsfile import MCP_NAME as MCP_NAME  # the server's name, as commands print it
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -220,7 +222,6 @@ def installed(root: str | None, home: str | None = None) -> list[tuple[str, str,
 # or a TOML file's [mcp_servers] (Codex). Ours is the entry named git-rewind whose command runs
 # `git-rewind mcp`.
 
-MCP_NAME = "git-rewind"
 
 
 def mcp_target(agent: str, scope: str, root: str | None, home: str | None = None) -> str:
@@ -258,8 +259,11 @@ def install_mcp(agent: str, scope: str, root: str | None, home: str | None = Non
     entry = mcp_entry(agent, program, scope)
     if original is not None and servers.get(MCP_NAME) == entry:
         return Change(path, changed=False)
+    # A file holding nothing but our hooks is ours: no backup (which would keep them after an uninstall).
+    found = agents.get(agent)
+    mine = only_ours(data, found.wrapped, found.agent_keys)
     servers[MCP_NAME] = entry
-    return Change(path, changed=True, backup=write_json(path, data, original))
+    return Change(path, changed=True, backup=write_json(path, data, None if mine else original))
 
 
 def uninstall_mcp(agent: str, scope: str, root: str | None, home: str | None = None) -> Change:
@@ -274,14 +278,26 @@ def uninstall_mcp(agent: str, scope: str, root: str | None, home: str | None = N
     servers = data.get("mcpServers")
     if not isinstance(servers, dict) or not is_own_mcp(servers.get(MCP_NAME)):
         return Change(path, changed=False)
+    found = agents.get(agent)
+    mine = only_ours(data, found.wrapped, found.agent_keys)
     del servers[MCP_NAME]
     if not servers:
         del data["mcpServers"]  # an empty table is ours too (a backup below brings back one that was there)
-    if not data and not os.path.exists(path + BACKUP_SUFFIX):
-        return remove_created(path, rmdir=False)  # we created it and nothing else is in it
-    if restore_backup(path, lambda backup: load_json(backup) == data):
+    # Keys the agent stamps into files it loads (Qwen Code's "$version") are nobody's settings, as for hooks.
+    stamped = set(found.agent_keys)
+    if not data.keys() - stamped and not os.path.exists(path + BACKUP_SUFFIX):
+        # we created it and nothing else is in it; its folder goes too if now empty (.qwen/), never the project
+        # or the home folder a file such as .mcp.json sits in
+        folder = os.path.dirname(os.path.abspath(path))
+        return remove_created(path, rmdir=folder not in {os.path.abspath(p) for p in (root, home) if p})
+
+    def same(backup: str) -> bool:
+        before = load_json(backup)
+        return before == {key: value for key, value in data.items() if key not in stamped or key in before}
+
+    if restore_backup(path, same):
         return Change(path, changed=True)  # back to its exact bytes from before us
-    return Change(path, changed=True, backup=write_json(path, data, original))
+    return Change(path, changed=True, backup=write_json(path, data, None if mine else original))
 
 
 def mcp_installed(root: str | None, home: str | None = None) -> list[tuple[str, str, str]]:

@@ -90,6 +90,9 @@ def is_own(hook: Any) -> bool:
     return any(isinstance(hook.get(key), str) and bool(_OWN.search(hook[key])) for key in ("command", "bash"))
 
 
+MCP_NAME = "git-rewind"  # our server's name in an agent's MCP configuration
+
+
 def is_own_mcp(entry: Any) -> bool:
     """ENTRY is our MCP server: its command and arguments run `git-rewind mcp`."""
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
@@ -265,12 +268,30 @@ def _pruned(data: dict[str, Any], wrapped: bool) -> dict[str, Any]:
     return data
 
 
+def only_ours(data: dict[str, Any], wrapped: bool, agent_keys: tuple[str, ...] = ()) -> bool:
+    """DATA holds nothing but our own hooks and MCP entry (and keys the agent stamps in, AGENT_KEYS): a file
+    git-rewind created, which is nobody's to back up, so that removing the last of ours removes it."""
+    rest = copy_json(data)
+    hooks = rest.get("hooks") if wrapped else rest
+    if isinstance(hooks, dict):
+        _strip_own(hooks)
+    servers = rest.get("mcpServers")
+    if isinstance(servers, dict):
+        if is_own_mcp(servers.get(MCP_NAME)):
+            del servers[MCP_NAME]
+        if not servers:
+            del rest["mcpServers"]
+    return not _pruned(rest, wrapped).keys() - set(agent_keys)
+
+
 def write_hooks(path: str, entries: dict[str, list[dict[str, Any]]], wrapped: bool,
-                seed: Callable[[], dict[str, Any]] | None = None) -> Change:
+                seed: Callable[[], dict[str, Any]] | None = None, agent_keys: tuple[str, ...] = ()) -> Change:
     """ENTRIES (our groups, event by event) into the hooks file PATH, after the others of each event;
-    every other key and hook kept. SEED: what a file we create starts from. Invalid JSON: an error."""
+    every other key and hook kept. SEED: what a file we create starts from. Invalid JSON: an error. A file
+    holding only what we wrote (only_ours: our MCP entry) is not backed up."""
     original = read_text(path)
     data = load_json(path)
+    mine = only_ours(data, wrapped, agent_keys)
     if original is None and seed is not None:
         data.update(seed())
     before = json.dumps(data, sort_keys=True)
@@ -283,16 +304,19 @@ def write_hooks(path: str, entries: dict[str, list[dict[str, Any]]], wrapped: bo
         existing.extend(groups)
     if original is not None and json.dumps(data, sort_keys=True) == before:
         return Change(path, changed=False)
-    return Change(path, changed=True, backup=write_json(path, data, original))
+    return Change(path, changed=True, backup=write_json(path, data, None if mine else original))
 
 
-def remove_hooks(path: str, wrapped: bool) -> Change:
+def remove_hooks(path: str, wrapped: bool, agent_keys: tuple[str, ...] = ()) -> Change:
     """Remove exactly our entries from the hooks file PATH; a file we created and left empty goes too,
-    one we changed gets its exact bytes back when nothing else changed since."""
+    one we changed gets its exact bytes back when nothing else changed since. AGENT_KEYS: top-level keys the
+    agent itself adds when it rewrites the file (Qwen Code's "$version"), nobody's settings: a file left
+    with only those counts as empty, and one the backup lacks does not stop the backup coming back."""
     original = read_text(path)
     if original is None:
         return Change(path, changed=False)
     data = load_json(path)
+    mine = only_ours(data, wrapped, agent_keys)
     had_hooks = "hooks" in data
     hooks = _hooks_of(data, wrapped, path)
     if not _strip_own(hooks):
@@ -301,11 +325,17 @@ def remove_hooks(path: str, wrapped: bool) -> Change:
         return Change(path, changed=False)
     if wrapped and not hooks:
         del data["hooks"]
-    if not data and not os.path.exists(path + BACKUP_SUFFIX):
+    if not data.keys() - set(agent_keys) and not os.path.exists(path + BACKUP_SUFFIX):
         return remove_created(path)
-    if restore_backup(path, lambda backup: _pruned(load_json(backup), wrapped) == _pruned(data, wrapped)):
+
+    def same(backup: str) -> bool:
+        before = load_json(backup)
+        now = {key: value for key, value in data.items() if key not in agent_keys or key in before}
+        return _pruned(before, wrapped) == _pruned(now, wrapped)
+
+    if restore_backup(path, same):
         return Change(path, changed=True)  # back to what it was before us: its exact bytes
-    return Change(path, changed=True, backup=write_json(path, data, original))
+    return Change(path, changed=True, backup=write_json(path, data, None if mine else original))
 
 
 def has_own_hooks(path: str, wrapped: bool) -> bool:

@@ -41,6 +41,8 @@ TARGETS = {
     ("gemini", "project"): "./.gemini/settings.json",
     ("copilot", "user"): "~/.copilot/hooks/git-rewind.json",
     ("copilot", "project"): "./.github/hooks/git-rewind.json",
+    ("qwen", "user"): "~/.qwen/settings.json",
+    ("qwen", "project"): "./.qwen/settings.json",
 }
 
 # What a user already had: their own settings and their own hooks on the events we use too.
@@ -500,6 +502,29 @@ def test_mcp_install_adds_one_server_keeps_the_rest_and_uninstall_puts_the_bytes
     assert "not installed" in w.rewind("uninstall", "--agent", "claude-code", "--scope", "project", "--mcp").stdout
 
 
+@pytest.mark.parametrize("agent", ["gemini", "qwen"])
+@pytest.mark.parametrize("order", ["hooks first", "mcp first"])
+def test_hooks_and_mcp_in_one_file_we_created_leave_nothing_behind_whichever_goes_first(
+        project: Workdir, home: Path, agent: str, order: str) -> None:
+    """Hooks and the MCP entry share the agent's settings.json: a file only git-rewind ever wrote is never backed
+    up (a backup would bring our entries back), and removing both, in either order, removes it and its folder."""
+    w = project
+    path = w.path / f".{agent}" / "settings.json"
+    before = sorted(p.name for p in w.path.iterdir())
+    kinds = [[], ["--mcp"]] if order == "hooks first" else [["--mcp"], []]
+    for extra in kinds:
+        w.ok("install", "--agent", agent, "--scope", "project", *extra)
+    data = json.loads(path.read_text())
+    assert "git-rewind" in data["mcpServers"] and data["hooks"], data
+    assert not Path(str(path) + install.BACKUP_SUFFIX).exists()
+    if agent == "qwen":  # Qwen stamps its own key into every settings file it loads
+        path.write_text(json.dumps({**data, "$version": 4}, indent=2))
+    for extra in kinds:
+        w.ok("uninstall", "--agent", agent, "--scope", "project", *extra)
+    assert not path.parent.exists(), sorted(p.name for p in path.parent.iterdir())
+    assert sorted(p.name for p in w.path.iterdir()) == before
+
+
 def test_mcp_install_for_droid_writes_what_droid_mcp_add_writes(project: Workdir, home: Path) -> None:
     w = project
     assert w.rewind("install", "--agent", "droid", "--mcp", env={"HOME": str(home)}).returncode == 0
@@ -563,9 +588,9 @@ def test_mcp_install_for_gemini_codex_and_cursor_writes_what_their_own_mcp_add_w
 # the agent needs to go on) where git-rewind is not installed, since some agents deny a tool when
 # its hook fails.
 
-HOOK_AGENTS = ["claude-code", "codex", "cursor", "droid", "gemini"]
+HOOK_AGENTS = ["claude-code", "codex", "cursor", "droid", "gemini", "qwen"]
 PROMPT_EVENTS = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "droid": "UserPromptSubmit",
-                 "gemini": "BeforeAgent", "cursor": "beforeSubmitPrompt"}
+                 "gemini": "BeforeAgent", "cursor": "beforeSubmitPrompt", "qwen": "UserPromptSubmit"}
 SPARSE_PATH = "/usr/bin:/bin"
 
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 # Agent name → the module that defines its AGENT, in the order commands list them.
 MODULES = {"claude-code": f"{__name__}.claude_code", "droid": f"{__name__}.droid", "gemini": f"{__name__}.gemini",
            "codex": f"{__name__}.codex", "opencode": f"{__name__}.opencode", "cursor": f"{__name__}.cursor",
-           "copilot": f"{__name__}.copilot"}
+           "copilot": f"{__name__}.copilot", "qwen": f"{__name__}.qwen"}
 NAMES = tuple(MODULES)
 
 
@@ -49,6 +49,8 @@ def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> str:
     """Which agent ran the hook: its environment first, then the payload's shape."""
     if environ.get("FACTORY_PROJECT_DIR") or environ.get("DROID_PROJECT_DIR"):
         return "droid"  # Droid also sets CLAUDE_PROJECT_DIR, so it is asked first
+    if environ.get("QWEN_PROJECT_DIR"):
+        return "qwen"  # Qwen Code also sets CLAUDE_PROJECT_DIR and GEMINI_PROJECT_DIR, so it is asked before them
     if environ.get("GEMINI_PROJECT_DIR") or environ.get("GEMINI_SESSION_ID"):
         return "gemini"  # Gemini CLI sets CLAUDE_PROJECT_DIR too, as an alias
     # Codex sets no variable of its own in a hook's environment; its payloads carry the turn's id.
@@ -70,6 +72,10 @@ def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> str:
         return "droid"
     if payload.get("tool_name") in ("Create", "Execute", "ApplyPatch"):
         return "droid"
+    # Qwen Code: Claude's event names with Gemini-like tool names (Gemini CLI's events have names of their own).
+    if payload.get("tool_name") in ("write_file", "edit", "run_shell_command") \
+            and payload.get("hook_event_name") in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
+        return "qwen"
     if payload.get("hook_event_name") in ("BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool", "PreCompress") \
             or payload.get("tool_name") in ("write_file", "replace", "run_shell_command"):
         return "gemini"

@@ -103,6 +103,50 @@ def moved(path: object, old: str | None, new: str) -> object:
     return path
 
 
+def dashed(path: str) -> str:
+    """PATH with every UTF-16 code unit that is not an ASCII letter or digit made '-': how Claude Code and Qwen Code
+    name a project's folder of transcripts (JavaScript's `replace(/[^a-zA-Z0-9]/g, "-")`)."""
+    units = path.encode("utf-16-le", "surrogatepass")
+    return "".join(chr(u) if u < 128 and chr(u).isalnum() else "-"
+                   for u in (units[i] | units[i + 1] << 8 for i in range(0, len(units), 2)))
+
+
+def first_session(transcript: Transcript) -> str | None:
+    """The first `sessionId` string TRANSCRIPT's lines hold (Claude Code's and Qwen Code's lines each carry one)."""
+    return next((str(line["sessionId"]) for line in transcript.lines
+                 if line is not None and isinstance(line.get("sessionId"), str)), None)
+
+
+def rehome_cwd(transcript: Transcript, root: str, new_session: str | None) -> bytes:
+    """TRANSCRIPT with every line's `cwd` moved from the sender's project (the first line's) to ROOT's real path;
+    with NEW_SESSION, every `sessionId` of its session made that (Claude Code, Qwen Code)."""
+    import os
+
+    sender = next((line["cwd"] for line in transcript.lines if line is not None and isinstance(line.get("cwd"), str)),
+                  None)
+    old = first_session(transcript)
+    real = os.path.realpath(root)
+
+    def change(line: dict[str, Any]) -> dict[str, Any]:
+        line = {**line, "cwd": moved(line["cwd"], sender, real)} if "cwd" in line else dict(line)
+        if new_session and line.get("sessionId") == old:
+            line["sessionId"] = new_session
+        return line
+
+    return rewrite_lines(transcript, change)
+
+
+def agent_home(variable: str, folder: str, home: str | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """$VARIABLE (the agent's own variable for its home, made absolute), else FOLDER below HOME (default ~): where
+    the agent keeps its user settings (Codex's $CODEX_HOME, Qwen Code's $QWEN_HOME)."""
+    import os
+
+    configured = (os.environ if environ is None else environ).get(variable)
+    if configured:
+        return os.path.abspath(os.path.expanduser(configured))
+    return os.path.join(home or os.path.expanduser("~"), folder)
+
+
 def home_folders(home: str, environ: Mapping[str, str], variable: str, default: tuple[str, ...],
                  configured: tuple[str, ...]) -> tuple[str, ...]:
     """An agent's folder: DEFAULT below HOME, and first CONFIGURED below $VARIABLE when the agent's own
@@ -114,6 +158,69 @@ def home_folders(home: str, environ: Mapping[str, str], variable: str, default: 
     if not value:
         return (fallback,)
     return (os.path.join(os.path.abspath(os.path.expanduser(value)), *configured), fallback)
+
+
+class LeafRewind:
+    """The conversation rewind of an agent whose transcript is a tree of messages resumed from a leaf (Claude Code's
+    `last-prompt` line, Qwen Code's `rewind` record): a rewind appends the line POINTER(transcript, leaf, session)
+    makes, so no line is ever changed and what came after stays as a branch; redo appends one naming the leaf of
+    before; --fork writes the chain up to the leaf (PARENTS: the keys that link it), then the pointer, as a new
+    session beside it. PROGRAM starts a new session; RESUME(session) resumes one."""
+
+    __slots__ = ("program", "resume", "pointer", "parents")
+
+    def __init__(self, program: str, resume: Callable[[str], str],
+                 pointer: Callable[[Transcript, str | None, str], dict[str, Any]],
+                 parents: tuple[str, ...] = ("parentUuid",)) -> None:
+        self.program = program
+        self.resume = resume
+        self.pointer = pointer
+        self.parents = parents
+
+    def apply_rewind(self, plan: Plan) -> Applied:
+        """Append the pointer to the plan's leaf (or write the fork); the file's earlier lines are never changed."""
+        import json
+        import os
+        import uuid as uuidlib
+
+        from ..conversation import Applied, uuid_chain
+
+        transcript = plan.transcript
+        place = transcript.place
+        assert place is not None, "plan_rewind reads the transcript through its place"
+        if not plan.fork:
+            place.append(transcript, self.pointer(transcript, plan.leaf, plan.session))
+            kept = ": nothing of it is kept" if plan.empty else ""
+            return Applied(plan.session, self.resume(plan.session), transcript.path,
+                           f"conversation cut {plan.where}{kept} (later messages kept in the file as a branch)")
+        if plan.leaf is None:
+            return Applied(None, self.program, None,
+                           "nothing of the conversation precedes this checkpoint: start a new session")
+        new = str(uuidlib.uuid4())
+        lines = [{**transcript.at(i), "sessionId": new} for i in uuid_chain(transcript, plan.leaf, self.parents)]
+        lines.append(self.pointer(transcript, plan.leaf, new))
+        data = b"".join(json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n" for line in lines)
+        path = os.path.join(os.path.dirname(transcript.path), new + os.path.splitext(transcript.path)[1])
+        place.write(path, data, like=transcript.path)
+        return Applied(new, self.resume(new), path,
+                       f"new session {new} with the conversation cut {plan.where}; {plan.session} is unchanged")
+
+    def apply_redo(self, info: ConversationRecord, backup: bytes | None, place: Place) -> Applied:
+        """Point the session back at the leaf it had before the rewind; what was said since stays a branch."""
+        from ..conversation import Applied
+        from ..errors import RewindError
+
+        if info.fork:
+            return Applied(info.session, self.resume(str(info.session)), info.transcript,
+                           "the rewind forked a new session; the original was never changed")
+        transcript = place.load(info.transcript)
+        leaf = info.leaf_before
+        if leaf and transcript.index_where(lambda line: line.get("uuid") == leaf) is None:
+            raise RewindError(f"message {leaf} is no longer in {transcript.path}")
+        session = str(info.session or first_session(transcript) or "")
+        place.append(transcript, self.pointer(transcript, leaf, session))
+        return Applied(session, self.resume(session), transcript.path,
+                       "conversation back where it was before the rewind (what was said since stays as a branch)")
 
 
 class Rewinder:
@@ -146,6 +253,9 @@ class Agent:
     # What `git rewind install` writes: event → matcher (None: every occurrence).
     hooks: dict[str, str | None] = {}
     wrapped = True  # hook entries sit under "hooks" (False: events at the file's top level)
+    # Top-level keys the agent adds itself when it rewrites its settings file (Qwen Code's "$version"): not the
+    # user's, so a file left with only those after uninstall was ours and goes.
+    agent_keys: tuple[str, ...] = ()
     # The session-start context goes with the session's first prompt instead (Gemini CLI in -p mode glues
     # it in front of the prompt, and drops such a message on resume).
     context_on_prompt = False
@@ -258,13 +368,13 @@ class Agent:
         """Our groups into the Claude-style hooks file PATH (after the others of each event)."""
         from ..settingsfile import write_hooks
 
-        return write_hooks(path, self.entries(program), self.wrapped, lambda: self.seed(path))
+        return write_hooks(path, self.entries(program), self.wrapped, lambda: self.seed(path), self.agent_keys)
 
     def remove_hooks(self, path: str) -> Change:
         """Our groups out of the Claude-style hooks file PATH."""
         from ..settingsfile import remove_hooks
 
-        return remove_hooks(path, self.wrapped)
+        return remove_hooks(path, self.wrapped, self.agent_keys)
 
     def template(self) -> dict[str, Any]:
         """The readable hooks/<agent>/ file: what `install --scope project` writes (the shared command)."""

@@ -11,15 +11,15 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
-from .base import Agent, Rewinder, home_folders, moved, rewrite_lines
+from .base import Agent, LeafRewind, Rewinder, dashed, first_session, home_folders, rehome_cwd
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from ..conversation import Applied, Place, Plan, Transcript
-    from ..note import ConversationRecord, Note
+    from ..conversation import Place, Plan, Transcript
+    from ..note import Note
 
 NAME = "claude-code"
 SCOPES = ("user", "project", "local")
@@ -230,15 +230,10 @@ def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
 
 
 def _chain(transcript: Transcript, leaf: str) -> list[int]:
-    """Line indexes of the chain from the root to LEAF, in file order."""
-    index = {line["uuid"]: i for i, line in enumerate(transcript.lines) if line is not None and line.get("uuid")}
-    kept: list[int] = []
-    uuid: str | None = leaf
-    while uuid and uuid in index and len(kept) <= len(index):
-        kept.append(index[uuid])
-        line = transcript.at(index[uuid])
-        uuid = line.get("parentUuid") or line.get("logicalParentUuid")
-    return sorted(kept)
+    """Line indexes of the chain from the root to LEAF, in file order (a compaction links by logicalParentUuid)."""
+    from ..conversation import uuid_chain
+
+    return uuid_chain(transcript, leaf, ("parentUuid", "logicalParentUuid"))
 
 
 def _last_prompt_line(transcript: Transcript, leaf: str | None, session: str) -> dict[str, Any]:
@@ -252,53 +247,10 @@ def _last_prompt_line(transcript: Transcript, leaf: str | None, session: str) ->
             "sessionId": session}
 
 
-def apply_rewind(plan: Plan) -> Applied:
-    """Append the last-prompt line (or write the fork); the file's earlier lines are never changed."""
-    import json
-    import os
-    import uuid as uuidlib
-
-    from ..conversation import Applied
-
-    transcript = plan.transcript
-    place = transcript.place
-    assert place is not None, "plan_rewind reads the transcript through its place"
-    if not plan.fork:
-        place.append(transcript, _last_prompt_line(transcript, plan.leaf, plan.session))
-        detail = "conversation cut " + plan.where + " (later messages kept in the file as a branch)"
-        return Applied(plan.session, resume_command(plan.session), transcript.path, detail)
-    if plan.leaf is None:
-        return Applied(None, "claude", None, "nothing of the conversation precedes this checkpoint: "
-                                             "start a new session")
-    new = str(uuidlib.uuid4())
-    out = []
-    for i in _chain(transcript, plan.leaf):
-        line = dict(transcript.at(i))
-        line["sessionId"] = new
-        out.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
-    out.append(json.dumps(_last_prompt_line(transcript, plan.leaf, new), separators=(",", ":")).encode() + b"\n")
-    path = os.path.join(os.path.dirname(transcript.path), new + ".jsonl")
-    place.write(path, b"".join(out), like=transcript.path)
-    return Applied(new, resume_command(new), path, f"new session {new} with the conversation cut {plan.where}; "
-                                                   f"{plan.session} is unchanged")
-
-
-def apply_redo(info: ConversationRecord, backup: bytes | None, place: Place) -> Applied:
-    """Point the session back at the leaf it had before the rewind; what was said since stays a branch."""
-    from ..conversation import Applied
-    from ..errors import RewindError
-
-    if info.fork:
-        return Applied(info.session, resume_command(str(info.session)), info.transcript,
-                       "the rewind forked a new session; the original was never changed")
-    transcript = place.load(info.transcript)
-    leaf = info.leaf_before
-    if leaf and transcript.index_where(lambda line: line.get("uuid") == leaf) is None:
-        raise RewindError(f"message {leaf} is no longer in {transcript.path}")
-    session = str(info.session or "")
-    place.append(transcript, _last_prompt_line(transcript, leaf, session))
-    return Applied(session, resume_command(session), transcript.path,
-                   "conversation back where it was before the rewind (what was said since stays as a branch)")
+# Appending a last-prompt line rewinds; --fork writes the chain and its last-prompt line as a new session.
+_REWIND = LeafRewind("claude", resume_command, _last_prompt_line, ("parentUuid", "logicalParentUuid"))
+apply_rewind = _REWIND.apply_rewind
+apply_redo = _REWIND.apply_redo
 
 
 # a conversation handed over from another machine ----------------------------------------------
@@ -328,19 +280,10 @@ def _base36(number: int) -> str:
 def project_folder(cwd: str) -> str:
     """The folder name Claude Code keeps a project's transcripts under: every UTF-16 unit that is not an ASCII
     letter or digit becomes '-', and a name over 200 is cut with '-<base36 hash>' appended (read in 2.1.197)."""
-    import re
-
-    units = cwd.encode("utf-16-le", "surrogatepass")
-    name = "".join(chr(u) if re.match(r"[a-zA-Z0-9]", chr(u)) else "-"
-                   for u in (units[i] | units[i + 1] << 8 for i in range(0, len(units), 2)))
+    name = dashed(cwd)
     if len(name) <= PROJECT_NAME_MAX:
         return name
     return f"{name[:PROJECT_NAME_MAX]}-{_base36(abs(_js_hash(cwd)))}"
-
-
-def _sender_cwd(transcript: Transcript) -> str | None:
-    return next((line["cwd"] for line in transcript.lines if line is not None and isinstance(line.get("cwd"), str)),
-                None)
 
 
 class ClaudeCode(Agent):
@@ -383,8 +326,7 @@ class ClaudeCode(Agent):
         return None
 
     def session_of(self, transcript: Transcript) -> str | None:
-        return next((str(line["sessionId"]) for line in transcript.lines
-                     if line is not None and isinstance(line.get("sessionId"), str)), None)
+        return first_session(transcript)
 
     def handover_files(self, session: str, root: str, place: Place, transcript: Transcript) -> tuple[str, list[str]]:
         """<config dir>/projects/<root, as Claude Code names it>/<session>.jsonl: where `claude --resume` run in
@@ -394,17 +336,7 @@ class ClaudeCode(Agent):
 
     def rehome(self, transcript: Transcript, root: str, new_session: str | None) -> bytes:
         """Every line's `cwd` moved from the sender's project to ROOT; with NEW_SESSION, every `sessionId`."""
-        sender = _sender_cwd(transcript)
-        old = self.session_of(transcript)
-        real = os.path.realpath(root)
-
-        def change(line: dict[str, Any]) -> dict[str, Any]:
-            line = {**line, "cwd": moved(line["cwd"], sender, real)} if "cwd" in line else dict(line)
-            if new_session and line.get("sessionId") == old:
-                line["sessionId"] = new_session
-            return line
-
-        return rewrite_lines(transcript, change)
+        return rehome_cwd(transcript, root, new_session)
 
 
 AGENT = ClaudeCode()

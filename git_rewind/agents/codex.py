@@ -18,7 +18,7 @@ import os
 
 from .. import event as ev
 from ..event import Event
-from .base import Agent, Rewinder, home_folders, moved, rewrite_lines
+from .base import Agent, Rewinder, agent_home, home_folders, moved, rewrite_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,10 +49,7 @@ SESSION_END_TIMEOUT = 3  # seconds; Codex clamps SessionEnd handlers to it, and 
 
 def codex_home(home: str | None = None) -> str:
     """$CODEX_HOME, else ~/.codex: where Codex keeps its user config, hooks and sessions."""
-    configured = os.environ.get("CODEX_HOME")
-    if configured:
-        return os.path.abspath(os.path.expanduser(configured))
-    return os.path.join(home or os.path.expanduser("~"), ".codex")
+    return agent_home("CODEX_HOME", ".codex", home)
 
 
 def settings_file(scope: str, root: str | None, home: str) -> str:

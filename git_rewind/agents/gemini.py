@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from .. import event as ev
-from ..event import Event, changed_chars, text
+from ..event import Event
 from .base import Agent, Rewinder, home_folders, moved, rewrite_lines
 
 TYPE_CHECKING = False
@@ -59,16 +59,8 @@ def parse(payload: dict[str, Any]) -> Event:
     if event.kind == ev.PRE_COMPACT and event.source != "manual":
         event.kind = ev.OTHER  # "auto" fires before every model call, compression or not
     tool_input = payload.get("tool_input")
-    if not (event.tool and isinstance(tool_input, dict)):
-        return event
-    path = text(tool_input.get("file_path"))
-    if path:
-        event.paths = [path]
-        if event.tool == "write_file":
-            event.change_chars = ev.written_chars(event, path, tool_input.get("content"))
-    if event.tool == "replace":
-        event.change_chars = changed_chars(str(tool_input.get("old_string") or ""),
-                                           str(tool_input.get("new_string") or ""))
+    if event.tool and isinstance(tool_input, dict):
+        ev.read_file_tool(event, tool_input, "write_file", "replace")
     return event
 
 

@@ -44,6 +44,7 @@ CODEX_PACKAGES = ["@openai/codex@0.169.0", "@openai/codex-linux-x64@npm:@openai/
 OPENCODE_PACKAGES = ["opencode-ai@1.18.33", "opencode-linux-x64@1.18.33"]
 # The npm package is a loader; the program is the native binary of the platform package, named explicitly.
 COPILOT_PACKAGES = ["@github/copilot@1.0.102", "@github/copilot-linux-x64@1.0.102"]
+QWEN_PACKAGES = ["@qwen-code/qwen-code@0.15.10"]
 
 e2e = pytest.mark.skipif(os.environ.get(SKIP_ENV) == "1", reason=f"{SKIP_ENV}=1")
 
@@ -93,6 +94,9 @@ def opencode() -> Path:
 def copilot() -> Path:
     """The `copilot` binary of @github/copilot's linux-x64 package, installed if missing."""
     return _ensure("copilot", COPILOT_PACKAGES, Path("node_modules/@github/copilot-linux-x64/copilot"))
+def qwen() -> Path:
+    """The `qwen` command of @qwen-code/qwen-code (a Node.js script), installed if missing."""
+    return _ensure("qwen", QWEN_PACKAGES, Path("node_modules/.bin/qwen"))
 
 
 def _usable(binary: Path) -> bool:
@@ -191,6 +195,8 @@ def install_hooks(work: Workdir, agent: str, scope: str, env: dict[str, str]) ->
         ("gemini", "project"): work.path / ".gemini" / "settings.json",
         ("copilot", "user"): Path(env.get("COPILOT_HOME") or home / ".copilot") / "hooks" / "git-rewind.json",
         ("copilot", "project"): work.path / ".github" / "hooks" / "git-rewind.json",
+        ("qwen", "user"): home / ".qwen" / "settings.json",
+        ("qwen", "project"): work.path / ".qwen" / "settings.json",
     }[(agent, scope)]
     assert where.is_file(), f"git rewind install --agent {agent} --scope {scope} wrote no {where}"
     return where
@@ -416,7 +422,7 @@ def check_two_prompt_session(work: Workdir, session: str, agent: str, write_tool
 
 if __name__ == "__main__":
     # `.ci/run` installs every CLI up front: `PYTHONPATH=tests python -m helpers.agentcli`.
-    for find in (claude_code, droid, gemini, codex, opencode, copilot):
+    for find in (claude_code, droid, gemini, codex, opencode, copilot, qwen):
         try:
             print(f"{find.__name__}: {find()}")
         except pytest.fail.Exception as exc:
