@@ -341,7 +341,12 @@ def _confirm_plan(repo: Repo, target: checkpoints.Checkpoint, only: list[str], c
         return False, True
     if not (dry_run or (sys.stdin.isatty() and not yes)):
         return True, False
-    for line, err in undocmd.preview_lines(plan, target.label, planner, conversation):
+    since = None
+    if plan is not None and planner is None:
+        from . import undo
+
+        since = undo.commits_since(repo, target.note, plan.head_now)
+    for line, err in undocmd.preview_lines(plan, target.label, planner, conversation, since):
         click.echo(line, err=err)
     if dry_run or ((plan is None or plan.empty) and conversation is None):
         return False, True
