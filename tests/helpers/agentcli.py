@@ -42,6 +42,7 @@ GEMINI_PACKAGES = ["@google/gemini-cli@0.61.0"]
 # The platform binary is an alias of a tagged @openai/codex release; named explicitly, as npm may skip it.
 CODEX_PACKAGES = ["@openai/codex@0.169.0", "@openai/codex-linux-x64@npm:@openai/codex@0.169.0-linux-x64"]
 OPENCODE_PACKAGES = ["opencode-ai@1.18.33", "opencode-linux-x64@1.18.33"]
+AIDER_PACKAGES = ["aider-chat==0.86.2"]  # from PyPI, into a virtual environment of its own
 
 e2e = pytest.mark.skipif(os.environ.get(SKIP_ENV) == "1", reason=f"{SKIP_ENV}=1")
 
@@ -86,6 +87,38 @@ def codex() -> Path:
 def opencode() -> Path:
     """The `opencode` binary of opencode-ai's linux-x64 package, installed if missing."""
     return _ensure("opencode", OPENCODE_PACKAGES, Path("node_modules/opencode-linux-x64/bin/opencode"))
+
+
+def aider() -> Path:
+    """The `aider` script of aider-chat, in a virtual environment under the cache (pip's own cache beside it,
+    so a rerun with the environment gone downloads nothing), installed if missing."""
+    prefix = cache_dir() / "aider"
+    binary = prefix / "venv" / "bin" / "aider"
+    if _usable(binary):
+        return binary
+    try:
+        prefix.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        pytest.fail(f"cannot create the agent cache {prefix}: {exc}", pytrace=False)
+    with _FileLock(prefix.parent / ".aider.install.lock", INSTALL_TIMEOUT + 60):
+        if _usable(binary):  # another process installed it while we waited
+            return binary
+        venv = prefix / "venv"
+        shutil.rmtree(venv, ignore_errors=True)  # a half-made one from an interrupted install
+        env = dict(os.environ, PIP_CACHE_DIR=str(prefix / "pip-cache"), PIP_DISABLE_PIP_VERSION_CHECK="1")
+        for command in ([sys.executable, "-m", "venv", str(venv)],
+                        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", *AIDER_PACKAGES]):
+            try:
+                proc = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT,
+                                      stdin=subprocess.DEVNULL, env=env)
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"`{' '.join(command)}` took more than {INSTALL_TIMEOUT} s", pytrace=False)
+            if proc.returncode != 0:
+                why = (proc.stderr.strip() or proc.stdout.strip()).splitlines()[-1:] or ["no output"]
+                pytest.fail(f"`{' '.join(command)}` failed (exit {proc.returncode}): {why[0]}", pytrace=False)
+        if not _usable(binary):
+            pytest.fail(f"pip install {' '.join(AIDER_PACKAGES)} into {venv} gave no {binary}", pytrace=False)
+    return binary
 
 
 def _usable(binary: Path) -> bool:
@@ -407,7 +440,7 @@ def check_two_prompt_session(work: Workdir, session: str, agent: str, write_tool
 
 if __name__ == "__main__":
     # `.ci/run` installs every CLI up front: `PYTHONPATH=tests python -m helpers.agentcli`.
-    for find in (claude_code, droid, gemini, codex, opencode):
+    for find in (claude_code, droid, gemini, codex, opencode, aider):
         try:
             print(f"{find.__name__}: {find()}")
         except pytest.fail.Exception as exc:
