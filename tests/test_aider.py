@@ -255,6 +255,19 @@ def test_a_full_undo_rewinds_the_files_and_the_history_together(aider_repo: Work
     assert (w.path / aider.HISTORY).read_bytes() == full and (w.path / "hello.py").read_text() == "print('HELLO')\n"
 
 
+def test_a_history_git_tracks_comes_back_with_the_files_and_a_full_undo_still_cuts_it(
+        project: Workdir, git_environ: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    w = project  # no `.aider*` in .gitignore: the person said no when Aider asked
+    monkeypatch.chdir(w.path)
+    _start, one, _two, full = two_turns(w)
+    out = w.ok("undo", str(one), "--full", "--yes")
+    cut = (w.path / aider.HISTORY).read_bytes()
+    assert aider.prompts(cut) == ["P1 create hello.py"] and full.startswith(cut) and "history cut" in out
+    assert (w.path / "hello.py").read_text() == "print('hello')\n"
+    w.ok("redo", "--yes")
+    assert (w.path / aider.HISTORY).read_bytes() == full and (w.path / "hello.py").read_text() == "print('HELLO')\n"
+
+
 def test_a_rewind_refuses_what_is_not_this_work_tree_s_aider_history(aider_repo: Workdir, tmp_path: Path) -> None:
     w = aider_repo
     _start, one, _two, full = two_turns(w)

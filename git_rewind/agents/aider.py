@@ -266,7 +266,9 @@ def apply_rewind(plan: Plan) -> Applied:
         return Applied(None, RESUME, transcript.path, "nothing was said after this checkpoint: Aider's chat "
                                                        "history is unchanged")
     now = place.load(transcript.path)
-    if now.data != transcript.data:
+    # Shorter is fine: a history git tracks (the person said no to Aider's .gitignore) was just restored with
+    # the files, to an earlier state of the same history. Longer or different: Aider wrote meanwhile.
+    if not transcript.data.startswith(now.data):
         raise RewindError(f"{transcript.path} changed while rewinding (is aider still running?)")
     place.write(transcript.path, transcript.data[:plan.cut])
     kept = "nothing of it is kept" if plan.empty else "later prompts kept in git"
