@@ -21,6 +21,7 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,33 +93,14 @@ def opencode() -> Path:
 def aider() -> Path:
     """The `aider` script of aider-chat, in a virtual environment under the cache (pip's own cache beside it,
     so a rerun with the environment gone downloads nothing), installed if missing."""
-    prefix = cache_dir() / "aider"
-    binary = prefix / "venv" / "bin" / "aider"
-    if _usable(binary):
-        return binary
-    try:
-        prefix.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        pytest.fail(f"cannot create the agent cache {prefix}: {exc}", pytrace=False)
-    with _FileLock(prefix.parent / ".aider.install.lock", INSTALL_TIMEOUT + 60):
-        if _usable(binary):  # another process installed it while we waited
-            return binary
+    def commands(prefix: Path) -> list[list[str]]:
         venv = prefix / "venv"
         shutil.rmtree(venv, ignore_errors=True)  # a half-made one from an interrupted install
-        env = dict(os.environ, PIP_CACHE_DIR=str(prefix / "pip-cache"), PIP_DISABLE_PIP_VERSION_CHECK="1")
-        for command in ([sys.executable, "-m", "venv", str(venv)],
-                        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", *AIDER_PACKAGES]):
-            try:
-                proc = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT,
-                                      stdin=subprocess.DEVNULL, env=env)
-            except subprocess.TimeoutExpired:
-                pytest.fail(f"`{' '.join(command)}` took more than {INSTALL_TIMEOUT} s", pytrace=False)
-            if proc.returncode != 0:
-                why = (proc.stderr.strip() or proc.stdout.strip()).splitlines()[-1:] or ["no output"]
-                pytest.fail(f"`{' '.join(command)}` failed (exit {proc.returncode}): {why[0]}", pytrace=False)
-        if not _usable(binary):
-            pytest.fail(f"pip install {' '.join(AIDER_PACKAGES)} into {venv} gave no {binary}", pytrace=False)
-    return binary
+        return [[sys.executable, "-m", "venv", str(venv)],
+                [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", *AIDER_PACKAGES]]
+
+    return _install_once("aider", Path("venv/bin/aider"), commands, f"pip install {' '.join(AIDER_PACKAGES)}",
+                         PIP_CACHE_DIR=str(cache_dir() / "aider" / "pip-cache"), PIP_DISABLE_PIP_VERSION_CHECK="1")
 
 
 def _usable(binary: Path) -> bool:
@@ -126,6 +108,21 @@ def _usable(binary: Path) -> bool:
 
 
 def _ensure(name: str, packages: list[str], binary_rel: Path) -> Path:
+    """PACKAGES installed with npm into the cache's NAME directory, for BINARY_REL."""
+    def commands(prefix: Path) -> list[list[str]]:
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.fail(f"cannot install {' '.join(packages)}: npm is not on PATH "
+                        f"(or set {SKIP_ENV}=1 to skip the end-to-end tests)", pytrace=False)
+        return [[npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error", *packages]]
+
+    return _install_once(name, binary_rel, commands, f"npm install {' '.join(packages)}")
+
+
+def _install_once(name: str, binary_rel: Path, commands: Callable[[Path], list[list[str]]], what: str,
+                  **env: str) -> Path:
+    """The cache's NAME/BINARY_REL, made by running COMMANDS (given the directory) only when it is missing, under
+    a file lock so that parallel test processes install once; any failure fails the test, saying WHAT failed."""
     prefix = cache_dir() / name
     binary = prefix / binary_rel
     if _usable(binary):
@@ -137,19 +134,17 @@ def _ensure(name: str, packages: list[str], binary_rel: Path) -> Path:
     with _FileLock(prefix.parent / f".{name}.install.lock", INSTALL_TIMEOUT + 60):
         if _usable(binary):  # another process installed it while we waited
             return binary
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail(f"cannot install {' '.join(packages)}: npm is not on PATH "
-                        f"(or set {SKIP_ENV}=1 to skip the end-to-end tests)", pytrace=False)
-        command = [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error", *packages]
-        try:
-            proc = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT,
-                                  stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"`{' '.join(command)}` took more than {INSTALL_TIMEOUT} s", pytrace=False)
+        for command in commands(prefix):
+            try:
+                proc = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT,
+                                      stdin=subprocess.DEVNULL, env={**os.environ, **env})
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"`{' '.join(command)}` took more than {INSTALL_TIMEOUT} s", pytrace=False)
+            if proc.returncode != 0:
+                break
         if proc.returncode != 0 or not _usable(binary):
             why = (proc.stderr.strip() or proc.stdout.strip()).splitlines()[-1:] or ["no output"]
-            pytest.fail(f"`npm install {' '.join(packages)}` into {prefix} did not give {binary_rel} "
+            pytest.fail(f"`{what}` into {prefix} did not give {binary_rel} "
                         f"(exit {proc.returncode}): {why[0]}", pytrace=False)
     return binary
 
