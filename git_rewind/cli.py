@@ -908,6 +908,8 @@ def status_command(limit: int, as_json: bool) -> None:
     click.echo("hooks installed:" if info.installed else "hooks installed: none (git rewind install --agent …)")
     for agent, scope, path in info.installed:
         click.echo(f"  {agent:<12} {scope:<8} {path}")
+    for agent in info.watched:
+        click.echo(f"  {agent:<12} no hooks: run it as git rewind watch -- {agent} …")
     if info.mcp_installed:
         click.echo("MCP server installed:")
     for agent, scope, path in info.mcp_installed:

@@ -9,6 +9,7 @@ with its prompt, conversation and commits); tests/test_e2e_aider.py runs the rea
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -404,5 +405,6 @@ def test_install_and_uninstall_say_to_run_aider_under_watch_and_write_nothing(ai
     assert "git rewind watch -- aider" in aider.NO_HOOKS
     out = w.ok("uninstall", "--everything")
     assert "aider" not in out
-    assert "aider" not in w.ok("status")
+    assert "  aider        no hooks: run it as git rewind watch -- aider …" in w.ok("status").splitlines()
+    assert json.loads(w.ok("status", "--json"))["watched"] == ["aider"]
     assert (w.state(), sorted(p.name for p in home.iterdir())) == before

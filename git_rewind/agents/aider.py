@@ -179,15 +179,15 @@ def watch_context(root: str, memo: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(path, str):
             argv = memo.get("argv")
             path = memo["aider.path"] = history_path(root, argv if isinstance(argv, list) else None)
-        first = "aider.offset" not in memo
-        offset = memo.get("aider.offset", 0)
+        offset = memo.get("aider.offset")
         text = b""
         try:
-            text, offset = _read_from(path, offset if isinstance(offset, int) else 0)
+            if isinstance(offset, int):
+                text, offset = _read_from(path, offset)
+            else:  # the first call: what was said before the watch began is not this run's
+                offset = os.stat(path).st_size
         except OSError:
             offset = 0  # missing (Aider has not written yet) or unreadable: nothing to tell
-        if first:
-            text = b""  # what was said before the watch began is not this run's
         memo["aider.offset"] = offset
         said = prompts(text)
         if said:
