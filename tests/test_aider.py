@@ -229,7 +229,7 @@ def test_the_conversation_rewind_cuts_the_history_keeps_it_in_git_and_redo_puts_
     note = w.git("notes", "--ref=rewind", "show", f"refs/rewind/{SESSION}~1")
     assert '"prompt": "P1 create hello.py"' in note or '"prompt":"P1 create hello.py"' in note
     preview = w.ok("undo", str(one), "--conversation", "--dry-run")
-    assert "conversation: cut after 1 prompt(s), before 1 later one(s)" in preview
+    assert 'conversation: cut after the turn of "P1 create hello.py" (1 later prompt cut), in ' in preview
     assert (w.path / aider.HISTORY).read_bytes() == full  # a dry run changes nothing
     head = w.git("rev-parse", "HEAD")
     out = w.ok("undo", str(one), "--conversation", "--yes")

@@ -248,9 +248,16 @@ def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
     plan = Plan(NAME, str(note.session or NAME), transcript)
     plan.cut = cut  # bytes kept (Aider's file is cut by bytes, not JSON lines)
     dropped = prompts(transcript.data[cut:])
-    plan.where = (f"after {len(prompts(transcript.data[:cut]))} prompt(s), before "
-                  f"{len(dropped)} later one(s)" if dropped else "where it was")
-    plan.empty = not prompts(transcript.data[:cut])
+    kept = prompts(transcript.data[:cut])
+    later = f"{len(dropped)} later prompt{'s' if len(dropped) > 1 else ''}"
+    if not dropped:
+        plan.where = "where it was"
+    elif kept:
+        last = " ".join(kept[-1].split())
+        plan.where = f"after the turn of \"{last[:60]}{'…' if len(last) > 60 else ''}\" ({later} cut)"
+    else:
+        plan.where = f"before the first prompt ({later} cut)"
+    plan.empty = not kept
     return plan
 
 
