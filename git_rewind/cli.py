@@ -713,6 +713,35 @@ def purge_command(paths: tuple[str, ...], texts: tuple[str, ...], dry_run: bool)
         click.echo(line)
 
 
+class _WatchUsageError(click.UsageError):
+    exit_code = 125
+
+
+class _WatchCommand(click.Command):
+    """`watch`'s usage errors exit 125, as its own failures before the program starts do (as env's)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            raise _WatchUsageError(exc.message, exc.ctx) from None
+
+
+@cli.command("watch", cls=_WatchCommand, context_settings={**CONTEXT, "allow_interspersed_args": False})
+@click.option("--session", metavar="NAME", help="The session to checkpoint into (default: watch-<program>-<time>).")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="[-- COMMAND...]")
+def watch_command(session: str | None, command: tuple[str, ...]) -> None:
+    """Checkpoint the tree whenever it settles while COMMAND runs (an agent with no hooks).
+
+    A checkpoint at the start, one each time the files have been quiet for watch_settle_ms,
+    and one when COMMAND exits; its terminal, signals and exit status pass through. Without
+    COMMAND, watch until Ctrl-C. Exit 125: watch failed, 126: COMMAND cannot run, 127: not found.
+    """
+    from . import watch
+
+    sys.exit(watch.run(list(command), session))
+
+
 @cli.command("web", context_settings=CONTEXT)
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
               help="The port on 127.0.0.1 (0: a free one).")

@@ -28,6 +28,8 @@ DEFAULTS: dict[str, Any] = {
     "daemon": "auto",
     "daemon_min_files": 5000,
     "daemon_idle_minutes": 30,
+    # `git rewind watch` (watch.py): a checkpoint once the tree has been quiet this long.
+    "watch_settle_ms": 1500,
     # What the checkpoints' own objects may take on disk (storage.py); 0: no cap.
     "max_store_size": 1 << 30,
     # When hooks checkpoint: see policy.py.
@@ -92,6 +94,13 @@ def _non_negative_int(value: Any) -> int:
         raise ValueError(f"not a whole number: {value!r}") from None
     if number < 0:
         raise ValueError(f"must not be negative: {value!r}")
+    return number
+
+
+def _positive_int(value: Any) -> int:
+    number = _non_negative_int(value)
+    if number == 0:
+        raise ValueError(f"must be at least 1: {value!r}")
     return number
 
 
@@ -191,6 +200,7 @@ _CONVERT = {
     "daemon": _daemon_mode,
     "daemon_min_files": _non_negative_int,
     "daemon_idle_minutes": _non_negative_number,
+    "watch_settle_ms": _positive_int,
     "max_store_size": parse_size,
     "tier": _tier,
     "anti_spam_seconds": _non_negative_int,

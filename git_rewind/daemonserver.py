@@ -25,51 +25,9 @@ from . import daemon, minijson
 from .clock import utc_now
 from .fsutil import write_atomic
 from .repo import Repo
-from .watcher import Watcher, WatchError
+from .watcher import NO_EVENT_FILESYSTEMS, Watcher, WatchError, filesystem_type
 
 SETTLE_TIMEOUT = 0.3  # seconds for the cookie's event; a filesystem without events never sends it
-NO_EVENT_FILESYSTEMS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "fuse.sshfs", "afs", "ceph", "glusterfs",
-                        "lustre", "gpfs", "fuse.rclone", "davfs", "fuse.s3fs")
-
-
-def _filesystem_type(path: str) -> str:
-    """The mount type holding PATH (from /proc/self/mountinfo: the longest mount point above it)."""
-    best, kind = "", ""
-    real = os.path.realpath(path)
-    try:
-        with open("/proc/self/mountinfo", "rb") as fh:
-            for raw in fh:
-                fields = raw.split()
-                try:
-                    sep = fields.index(b"-")
-                except ValueError:
-                    continue
-                point = os.fsdecode(fields[4]).replace("\\040", " ")
-                inside = real == point or real.startswith(point.rstrip("/") + "/")
-                if inside and len(point) >= len(best):
-                    best, kind = point, os.fsdecode(fields[sep + 1])
-    except OSError:
-        return ""
-    return kind
-
-
-def _ignored_dirs(repo: Repo, under: str) -> set[str]:
-    """Directories below UNDER that git ignores whole and that hold nothing git tracks: never watched.
-
-    `ls-files -o -i --directory` names a directory whose files are all ignored; only one the rules
-    ignore as a directory (check-ignore of the directory itself) can never hold a file that is not.
-    """
-    args = ["ls-files", "-z", "-o", "-i", "--directory", "--exclude-standard"]
-    if under:
-        args += ["--", ":(literal,top)" + under]
-    out = repo.git(args, check=False)
-    candidates = [p[:-1] for p in out.split(b"\0") if p.endswith(b"/")]
-    if not candidates:
-        return set()
-    found = repo.git(["check-ignore", "-z", "--stdin"], input=b"\0".join(candidates) + b"\0", check=False)
-    return {os.fsdecode(p) for p in found.split(b"\0") if p}
-
-
 class Server:
     def __init__(self, repo: Repo, idle_minutes: float, max_watches: int | None) -> None:
         self.repo = repo
@@ -94,7 +52,7 @@ class Server:
         from . import snapshot
 
         rewind_dir = self.repo.rewind_dir
-        kind = os.environ.get("GIT_REWIND_DAEMON_FSTYPE") or _filesystem_type(self.repo.root)
+        kind = os.environ.get("GIT_REWIND_DAEMON_FSTYPE") or filesystem_type(self.repo.root)
         if kind in NO_EVENT_FILESYSTEMS:
             return self.fail(f"the work tree is on {kind}, which gives no reliable file events")
         cookie_dir = os.path.join(rewind_dir, daemon.COOKIES)
@@ -107,7 +65,7 @@ class Server:
         limit = os.environ.get("GIT_REWIND_DAEMON_MAX_WATCHES")  # to test the machine-wide limit
         try:
             self.rules = snapshot.rules_signature(self.repo)
-            self.watcher = Watcher(self.repo.root, cookie_dir, lambda under: _ignored_dirs(self.repo, under),
+            self.watcher = Watcher(self.repo.root, cookie_dir, lambda under: snapshot.ignored_dirs(self.repo, under),
                                    int(limit) if limit else self.max_watches)
         except WatchError as exc:
             return self.fail(str(exc))
@@ -302,9 +260,14 @@ class Server:
 
 def run(repo: Repo) -> int:
     """`git rewind daemon run`: serve until idle, stopped, or the work tree goes away."""
+    import signal
+
     from . import config
     from .lock import Lock
 
+    # A process that blocked signals for itself (`git rewind watch` takes them with sigwaitinfo) passes its
+    # mask on to what it starts: the daemon must still end on `daemon stop`'s SIGTERM.
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
     os.makedirs(repo.rewind_dir, exist_ok=True)
     lock = Lock(os.path.join(repo.rewind_dir, daemon.LOCK), timeout=0)
     try:

@@ -32,7 +32,7 @@ class Event:
     """One hook call: which agent and session, what is about to happen or just happened."""
 
     __slots__ = ("agent", "name", "kind", "session", "cwd", "transcript", "prompt_id", "tool_use_id",
-                 "tool", "tool_kind", "paths", "change_chars", "prompt", "source")
+                 "tool", "tool_kind", "paths", "change_chars", "prompt", "source", "time")
 
     def __init__(self, agent: str, name: str, kind: str, session: str, cwd: str) -> None:
         self.agent = agent
@@ -49,6 +49,9 @@ class Event:
         self.change_chars: int | None = None  # characters the edit changes, when known
         self.prompt: str | None = None
         self.source: str | None = None  # SessionStart source, SessionEnd reason, PreCompact trigger
+        # When the agent says the event happened (seconds since the epoch), if its payload does (Copilot CLI):
+        # a session start whose prompt hook ran first (Copilot runs them concurrently) is told that apart.
+        self.time: float | None = None
 
     def conversation(self) -> Position | None:
         """Where in the agent's transcript this happened, for the note."""

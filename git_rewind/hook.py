@@ -63,7 +63,7 @@ def main(argv: list[str]) -> int:
         entry["ms"] = round((time.time() - started) * 1000, 1)
         log_decision(repo, entry)
         if context:
-            _print_context(event.name, context)
+            _print_context(agents.get(agent).context_reply(event.name, context))
             printed = True
     except Exception as exc:  # a hook never breaks the agent
         _report_error(repo, agent, exc)
@@ -89,13 +89,11 @@ def _reply(agent: str | None, payload: Any) -> None:
         pass
 
 
-def _print_context(event_name: str, text: str) -> None:
-    """The one JSON object agents read from a SessionStart or prompt hook's stdout (Claude Code, Droid, Gemini
-    CLI, Codex)."""
+def _print_context(reply: dict[str, Any]) -> None:
+    """The one JSON object an agent reads from a SessionStart or prompt hook's stdout (Agent.context_reply)."""
     import json  # ASCII-only output, whatever the locale's encoding; only when there is context to give
 
-    out = {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
-    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.write(json.dumps(reply) + "\n")
     sys.stdout.flush()
 
 
@@ -170,7 +168,7 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
         _follow_turn(repo, event, paths, result, now)
     context = None
     if event.kind == "session_start":
-        context = _session_context(repo, settings, result, entry)
+        context = _session_context(repo, settings, result, entry, _prompt_first(repo, event))
         if on_prompt:
             with Lock(state_file + ".lock", repo.lock_timeout):
                 data = minijson.load_file(state_file)
@@ -247,16 +245,31 @@ def _follow_turn(repo: Repo, event: Event, paths: list[str], taken: Result | Non
             turns.start(repo, turns.Turn(event.session, event.agent, None, None, now, tools=tools))
 
 
+def _prompt_first(repo: Repo, event: Event) -> int | None:
+    """The seq of the session's prompt checkpoint when its prompt hook ran before this session start (the
+    agent runs both at once and says when the session started: Event.time): what came from it is not
+    earlier work. None: the prompt comes after, as usual."""
+    if event.time is None:
+        return None
+    from . import turns
+
+    turn = turns.get(repo, event.session)
+    if turn is None or turn.seq is None or turn.started < event.time:
+        return None
+    return turn.seq
+
+
 def _session_context(repo: Repo, settings: dict[str, Any], taken: Result | None,
-                     entry: dict[str, Any]) -> str | None:
-    """What the new session is told about the last checkpoint; None when off, none, or on any error."""
+                     entry: dict[str, Any], before: int | None = None) -> str | None:
+    """What the new session is told about the last checkpoint (before the seq BEFORE, when given); None when
+    off, none, or on any error."""
     if not settings["auto_resume_on_start"]:
         entry["context"] = "off: auto_resume_on_start = false"
         return None
     try:
         from . import resume
 
-        text, info = resume.context(repo, taken, settings["max_file_size"])
+        text, info = resume.context(repo, taken, settings["max_file_size"], before)
     except Exception as exc:  # the session starts without it; the checkpoint above stands
         entry["context"] = "error"
         entry["context_error"] = str(exc)

@@ -32,9 +32,6 @@ from .settingsfile import (
     write_json,
     write_text,
 )
-from .settingsfile import (
-    hook_command as _hook_command,
-)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -66,8 +63,9 @@ def program_for(scope: str, program: list[str] | None = None) -> list[str] | Non
 
 
 def hook_command(agent: str, program: list[str] | None = None, scope: str = "user") -> str:
-    """The shell command an agent runs for every hook event (at SCOPE; the shared form answers nothing)."""
-    return _hook_command(agent, program_for(scope, program))
+    """The shell command an agent runs for its hook events (at SCOPE), as the agent writes it (Agent.command:
+    Copilot CLI's keeps its exit status 0 even where git-rewind is gone)."""
+    return agents.get(agent).command(None, program_for(scope, program))
 
 
 def template(agent: str) -> dict[str, Any]:

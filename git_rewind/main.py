@@ -1,7 +1,8 @@
 """The `git-rewind` entry point: dispatch, and the one place an error becomes a line and an exit code.
 
-`snap`, `hook`, `mcp` and `undo ID --yes` are served without importing click (~40 ms, more than a
-known-path checkpoint); everything else goes through cli.py.
+`snap`, `hook`, `mcp`, `undo ID --yes` and `watch` are served without importing click (~40 ms, more than a
+known-path checkpoint, and a delay to the start of the program `watch` runs); everything else goes
+through cli.py.
 """
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ def _dispatch(args: list[str]) -> None:
         plain = undocmd.parse(args[1:])
         if plain is not None:
             sys.exit(undocmd.run(*plain))
+    if args[:1] == ["watch"]:
+        parsed = _plain_watch(args[1:])
+        if parsed is not None:  # the program starts before click could even be imported
+            from . import watch
+
+            sys.exit(watch.run(*parsed))
     if args[:1] == ["hook"] and not {"-h", "--help"} & set(args):
         from . import hook
 
@@ -50,6 +57,21 @@ def _dispatch(args: list[str]) -> None:
     from .cli import run
 
     run(args)
+
+
+def _plain_watch(rest: list[str]) -> tuple[list[str], str | None] | None:
+    """`watch [--session NAME] [--] [COMMAND...]` as (command, session); None for anything else (click says what)."""
+    session = None
+    while rest and rest[0].startswith("-"):
+        if rest[0] == "--":
+            return rest[1:], session
+        if rest[0] == "--session" and len(rest) > 1:
+            session, rest = rest[1], rest[2:]
+        elif rest[0].startswith("--session="):
+            session, rest = rest[0].split("=", 1)[1], rest[1:]
+        else:
+            return None
+    return rest, session
 
 
 def _plain_mcp(rest: list[str]) -> bool:

@@ -21,17 +21,22 @@ MAX_FILES = 20  # files listed in the context; the rest are counted
 _STATUS = {"A": "added", "M": "modified", "D": "deleted", "T": "type changed"}
 
 
-def context(repo: Repo, taken: Result | None, max_file_size: int) -> tuple[str | None, dict[str, Json]]:
+def context(repo: Repo, taken: Result | None, max_file_size: int,
+            before: int | None = None) -> tuple[str | None, dict[str, Json]]:
     """The text a new session is given about the newest earlier checkpoint, and what to log.
 
     TAKEN is the store's result for this SessionStart's own checkpoint (None when none was
     attempted): a checkpoint it created is not "earlier", and its tree is the tree of now.
+    BEFORE: only checkpoints with a lower seq are earlier (the session's first prompt was checkpointed
+    before its start hook ran, as Copilot CLI runs the two hooks concurrently).
     """
     from . import snapshot
 
     items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)  # never another work tree's
     if taken is not None and taken.created:
         items = [c for c in items if c.commit != taken.commit]
+    if before is not None:
+        items = [c for c in items if c.seq < before]
     if not items:
         return None, {"context": "none: no earlier checkpoint"}
     newest = items[-1]

@@ -82,9 +82,12 @@ def hook_command(agent: str, program: list[str] | None, reply: str | None = None
 
 
 def is_own(hook: Any) -> bool:
-    """HOOK is a handler of ours: its command runs `git-rewind hook` (by any path, or `-m git_rewind`), the
-    absolute form or the shared `sh -c` one (hook_command): both are found, so older installs are too."""
-    return isinstance(hook, dict) and isinstance(hook.get("command"), str) and bool(_OWN.search(hook["command"]))
+    """HOOK is a handler of ours: its command (`command`, or Copilot's `bash`) runs `git-rewind hook` (by any
+    path, or `-m git_rewind`), the absolute form or the shared `sh -c` one (hook_command): both are found, so
+    older installs are too."""
+    if not isinstance(hook, dict):
+        return False
+    return any(isinstance(hook.get(key), str) and bool(_OWN.search(hook[key])) for key in ("command", "bash"))
 
 
 def is_own_mcp(entry: Any) -> bool:
@@ -316,3 +319,87 @@ def has_own_hooks(path: str, wrapped: bool) -> bool:
         isinstance(group, dict) and any(is_own(h) for h in group.get("hooks") or [])
         for groups in hooks.values() if isinstance(groups, list) for group in groups
     )
+
+
+# Flat hooks files: {"version": 1, "hooks": {event: [handler, …]}}, no matcher groups (Cursor's hooks.json,
+# Copilot CLI's hooks/*.json). Our handlers are recognised by is_own; "version" and everything else stay.
+
+
+def _load_flat(path: str) -> tuple[dict[str, Any], str | None]:
+    original = read_text(path)
+    data = load_json(path)
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise RewindError(f"{path}: \"hooks\" is not an object; nothing changed")
+    for name, entries in hooks.items():
+        if not isinstance(entries, list):
+            raise RewindError(f"{path}: hooks for {name} are not a list; nothing changed")
+    return data, original
+
+
+def _strip_flat(hooks: dict[str, Any]) -> int:
+    removed = 0
+    for name in list(hooks):
+        kept = [e for e in hooks[name] if not is_own(e)]
+        removed += len(hooks[name]) - len(kept)
+        if kept or not hooks[name]:
+            hooks[name] = kept
+        else:
+            del hooks[name]
+    return removed
+
+
+def _pruned_flat(data: dict[str, Any], version: int) -> dict[str, Any]:
+    data = copy_json(data)
+    if data.get("version") == version:
+        del data["version"]  # install adds it when missing
+    hooks = data.get("hooks")
+    if isinstance(hooks, dict):
+        for name in [n for n, entries in hooks.items() if entries == []]:
+            del hooks[name]
+        if not hooks:
+            del data["hooks"]
+    return data
+
+
+def write_flat_hooks(path: str, entries: dict[str, dict[str, Any]], version: int) -> Change:
+    """ENTRIES (our one handler per event) into the flat hooks file PATH, after the others of each event
+    ("version" kept, or set to VERSION); a second install changes nothing. Invalid JSON: an error."""
+    data, original = _load_flat(path)
+    before = json.dumps(data, sort_keys=True)
+    data.setdefault("version", version)
+    hooks = data.setdefault("hooks", {})
+    _strip_flat(hooks)
+    for name, handler in entries.items():
+        hooks.setdefault(name, []).append(handler)
+    if original is not None and json.dumps(data, sort_keys=True) == before:
+        return Change(path, changed=False)
+    return Change(path, changed=True, backup=write_json(path, data, original))
+
+
+def remove_flat_hooks(path: str, version: int) -> Change:
+    """Remove exactly our handlers from the flat hooks file PATH; a file we created and left empty goes, one
+    we changed gets its exact bytes back when nothing else changed since."""
+    data, original = _load_flat(path)
+    if original is None or not _strip_flat(data.get("hooks", {})):
+        return Change(path, changed=False)
+    hooks = data.get("hooks", {})
+    for name in [n for n, entries in hooks.items() if entries == []]:
+        del hooks[name]
+    if not os.path.exists(path + BACKUP_SUFFIX):
+        if not hooks and set(data) <= {"hooks", "version"}:
+            return remove_created(path)  # nothing of anyone else's is in it
+    elif restore_backup(path, lambda backup: _pruned_flat(load_json(backup), version) == _pruned_flat(data, version)):
+        return Change(path, changed=True)  # back to its exact bytes from before us
+    if not hooks:
+        data.pop("hooks", None)
+    return Change(path, changed=True, backup=write_json(path, data, original))
+
+
+def has_own_flat_hooks(path: str) -> bool:
+    """The flat hooks file PATH holds at least one handler of ours (an unreadable file: no)."""
+    try:
+        data, _ = _load_flat(path)
+    except RewindError:
+        return False
+    return any(is_own(e) for entries in data.get("hooks", {}).values() for e in entries)

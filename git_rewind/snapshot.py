@@ -924,6 +924,24 @@ def ignored(repo: Repo, paths: list[str]) -> set[str]:
     return _check_ignore(repo, sorted(by_rules), []) if by_rules else set()
 
 
+def ignored_dirs(repo: Repo, under: str) -> set[str]:
+    """Directories below UNDER that git ignores whole and that hold nothing git tracks: what a file watcher
+    (the daemon's, `git rewind watch`'s) never watches, as the whole-tree scan never reads them.
+
+    `ls-files -o -i --directory` names a directory whose files are all ignored; only one the rules
+    ignore as a directory (check-ignore of the directory itself) can never hold a file that is not.
+    """
+    args = ["ls-files", "-z", "-o", "-i", "--directory", "--exclude-standard"]
+    if under:
+        args += ["--", ":(literal,top)" + under]
+    out = repo.git(args, check=False)
+    candidates = [p[:-1] for p in out.split(b"\0") if p.endswith(b"/")]
+    if not candidates:
+        return set()
+    found = repo.git(["check-ignore", "-z", "--stdin"], input=b"\0".join(candidates) + b"\0", check=False)
+    return {os.fsdecode(p) for p in found.split(b"\0") if p}
+
+
 def _check_ignore(repo: Repo, paths: list[str], flags: list[str]) -> set[str]:
     spec = b"\0".join(os.fsencode(p) for p in paths) + b"\0"
     out = repo.git(["check-ignore", *flags, "-z", "--stdin"], input=spec, check=False)

@@ -38,7 +38,7 @@ class Request:
 
     __slots__ = ("session", "message", "agent", "trigger", "tool", "paths", "tags", "prompt",
                  "summary", "conversation", "rewind", "count_changes", "allow_empty", "max_file_size",
-                 "excludes_file", "auto_pack", "max_store_size", "attachments", "attribute", "kind")
+                 "excludes_file", "auto_pack", "max_store_size", "attachments", "attribute", "kind", "extra")
 
     def __init__(
         self,
@@ -62,6 +62,7 @@ class Request:
         attachments: Attachments | None = None,
         attribute: bool | None = None,
         kind: str | None = None,
+        extra: dict[str, Json] | None = None,
     ) -> None:
         self.session = session
         self.message = message
@@ -85,6 +86,7 @@ class Request:
         # outside changes share checkpoints); None: as the repository's config says.
         self.attribute = attribute
         self.kind = kind  # the hook event's kind (event.PROMPT…); None when no hook takes it
+        self.extra = extra  # keys the note keeps beside its own (Note.extra): `watch`'s `commits`
 
 
 class Attachments:
@@ -398,7 +400,7 @@ def _commit(
         changes=changes, rewind=req.rewind, turn=turn, origins_since=since if origins is not None else None,
         origins=dict(list(origins.items())[:MAX_NOTE_PATHS]) if origins is not None else None,
         origins_omitted=len(origins) - MAX_NOTE_PATHS if origins is not None and len(origins) > MAX_NOTE_PATHS
-        else None,
+        else None, extra=dict(req.extra) if req.extra else None,
     )
     stamp = _committer_line()
     with fi or FastImport(repo.root) as stream:

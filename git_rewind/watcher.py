@@ -30,6 +30,32 @@ _COOKIE_MASK = flags.CREATE | flags.ONLYDIR
 MAX_DIRTY = 5000  # past this many changed paths a full scan is cheaper than reading each
 
 
+# Filesystems whose changes made elsewhere (another machine, the host of a VM) send no inotify events.
+NO_EVENT_FILESYSTEMS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "fuse.sshfs", "afs", "ceph", "glusterfs",
+                        "lustre", "gpfs", "fuse.rclone", "davfs", "fuse.s3fs")
+
+
+def filesystem_type(path: str) -> str:
+    """The mount type holding PATH (from /proc/self/mountinfo: the longest mount point above it)."""
+    best, kind = "", ""
+    real = os.path.realpath(path)
+    try:
+        with open("/proc/self/mountinfo", "rb") as fh:
+            for raw in fh:
+                fields = raw.split()
+                try:
+                    sep = fields.index(b"-")
+                except ValueError:
+                    continue
+                point = os.fsdecode(fields[4]).replace("\\040", " ")
+                inside = real == point or real.startswith(point.rstrip("/") + "/")
+                if inside and len(point) >= len(best):
+                    best, kind = point, os.fsdecode(fields[sep + 1])
+    except OSError:
+        return ""
+    return kind
+
+
 class WatchError(Exception):
     """The tree cannot be watched (the watch limit, a filesystem without events): no daemon."""
 

@@ -49,6 +49,7 @@ COMMANDS: dict[str, list[str]] = {
     "uninstall": ["--agent", "--scope", "--mcp", "--everything"],
     "status": ["-n", "--json"],
     "daemon": [],
+    "watch": ["--session"],
     "config": [],
 }
 

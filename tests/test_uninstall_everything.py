@@ -73,8 +73,8 @@ def test_uninstall_everything_removes_every_entry_of_ours_and_nothing_else(agent
             if scope != "local" and agent.mcp_file(scope, str(w.path), str(home)) is not None:
                 w.ok("install", "--agent", name, "--scope", scope, "--mcp")
     status = json.loads(w.ok("status", "--json"))
-    assert len(status["installed"]) == sum(len(agents.get(n).scopes) for n in agents.NAMES) == 13
-    assert len(status["mcp_installed"]) == 10  # every agent but OpenCode, user and project
+    assert len(status["installed"]) == sum(len(agents.get(n).scopes) for n in agents.NAMES) == 15
+    assert len(status["mcp_installed"]) == 12  # every agent but OpenCode, user and project
 
     out = w.ok("uninstall", "--everything")
     after = _files(w, home)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 # Agent name → the module that defines its AGENT, in the order commands list them.
 MODULES = {"claude-code": f"{__name__}.claude_code", "droid": f"{__name__}.droid", "gemini": f"{__name__}.gemini",
            "codex": f"{__name__}.codex", "opencode": f"{__name__}.opencode", "cursor": f"{__name__}.cursor",
+           "copilot": f"{__name__}.copilot",
            "aider": f"{__name__}.aider"}
 NAMES = tuple(MODULES)
 
@@ -60,6 +61,9 @@ def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> str:
     # Cursor's hooks: conversation_id and workspace_roots in every payload.
     if "conversation_id" in payload and "workspace_roots" in payload:
         return "cursor"
+    # Copilot CLI sets COPILOT_CLI=1 (and CLAUDE_PROJECT_DIR) for its hooks; its payloads say sessionId.
+    if environ.get("COPILOT_CLI") == "1" or ("sessionId" in payload and "hook_event_name" not in payload):
+        return "copilot"
     if environ.get("CLAUDECODE"):
         return "claude-code"
     # Droid-only fields and tool names; Claude Code's payloads carry prompt_id and effort.

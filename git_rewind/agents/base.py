@@ -51,6 +51,47 @@ def rewrite_lines(transcript: Transcript, change: Callable[[dict[str, Any]], dic
     return b"".join(out)
 
 
+def cut_in_place(plan: Plan, resume: str, program: str, unit: str) -> Applied:
+    """Cut the plan's transcript to its first `cut` lines in place (agents that rebuild a session from the lines
+    left: Droid, Copilot CLI); a file PROGRAM wrote to since it was read is left as it is. RESUME: its command."""
+    import os
+
+    from ..conversation import Applied
+    from ..errors import RewindError
+
+    transcript, cut = plan.transcript, plan.kept_lines
+    place = transcript.place
+    assert place is not None, "plan_rewind reads the session file through its place"
+    if os.path.getsize(transcript.path) != len(transcript.data):
+        raise RewindError(f"{transcript.path} changed while rewinding (is {program} still running?); it was not cut")
+    place.write(transcript.path, transcript.data[:transcript.ends[cut - 1]])
+    return Applied(plan.session, resume, transcript.path,
+                   f"conversation cut {plan.where} ({len(transcript.raw) - cut} {unit}; all kept in git)")
+
+
+def put_back(info: ConversationRecord, backup: bytes | None, place: Place, resume: Callable[[str], str],
+             fork: Callable[[Transcript], str]) -> Applied:
+    """Redo of cut_in_place: the session file as it was before the rewind (BACKUP); what was written to it since
+    the rewind first goes to a session of its own (FORK writes a transcript as a new session, its id)."""
+    from ..conversation import Applied
+    from ..errors import RewindError
+
+    session = str(info.session or "")
+    if info.fork:
+        return Applied(session, resume(session), info.transcript,
+                       "the rewind forked a new session; the original was never changed")
+    if backup is None:
+        raise RewindError("the transcript backup of that rewind is missing from the repository")
+    path = str(info.transcript or "")
+    current = place.load_if_present(path)
+    detail = "conversation back as it was before the rewind"
+    if current is not None and len(current.raw) > int(info.cut or 0) and current.data != backup[:len(current.data)]:
+        branch = fork(current)
+        detail += f"; what was said after the rewind is kept as session {branch} ({resume(branch)})"
+    place.write(path, backup)
+    return Applied(session, resume(session), path, detail)
+
+
 def moved(path: object, old: str | None, new: str) -> object:
     """PATH with the directory OLD (the sender's project) replaced by NEW; anything else as it is."""
     if not isinstance(path, str) or not old:
@@ -132,6 +173,11 @@ class Agent:
         """What the hook prints on stdout whatever happened (None: nothing is expected)."""
         return None
 
+    def context_reply(self, event_name: str, text: str) -> dict[str, Any]:
+        """The one JSON object a session-start or prompt hook prints to give the agent TEXT as context (Claude Code,
+        Droid, Gemini CLI and Codex read `hookSpecificOutput.additionalContext`)."""
+        return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
+
     def resume_command(self, session: str) -> str | None:
         """The shell command that resumes SESSION (None: the agent has none to offer)."""
         return None
@@ -171,10 +217,10 @@ class Agent:
         """One hook handler running COMMAND."""
         return {"type": "command", "command": command, "timeout": TIMEOUT}
 
-    def command(self, event_name: str, program: list[str] | None) -> str:
+    def command(self, event_name: str | None, program: list[str] | None) -> str:
         """What our entry for EVENT_NAME runs: PROGRAM (absolute) + `hook --agent …`, or, with None, the
         form for a project's shared files, which answers as the hook would (hook_reply) where git-rewind
-        is not installed."""
+        is not installed. EVENT_NAME None: the command as `install` shows it."""
         import json
 
         from ..settingsfile import hook_command

@@ -16,8 +16,6 @@ does that side.
 
 from __future__ import annotations
 
-import os
-
 from .. import event as ev
 from ..event import Event, changed_chars, text
 from .base import Agent
@@ -125,56 +123,6 @@ def hook_reply(event_name: str | None) -> dict[str, Any] | None:
     return None
 
 
-# install / uninstall ---------------------------------------------------------------------------
-#
-# hooks.json holds a plain list of {"command": …} per event. Ours are the entries whose command is
-# `git-rewind … hook --agent cursor` (settingsfile.is_own); everything else, "version" included, stays.
-
-
-def _load(path: str) -> tuple[dict[str, Any], str | None]:
-    from ..errors import RewindError
-    from ..settingsfile import load_json, read_text
-
-    original = read_text(path)
-    data = load_json(path)
-    hooks = data.get("hooks", {})
-    if not isinstance(hooks, dict):
-        raise RewindError(f"{path}: \"hooks\" is not an object; nothing changed")
-    for name, entries in hooks.items():
-        if not isinstance(entries, list):
-            raise RewindError(f"{path}: hooks for {name} are not a list; nothing changed")
-    return data, original
-
-
-def _strip(hooks: dict[str, Any]) -> int:
-    from ..settingsfile import is_own
-
-    removed = 0
-    for name in list(hooks):
-        kept = [e for e in hooks[name] if not is_own(e)]
-        removed += len(hooks[name]) - len(kept)
-        if kept or not hooks[name]:
-            hooks[name] = kept
-        else:
-            del hooks[name]
-    return removed
-
-
-def _pruned(data: dict[str, Any]) -> dict[str, Any]:
-    from ..settingsfile import copy_json
-
-    data = copy_json(data)
-    if data.get("version") == VERSION:
-        del data["version"]  # install adds it when missing
-    hooks = data.get("hooks")
-    if isinstance(hooks, dict):
-        for name in [n for n, entries in hooks.items() if entries == []]:
-            del hooks[name]
-        if not hooks:
-            del data["hooks"]
-    return data
-
-
 class Cursor(Agent):
     """Cursor: one {"command": …} per event in hooks.json, JSON on stdout, no conversation rewind."""
 
@@ -188,52 +136,22 @@ class Cursor(Agent):
 
     def install_hooks(self, scope: str, root: str | None, home: str | None, program: list[str] | None) -> Change:
         """Add one command per event to hooks.json ("version": 1 kept or set); a second install changes nothing."""
-        import json
+        from ..settingsfile import write_flat_hooks
 
-        from ..settingsfile import Change, write_json
-
-        path = self.target(scope, root, home)
-        data, original = _load(path)
-        before = json.dumps(data, sort_keys=True)
-        data.setdefault("version", VERSION)
-        hooks = data.setdefault("hooks", {})
-        _strip(hooks)
-        for name in HOOKS:
-            hooks.setdefault(name, []).append({"command": self.command(name, program)})
-        if original is not None and json.dumps(data, sort_keys=True) == before:
-            return Change(path, changed=False)
-        return Change(path, changed=True, backup=write_json(path, data, original))
+        return write_flat_hooks(self.target(scope, root, home),
+                                {name: {"command": self.command(name, program)} for name in HOOKS}, VERSION)
 
     def uninstall_hooks(self, scope: str, root: str | None, home: str | None) -> Change:
         """Remove exactly our commands; a file we created and left empty goes, else its old bytes come back."""
-        from ..settingsfile import BACKUP_SUFFIX, Change, load_json, remove_created, restore_backup, write_json
+        from ..settingsfile import remove_flat_hooks
 
-        path = self.target(scope, root, home)
-        data, original = _load(path)
-        if original is None or not _strip(data.get("hooks", {})):
-            return Change(path, changed=False)
-        hooks = data.get("hooks", {})
-        for name in [n for n, entries in hooks.items() if entries == []]:
-            del hooks[name]
-        if not os.path.exists(path + BACKUP_SUFFIX):
-            if not hooks and set(data) <= {"hooks", "version"}:
-                return remove_created(path)  # nothing of anyone else's is in it
-        elif restore_backup(path, lambda backup: _pruned(load_json(backup)) == _pruned(data)):
-            return Change(path, changed=True)  # back to its exact bytes from before us
-        if not hooks:
-            data.pop("hooks", None)
-        return Change(path, changed=True, backup=write_json(path, data, original))
+        return remove_flat_hooks(self.target(scope, root, home), VERSION)
 
     def hooks_installed(self, path: str) -> bool:
         """PATH holds at least one of our commands."""
-        from ..errors import RewindError
-        from ..settingsfile import is_own
+        from ..settingsfile import has_own_flat_hooks
 
-        try:
-            data, _ = _load(path)
-        except RewindError:
-            return False
-        return any(is_own(e) for entries in data.get("hooks", {}).values() for e in entries)
+        return has_own_flat_hooks(path)
 
     def template(self) -> dict[str, Any]:
         """The readable hooks/cursor/hooks.json: what `install --scope project` writes (the shared command)."""

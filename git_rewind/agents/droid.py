@@ -11,7 +11,7 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
-from .base import Agent, Rewinder, home_folders, moved, rewrite_lines
+from .base import Agent, Rewinder, cut_in_place, home_folders, moved, put_back, rewrite_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -201,43 +201,18 @@ def _fork(transcript: Transcript, upto: int, old: str) -> tuple[str, str]:
 def apply_rewind(plan: Plan) -> Applied:
     """Cut the session file at the checkpoint (or write the cut as a new session with --fork)."""
     from ..conversation import Applied
-    from ..errors import RewindError
 
-    transcript, cut = plan.transcript, plan.kept_lines
-    place = transcript.place
-    assert place is not None, "plan_rewind reads the session file through its place"
     if plan.fork:
-        new, path = _fork(transcript, cut, plan.session)
+        new, path = _fork(plan.transcript, plan.kept_lines, plan.session)
         return Applied(new, resume_command(new), path,
                        f"new session {new} with the conversation cut {plan.where}; {plan.session} is unchanged")
-    if os.path.getsize(transcript.path) != len(transcript.data):
-        raise RewindError(f"{transcript.path} changed while rewinding (is droid still running?); it was not cut")
-    keep = transcript.ends[cut - 1]
-    place.write(transcript.path, transcript.data[:keep])
-    return Applied(plan.session, resume_command(plan.session), transcript.path,
-                   f"conversation cut {plan.where} ({len(transcript.raw) - cut} lines; all kept in git)")
+    return cut_in_place(plan, resume_command(plan.session), "droid", "lines")
 
 
 def apply_redo(info: ConversationRecord, backup: bytes | None, place: Place) -> Applied:
     """Put the session file back as it was before the rewind; lines written since become a forked session."""
-    from ..conversation import Applied
-    from ..errors import RewindError
-
-    if info.fork:
-        return Applied(info.session, resume_command(str(info.session)), info.transcript,
-                       "the rewind forked a new session; the original was never changed")
-    if backup is None:
-        raise RewindError("the transcript backup of that rewind is missing from the repository")
-    path = str(info.transcript or "")
-    current = place.load_if_present(path)
-    detail = "conversation back as it was before the rewind"
-    cut = int(info.cut or 0)
-    if current is not None and len(current.raw) > cut and current.data != backup[:len(current.data)]:
-        branch, _ = _fork(current, len(current.raw), str(info.session or ""))
-        detail += f"; what was said after the rewind is kept as session {branch} ({resume_command(branch)})"
-    place.write(path, backup)
-    session = str(info.session or "")
-    return Applied(session, resume_command(session), path, detail)
+    return put_back(info, backup, place, resume_command,
+                    lambda current: _fork(current, len(current.raw), str(info.session or ""))[0])
 
 
 class Droid(Agent):

@@ -43,6 +43,8 @@ GEMINI_PACKAGES = ["@google/gemini-cli@0.61.0"]
 # The platform binary is an alias of a tagged @openai/codex release; named explicitly, as npm may skip it.
 CODEX_PACKAGES = ["@openai/codex@0.169.0", "@openai/codex-linux-x64@npm:@openai/codex@0.169.0-linux-x64"]
 OPENCODE_PACKAGES = ["opencode-ai@1.18.33", "opencode-linux-x64@1.18.33"]
+# The npm package is a loader; the program is the native binary of the platform package, named explicitly.
+COPILOT_PACKAGES = ["@github/copilot@1.0.102", "@github/copilot-linux-x64@1.0.102"]
 AIDER_PACKAGES = ["aider-chat==0.86.2"]  # from PyPI, into a virtual environment of its own
 
 e2e = pytest.mark.skipif(os.environ.get(SKIP_ENV) == "1", reason=f"{SKIP_ENV}=1")
@@ -88,6 +90,11 @@ def codex() -> Path:
 def opencode() -> Path:
     """The `opencode` binary of opencode-ai's linux-x64 package, installed if missing."""
     return _ensure("opencode", OPENCODE_PACKAGES, Path("node_modules/opencode-linux-x64/bin/opencode"))
+
+
+def copilot() -> Path:
+    """The `copilot` binary of @github/copilot's linux-x64 package, installed if missing."""
+    return _ensure("copilot", COPILOT_PACKAGES, Path("node_modules/@github/copilot-linux-x64/copilot"))
 
 
 def aider() -> Path:
@@ -210,6 +217,8 @@ def install_hooks(work: Workdir, agent: str, scope: str, env: dict[str, str]) ->
         ("droid", "project"): work.path / ".factory" / "hooks.json",
         ("gemini", "user"): home / ".gemini" / "settings.json",
         ("gemini", "project"): work.path / ".gemini" / "settings.json",
+        ("copilot", "user"): Path(env.get("COPILOT_HOME") or home / ".copilot") / "hooks" / "git-rewind.json",
+        ("copilot", "project"): work.path / ".github" / "hooks" / "git-rewind.json",
     }[(agent, scope)]
     assert where.is_file(), f"git rewind install --agent {agent} --scope {scope} wrote no {where}"
     return where
@@ -435,7 +444,7 @@ def check_two_prompt_session(work: Workdir, session: str, agent: str, write_tool
 
 if __name__ == "__main__":
     # `.ci/run` installs every CLI up front: `PYTHONPATH=tests python -m helpers.agentcli`.
-    for find in (claude_code, droid, gemini, codex, opencode, aider):
+    for find in (claude_code, droid, gemini, codex, opencode, copilot, aider):
         try:
             print(f"{find.__name__}: {find()}")
         except pytest.fail.Exception as exc:

@@ -12,7 +12,8 @@ CLAUDE_SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "claude-co
 
 # What agents put in a hook's environment; scrubbed so a test run inside an agent detects nothing.
 AGENT_ENV = ("CLAUDECODE", "CLAUDE_PROJECT_DIR", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_ENTRYPOINT",
-             "FACTORY_PROJECT_DIR", "DROID_PROJECT_DIR", "GEMINI_PROJECT_DIR", "GEMINI_SESSION_ID", "GEMINI_CWD")
+             "FACTORY_PROJECT_DIR", "DROID_PROJECT_DIR", "GEMINI_PROJECT_DIR", "GEMINI_SESSION_ID", "GEMINI_CWD",
+             "COPILOT_CLI", "COPILOT_HOME")
 
 
 def claude_sample(name: str, root: Path, home: Path) -> tuple[dict, dict[str, str]]:
