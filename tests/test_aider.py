@@ -408,3 +408,25 @@ def test_install_and_uninstall_say_to_run_aider_under_watch_and_write_nothing(ai
     assert "  aider        no hooks: run it as git rewind watch -- aider …" in w.ok("status").splitlines()
     assert json.loads(w.ok("status", "--json"))["watched"] == ["aider"]
     assert (w.state(), sorted(p.name for p in home.iterdir())) == before
+
+
+def test_the_real_watch_gives_the_command_line_so_a_history_file_named_there_is_read(aider_repo: Workdir,
+                                                                                    tmp_path: Path) -> None:
+    """`git rewind watch -- aider --chat-history-file chat.md …`: a stand-in program named aider (a shell script
+    writing what Aider would) is enough to see what watch passes (memo["argv"])."""
+    w = aider_repo
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    program = bin_dir / "aider"
+    program.write_text("#!/bin/sh\nsleep 1\n"  # Aider takes seconds to start: the watch's start comes first
+                       "printf '\\n# aider chat started at now\\n\\n#### P-NAMED in chat.md  \\n\\nok\\n' >> \"$2\"\n"
+                       "printf 'made\\n' > made.txt\n")
+    program.chmod(0o755)
+    run = w.rewind("watch", "--", str(program), "--chat-history-file", "chat.md",
+                   env={"GIT_REWIND_WATCH_SETTLE_MS": "200"})
+    assert run.returncode == 0, run.stderr
+    found = [json.loads(w.git("notes", "--ref=rewind", "show", c))
+             for c in w.git("log", "--format=%H", "--glob=refs/rewind/*").split()]
+    last = max(found, key=lambda note: note["seq"])
+    assert last["agent"] == "aider" and last["trigger"] == "watch" and last["prompt"] == "P-NAMED in chat.md", found
+    assert last["conversation"] is None  # only .aider.chat.history.md is a conversation a rewind may cut
