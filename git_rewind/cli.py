@@ -341,7 +341,12 @@ def _confirm_plan(repo: Repo, target: checkpoints.Checkpoint, only: list[str], c
         return False, True
     if not (dry_run or (sys.stdin.isatty() and not yes)):
         return True, False
-    for line, err in undocmd.preview_lines(plan, target.label, planner, conversation):
+    since = None
+    if plan is not None and planner is None:
+        from . import undo
+
+        since = undo.commits_since(repo, target.note, plan.head_now)
+    for line, err in undocmd.preview_lines(plan, target.label, planner, conversation, since):
         click.echo(line, err=err)
     if dry_run or ((plan is None or plan.empty) and conversation is None):
         return False, True
@@ -932,6 +937,8 @@ def status_command(limit: int, as_json: bool) -> None:
     click.echo("hooks installed:" if info.installed else "hooks installed: none (git rewind install --agent …)")
     for agent, scope, path in info.installed:
         click.echo(f"  {agent:<12} {scope:<8} {path}")
+    for agent in info.watched:
+        click.echo(f"  {agent:<12} no hooks: run it as git rewind watch -- {agent} …")
     if info.mcp_installed:
         click.echo("MCP server installed:")
     for agent, scope, path in info.mcp_installed:

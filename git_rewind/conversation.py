@@ -23,29 +23,40 @@ class Transcript:
     """One session file as it is now: its bytes, and each line parsed (None: not a JSON object).
 
     PLACE: the gate that read it from disk (None: built from what an agent's server answered, no file).
+    The lines are parsed when first asked for: an agent whose file is not JSONL (Aider's markdown chat
+    history) never pays for it (jsonlines takes ~11 s over 4 MiB of lines that are not JSON).
     """
 
-    __slots__ = ("path", "data", "raw", "lines", "ends", "place")
+    __slots__ = ("path", "data", "raw", "_lines", "ends", "place")
 
     def __init__(self, path: str, data: bytes, place: Place | None = None) -> None:
         self.path = path
         self.data = data
         self.place = place
         self.raw: list[bytes] = data.splitlines(keepends=True)
-        self.lines: list[dict[str, Any] | None] = []
+        self._lines: list[dict[str, Any] | None] | None = None
         self.ends: list[int] = []  # byte offset just past each line
         offset = 0
-        import jsonlines
-
-        reader = jsonlines.Reader(self.raw)  # one line per read(); a bad line raises and is consumed
         for raw in self.raw:
             offset += len(raw)
             self.ends.append(offset)
-            try:
-                value = reader.read()
-            except jsonlines.InvalidLineError:
-                value = None
-            self.lines.append(value if isinstance(value, dict) else None)
+
+    @property
+    def lines(self) -> list[dict[str, Any] | None]:
+        """Each line parsed: a JSON object, or None."""
+        if self._lines is None:
+            import jsonlines
+
+            lines: list[dict[str, Any] | None] = []
+            reader = jsonlines.Reader(self.raw)  # one line per read(); a bad line raises and is consumed
+            for _raw in self.raw:
+                try:
+                    value = reader.read()
+                except jsonlines.InvalidLineError:
+                    value = None
+                lines.append(value if isinstance(value, dict) else None)
+            self._lines = lines
+        return self._lines
 
     def at(self, index: int) -> dict[str, Any]:
         """Line INDEX parsed; a line that is not a JSON object reads as an empty one."""

@@ -147,8 +147,8 @@ class NotRegular(OSError):
     """The path names something other than a regular file (a FIFO, a socket, a device, a directory)."""
 
 
-def read_regular(path: str, limit: int = -1, *, nofollow: bool = False) -> bytes:
-    """PATH's bytes (at most LIMIT; -1: all) if it is a regular file, without ever blocking.
+def read_regular(path: str, limit: int = -1, *, nofollow: bool = False, offset: int = 0) -> bytes:
+    """PATH's bytes from OFFSET (at most LIMIT; -1: all) if it is a regular file, without ever blocking.
 
     The file is opened non-blocking and checked with fstat on the opened descriptor, so a FIFO
     (which would block an ordinary open until a writer comes) or a path swapped for one after a
@@ -162,6 +162,8 @@ def read_regular(path: str, limit: int = -1, *, nofollow: bool = False) -> bytes
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotRegular(f"not a regular file: {path}")
+        if offset:
+            os.lseek(fd, offset, os.SEEK_SET)
         chunks = []
         left = limit
         while left != 0:

@@ -26,14 +26,71 @@ if TYPE_CHECKING:
 class Result:
     """What an undo or redo did, for the command to print."""
 
-    __slots__ = ("outcome", "applied", "plan", "resume")
+    __slots__ = ("outcome", "applied", "plan", "resume", "since")
 
     def __init__(self, outcome: restore.Outcome | None, applied: conversation.Applied | None,
-                 plan: conversation.Plan | None, resume: str | None) -> None:
+                 plan: conversation.Plan | None, resume: str | None, since: Since | None = None) -> None:
         self.outcome = outcome
         self.applied = applied
         self.plan = plan
         self.resume = resume  # the command that resumes the agent's session
+        self.since = since  # the commits the branch keeps: an undo restores files, never HEAD
+
+
+class Since:
+    """The commits made on top of the HEAD a checkpoint was taken at (an agent such as Aider commits its own
+    edits): an undo of the files leaves them on the branch, and says what the person may run about them."""
+
+    __slots__ = ("seq", "old", "new", "branch", "count", "shown")
+    SHOWN = 5  # commits listed; the others are counted
+
+    def __init__(self, seq: int, old: str, new: str, branch: str | None, count: int,
+                 shown: list[tuple[str, str, str | None]]) -> None:
+        self.seq = seq  # the checkpoint's
+        self.old = old  # the target's HEAD, abbreviated as git does (unique)
+        self.new = new  # HEAD now, abbreviated
+        self.branch = branch  # None: a detached HEAD
+        self.count = count  # commits in old..new
+        self.shown = shown  # newest first: (abbreviated id, subject, the agent that made it or None)
+
+
+def commits_since(repo: Repo, note: Note, head_now: tuple[str | None, str | None],
+                  items: list[Checkpoint] | None = None) -> Since | None:
+    """The commits HEAD gained since NOTE's checkpoint (None: HEAD is where it was, went elsewhere, or git could
+    not tell). Each is marked with the agent that made it: a note's `commits` (git rewind watch records them)
+    or the agent's own mark on the commit (Agent.made_commit). ITEMS: the checkpoints, when already loaded."""
+    from .gitcmd import GitError
+
+    head, branch = head_now
+    old = note.head
+    if not old or not head or old == head:
+        return None
+    try:
+        repo.git(["merge-base", "--is-ancestor", old, head])
+        count = int(repo.git(["rev-list", "--count", f"{old}..{head}"]).decode().strip() or 0)
+        out = repo.git(["log", f"-n{Since.SHOWN}", "--format=%H%x00%h%x00%cn%x00%an%x00%s%x00%B%x1e",
+                        f"{old}..{head}"]).decode("utf-8", "replace")
+        short_old = repo.git(["rev-parse", "--short", old]).decode().strip()
+        short_new = repo.git(["rev-parse", "--short", head]).decode().strip()
+    except (GitError, ValueError):
+        return None
+    if count <= 0:
+        return None
+    recorded: dict[str, str] = {}
+    for item in items if items is not None else checkpoints.load_all(repo):
+        made = item.note.extra.get("commits")
+        if isinstance(made, list) and item.note.agent:
+            recorded.update({str(oid): item.note.agent for oid in made})
+    shown: list[tuple[str, str, str | None]] = []
+    for record in out.split("\x1e"):
+        fields = record.strip("\n").split("\0")
+        if len(fields) < 6:
+            continue
+        oid, short, committer, author, subject, message = fields[:6]
+        by = recorded.get(oid) or next((name for name in agents.NAMES
+                                        if agents.get(name).made_commit(committer, author, message)), None)
+        shown.append((short, subject, by))
+    return Since(note.seq, short_old, short_new, branch, count, shown)
 
 
 def _rewinder(agent: str) -> Rewinder:
@@ -174,7 +231,10 @@ def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str]
             _remember_message(repo, target, plan)
     # A fetched checkpoint's session is the sender's: nothing to resume here unless it was handed over.
     resume = applied.resume if applied else resume_hint(target.note) if target.source is None else None
-    return Result(outcome, applied, plan, resume)
+    since = None
+    if mode != "conversation" and retarget is None and outcome.safety is not None:
+        since = commits_since(repo, target.note, outcome.plan.head_now)
+    return Result(outcome, applied, plan, resume, since)
 
 
 def _remember_message(repo: Repo, target: Checkpoint, plan: conversation.Plan) -> None:

@@ -14,7 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .restore import Plan
     from .takeback import Planner
-    from .undo import Result
+    from .undo import Result, Since
 
 
 def parse(argv: list[str]) -> tuple[str | None] | None:
@@ -109,6 +109,8 @@ def result_lines(result: Result, target: str, verb: str, warned: bool = False,
             echo(f"not restored (a directory with uncaptured files is in the way): {path}", err=True)
         for path in outcome.reinstated:
             echo(f"kept git-rewind installed: its entries are back in {path}")
+    if result.since is not None:
+        lines += [(line, False) for line in since_lines(result.since, done=True)]
     if result.applied is not None:
         echo(result.applied.detail)
     plan = result.plan
@@ -118,6 +120,28 @@ def result_lines(result: Result, target: str, verb: str, warned: bool = False,
             echo(f"  {line}")
     if result.resume:
         echo(f"resume with: {result.resume}")
+    return lines
+
+
+def since_lines(since: Since, done: bool) -> list[str]:
+    """What an undo of the files leaves on the branch: the commits made since its checkpoint (an agent's marked),
+    and the git commands the person may want about them (git-rewind never runs them). DONE: after the undo
+    (the files are already back: `git reset --keep` and `git revert` would refuse them as local changes)."""
+    where = since.branch or "HEAD"
+    many = "the commit" if since.count == 1 else f"the {since.count} commits"
+    lines = [f"{where} keeps {many} made since #{since.seq} (HEAD stays at {since.new}):"]
+    for short, subject, by in since.shown:
+        lines.append(f"  {short} {subject}" + (f"  [{by}]" if by else ""))
+    if since.count > len(since.shown):
+        lines.append(f"  … and {since.count - len(since.shown)} more (git log {since.old}..{since.new})")
+    if done:
+        lines.append(f"to take them off {where} as well (the files stay as restored): git reset {since.old}")
+        lines.append(f"or to keep them and add commits that revert them instead: "
+                     f"git rewind redo && git revert --no-edit {since.old}..{since.new}")
+    else:
+        lines.append(f"to take them off {where} as well, after the undo: git reset {since.old}")
+        lines.append(f"or, instead of this undo, commits that revert them: "
+                     f"git revert --no-edit {since.old}..{since.new}")
     return lines
 
 
@@ -135,8 +159,9 @@ def nothing_to_take_back(planner: Planner | None) -> str | None:
 
 
 def preview_lines(plan: Plan | None, target: str, planner: Planner | None,
-                  conversation: str | None) -> list[tuple[str, bool]]:
-    """A rewind's preview (what --dry-run prints, the web page's dialog shows): (line, for stderr) pairs."""
+                  conversation: str | None, since: Since | None = None) -> list[tuple[str, bool]]:
+    """A rewind's preview (what --dry-run prints, the web page's dialog shows): (line, for stderr) pairs. SINCE:
+    the commits the branch keeps (undo.commits_since)."""
     from . import config, restore
 
     lines: list[tuple[str, bool]] = []
@@ -161,6 +186,8 @@ def preview_lines(plan: Plan | None, target: str, planner: Planner | None,
                     lines.append((f"warning: attribution is unknown for {shown}: those changes are kept", True))
             lines.append((f"{len(plan.writes)} to write, {len(plan.removals)} to remove", False))
         lines += [(f"warning: {line}", True) for line in restore.warnings(plan)]
+    if since is not None:
+        lines += [(line, False) for line in since_lines(since, done=False)]
     if conversation is not None:
         lines.append((conversation, False))
     return lines

@@ -531,6 +531,7 @@ def run(command: list[str], session: str | None = None) -> int:
     stop = threading.Event()
     threading.Thread(target=_signal_thread, args=(child, writer, stop), daemon=True).start()
     watch = Session(repo, settings, name, command[0] if command else None)
+    watch.memo["argv"] = list(command)  # the agent may read its own options (Aider: --chat-history-file)
     loop = Loop(watch, settings["watch_settle_ms"])
     try:
         _watch(watch, loop, reader, stop, child, command)

@@ -280,13 +280,19 @@ def test_every_registered_agent_is_an_agent_with_every_capability_declared(name:
 
     agent = agents.get(name)
     assert isinstance(agent, Agent) and agent.name == name and agents.get(name) is agent
-    assert agent.scopes and "user" in agent.scopes
+    event = agent.parse({})
+    assert event.agent == name
+    if not agent.scopes:  # a watched agent (git rewind watch -- PROGRAM): no hooks to install anywhere
+        assert agent.programs and not agent.hooks and agent.readable_files() == {}
+        with pytest.raises(RewindError, match="git rewind watch -- "):
+            agent.target("user", str(tmp_path / "proj"), str(tmp_path / "home"))
+        assert isinstance(agent.conversation(), (Rewinder, str))
+        return
+    assert "user" in agent.scopes
     assert all(isinstance(event, str) and (m is None or isinstance(m, str)) for event, m in agent.hooks.items())
     assert isinstance(agent.wrapped, bool) and isinstance(agent.context_on_prompt, bool)
     for scope in agent.scopes:
         assert agent.target(scope, str(tmp_path / "proj"), str(tmp_path / "home")).startswith(str(tmp_path))
-    event = agent.parse({})
-    assert event.agent == name
     reply = agent.hook_reply("Stop")
     assert reply is None or isinstance(reply, dict)
     resume = agent.resume_command("s1")

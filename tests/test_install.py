@@ -611,7 +611,7 @@ def machine_paths(w: Workdir, home: Path) -> list[str]:
     return [sys.prefix, os.path.dirname(install.executable()[0]), str(home), str(w.path)]
 
 
-@pytest.mark.parametrize("agent", sorted(agents.NAMES))
+@pytest.mark.parametrize("agent", sorted(n for n in agents.NAMES if "project" in agents.get(n).scopes))
 def test_a_project_install_names_no_path_of_this_machine(project: Workdir, home: Path, agent: str) -> None:
     w = project
     before = set(w.git("ls-files", "--others", "--exclude-standard").split())

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 # Agent name → the module that defines its AGENT, in the order commands list them.
 MODULES = {"claude-code": f"{__name__}.claude_code", "droid": f"{__name__}.droid", "gemini": f"{__name__}.gemini",
            "codex": f"{__name__}.codex", "opencode": f"{__name__}.opencode", "cursor": f"{__name__}.cursor",
-           "copilot": f"{__name__}.copilot", "qwen": f"{__name__}.qwen"}
+           "copilot": f"{__name__}.copilot", "qwen": f"{__name__}.qwen", "aider": f"{__name__}.aider"}
 NAMES = tuple(MODULES)
 
 

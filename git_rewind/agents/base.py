@@ -300,6 +300,11 @@ class Agent:
         read so far). Never raises: what cannot be read is left out."""
         return {}
 
+    def made_commit(self, committer: str, author: str, message: str) -> bool:
+        """A commit with this COMMITTER and AUTHOR name and MESSAGE carries the agent's own mark (Aider's trailer):
+        what an undo's note on the commits the branch keeps names as the agent's."""
+        return False
+
     # hooks in the agent's settings -------------------------------------------------------------
 
     def settings_file(self, scope: str, root: str | None, home: str) -> str:

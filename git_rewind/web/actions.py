@@ -82,7 +82,10 @@ class Rewind:
                                retarget=self.planner) if self.mode != "conversation" else None
         described = self.described
         nothing = undocmd.nothing_to_take_back(self.planner)
-        lines = [line for line, _err in undocmd.preview_lines(plan, self.target.label, self.planner, described)]
+        since = undo.commits_since(self.repo, self.target.note, plan.head_now) \
+            if plan is not None and self.planner is None else None
+        lines = [line for line, _err in undocmd.preview_lines(plan, self.target.label, self.planner, described,
+                                                               since)]
         outcome = self.planner.outcome if self.planner is not None else None
         busy = turns.at_work(self.repo, time.time())
         return {"ok": True, "dry_run": True,

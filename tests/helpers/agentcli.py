@@ -21,6 +21,7 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ OPENCODE_PACKAGES = ["opencode-ai@1.18.33", "opencode-linux-x64@1.18.33"]
 # The npm package is a loader; the program is the native binary of the platform package, named explicitly.
 COPILOT_PACKAGES = ["@github/copilot@1.0.102", "@github/copilot-linux-x64@1.0.102"]
 QWEN_PACKAGES = ["@qwen-code/qwen-code@0.15.10"]
+AIDER_PACKAGES = ["aider-chat==0.86.2"]  # from PyPI, into a virtual environment of its own
 
 e2e = pytest.mark.skipif(os.environ.get(SKIP_ENV) == "1", reason=f"{SKIP_ENV}=1")
 
@@ -99,11 +101,39 @@ def qwen() -> Path:
     return _ensure("qwen", QWEN_PACKAGES, Path("node_modules/.bin/qwen"))
 
 
+def aider() -> Path:
+    """The `aider` script of aider-chat, in a virtual environment under the cache (pip's own cache beside it,
+    so a rerun with the environment gone downloads nothing), installed if missing."""
+    def commands(prefix: Path) -> list[list[str]]:
+        venv = prefix / "venv"
+        shutil.rmtree(venv, ignore_errors=True)  # a half-made one from an interrupted install
+        return [[sys.executable, "-m", "venv", str(venv)],
+                [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", *AIDER_PACKAGES]]
+
+    return _install_once("aider", Path("venv/bin/aider"), commands, f"pip install {' '.join(AIDER_PACKAGES)}",
+                         PIP_CACHE_DIR=str(cache_dir() / "aider" / "pip-cache"), PIP_DISABLE_PIP_VERSION_CHECK="1")
+
+
 def _usable(binary: Path) -> bool:
     return binary.is_file() and os.access(binary, os.X_OK)
 
 
 def _ensure(name: str, packages: list[str], binary_rel: Path) -> Path:
+    """PACKAGES installed with npm into the cache's NAME directory, for BINARY_REL."""
+    def commands(prefix: Path) -> list[list[str]]:
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.fail(f"cannot install {' '.join(packages)}: npm is not on PATH "
+                        f"(or set {SKIP_ENV}=1 to skip the end-to-end tests)", pytrace=False)
+        return [[npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error", *packages]]
+
+    return _install_once(name, binary_rel, commands, f"npm install {' '.join(packages)}")
+
+
+def _install_once(name: str, binary_rel: Path, commands: Callable[[Path], list[list[str]]], what: str,
+                  **env: str) -> Path:
+    """The cache's NAME/BINARY_REL, made by running COMMANDS (given the directory) only when it is missing, under
+    a file lock so that parallel test processes install once; any failure fails the test, saying WHAT failed."""
     prefix = cache_dir() / name
     binary = prefix / binary_rel
     if _usable(binary):
@@ -115,19 +145,17 @@ def _ensure(name: str, packages: list[str], binary_rel: Path) -> Path:
     with _FileLock(prefix.parent / f".{name}.install.lock", INSTALL_TIMEOUT + 60):
         if _usable(binary):  # another process installed it while we waited
             return binary
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail(f"cannot install {' '.join(packages)}: npm is not on PATH "
-                        f"(or set {SKIP_ENV}=1 to skip the end-to-end tests)", pytrace=False)
-        command = [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error", *packages]
-        try:
-            proc = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT,
-                                  stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"`{' '.join(command)}` took more than {INSTALL_TIMEOUT} s", pytrace=False)
+        for command in commands(prefix):
+            try:
+                proc = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT,
+                                      stdin=subprocess.DEVNULL, env={**os.environ, **env})
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"`{' '.join(command)}` took more than {INSTALL_TIMEOUT} s", pytrace=False)
+            if proc.returncode != 0:
+                break
         if proc.returncode != 0 or not _usable(binary):
             why = (proc.stderr.strip() or proc.stdout.strip()).splitlines()[-1:] or ["no output"]
-            pytest.fail(f"`npm install {' '.join(packages)}` into {prefix} did not give {binary_rel} "
+            pytest.fail(f"`{what}` into {prefix} did not give {binary_rel} "
                         f"(exit {proc.returncode}): {why[0]}", pytrace=False)
     return binary
 
@@ -422,7 +450,7 @@ def check_two_prompt_session(work: Workdir, session: str, agent: str, write_tool
 
 if __name__ == "__main__":
     # `.ci/run` installs every CLI up front: `PYTHONPATH=tests python -m helpers.agentcli`.
-    for find in (claude_code, droid, gemini, codex, opencode, copilot, qwen):
+    for find in (claude_code, droid, gemini, codex, opencode, copilot, qwen, aider):
         try:
             print(f"{find.__name__}: {find()}")
         except pytest.fail.Exception as exc:

@@ -357,6 +357,10 @@ class Handler(BaseHTTPRequestHandler):
             request.prompt, request.turn, turn = self.model.choose(body)
         else:  # a title or summary request
             turn = Text("Mock session")
+        self.openai_answer(request, turn, body)
+
+    def openai_answer(self, request: Request, turn: Turn, body: dict[str, Any]) -> None:
+        """Record REQUEST as playing TURN and answer it as a chat completion (streamed when the body asks)."""
         request.played = turn
         completion_id = self.model.new_id("chatcmpl-mock-")
         created = int(time.time())
