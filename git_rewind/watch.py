@@ -405,11 +405,13 @@ class Loop:
             changed = sorted(p for p, e in watcher.dirty.items() if e <= epoch)
             if not changed and not final:
                 return None
-            if changed and len(snapshot.ignored(self.repo, changed)) == len(changed):
+            ignored = snapshot.ignored(self.repo, changed)
+            if changed and len(ignored) == len(changed):
                 watcher.forget(epoch)  # only ignored files changed: nothing a checkpoint would hold
                 if not final:
                     self._later(watcher)
                     return None
+            changed = [p for p in changed if p not in ignored]  # the message names what the checkpoint holds
         if message is None:
             message = f"{self.run.agent_name} changed " + (_shown(changed) if changed else "files")
         try:

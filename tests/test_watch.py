@@ -423,6 +423,21 @@ def test_a_program_that_only_touches_ignored_files_gets_no_checkpoint_for_them(p
                 or p.startswith("node_modules/")}
 
 
+def test_a_checkpoint_message_names_only_the_files_it_holds(project: Workdir, tmp_path: Path) -> None:
+    """An ignored file changed with a kept one (Aider's .aider.chat.history.md beside its edit) is not named."""
+    prog = _script(tmp_path, """\
+        wait(1)
+        write("build.log", "x\\n")
+        write("src/new.py", "print(1)\\n")
+        wait(2)
+        """)
+    run = _watch(project, sys.executable, prog)
+    assert run.returncode == 0, run.stderr
+    settled = _notes(project)[1]
+    assert "src/new.py" in str(settled["message"]) and "build.log" not in str(settled["message"]), settled
+    assert "build.log" not in _files(project, settled["commit"])
+
+
 def test_in_a_large_repository_it_starts_the_daemon_as_hooks_do_with_signals_it_can_be_stopped_by(
         project: Workdir, daemons: list[Workdir]) -> None:
     daemons.append(project)
