@@ -644,7 +644,7 @@ def test_the_opencode_plugin_in_a_project_runs_git_rewind_from_path(project: Wor
     w = project
     w.ok("install", "--agent", "opencode", "--scope", "project")
     text = (w.path / ".opencode" / "plugin" / "git-rewind.ts").read_text()
-    assert text == opencode.shipped_plugin() and 'const PROGRAM: string[] = ["git-rewind"]' in text
+    assert text == opencode.AGENT.shipped_plugin() and 'const PROGRAM: string[] = ["git-rewind"]' in text
 
 
 @pytest.mark.parametrize("agent", HOOK_AGENTS)
