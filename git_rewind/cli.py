@@ -760,7 +760,7 @@ def _scope_root(scope: str) -> str | None:
 @click.option("--agent", type=AGENT_CHOICE, required=True, help="Which agent's hooks to write.")
 @click.option("--scope", type=click.Choice(["user", "project", "local"]), default="user", show_default=True,
               help="user: every project; project: the agent's directory in this repository (.claude/, "
-                   ".factory/, .gemini/, .codex/, .opencode/, .cursor/; shared); local: "
+                   ".factory/, .gemini/, .codex/, .opencode/, .kilo/, .cursor/; shared); local: "
                    ".claude/settings.local.json (Claude Code only; yours only).")
 @click.option("--mcp", "mcp_server", is_flag=True,
               help="Add the MCP server (git rewind mcp) to the agent's MCP configuration instead of the hooks.")
@@ -903,6 +903,8 @@ def status_command(limit: int, as_json: bool) -> None:
     click.echo("hooks installed:" if info.installed else "hooks installed: none (git rewind install --agent …)")
     for agent, scope, path in info.installed:
         click.echo(f"  {agent:<12} {scope:<8} {path}")
+    for agent, path in info.duplicates:
+        click.echo(f"warning: {agent} also loads git-rewind's hooks from {path}: every hook runs twice; remove one")
     if info.mcp_installed:
         click.echo("MCP server installed:")
     for agent, scope, path in info.mcp_installed:

@@ -215,6 +215,12 @@ def installed(root: str | None, home: str | None = None) -> list[tuple[str, str,
     return found
 
 
+def duplicates(root: str | None, home: str | None = None) -> list[tuple[str, str]]:
+    """(agent, file) for every copy of our hooks an agent loads besides what install wrote (Agent.also_loaded)."""
+    home = home or os.path.expanduser("~")
+    return [(name, path) for name in agents.NAMES for path in agents.get(name).also_loaded(root, home)]
+
+
 # the MCP server ----------------------------------------------------------------------------------
 #
 # `install --mcp` adds one server, "git-rewind", to the agent's MCP configuration (where, and the

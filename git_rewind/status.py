@@ -20,7 +20,7 @@ class Status:
     """Everything `status` shows."""
 
     __slots__ = ("repository", "config_error", "settings", "installed", "mcp_installed", "decisions", "redos",
-                 "daemon", "store", "sync")
+                 "daemon", "store", "sync", "duplicates")
 
     def __init__(self, repository: str | None, config_error: str | None, settings: dict[str, config.Setting],
                  installed: list[tuple[str, str, str]], mcp_installed: list[tuple[str, str, str]],
@@ -35,6 +35,7 @@ class Status:
         self.daemon: dict[str, Json] | None = None  # the file-watcher daemon (daemon.describe); None outside
         self.store = store  # the store's size and cap (None outside a repository)
         self.sync: dict[str, Json] | None = None  # sharing: the remote, last push that worked, last error
+        self.duplicates: list[tuple[str, str]] = []  # (agent, file): a second copy of our hooks it also loads
 
     def as_json(self) -> dict[str, Json]:
         return {
@@ -48,6 +49,7 @@ class Status:
             "daemon": self.daemon,
             "store": self.store.as_json() if self.store else None,
             "sync": self.sync,
+            "duplicates": [{"agent": a, "file": f} for a, f in self.duplicates],
         }
 
 
@@ -109,6 +111,7 @@ def collect(limit: int, path: str | None = None) -> Status:
     status = Status(root, error, {key: settings[key] for key in POLICY_KEYS},
                     install.installed(root), install.mcp_installed(root),
                     hook.read_decisions(repo, limit) if repo else [], redos, store)
+    status.duplicates = install.duplicates(root)
     if repo is not None:
         from . import daemon
 
