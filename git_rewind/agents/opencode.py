@@ -339,7 +339,12 @@ class OpenCodeFamily(Agent):
         if os.path.exists(backup):
             os.replace(backup, path)
             return Change(path, changed=True)
-        return remove_created(path)  # and plugin/, if ours was all it held
+        change = remove_created(path)  # and plugin/, if ours was all it held
+        try:
+            os.rmdir(os.path.dirname(os.path.dirname(path)))  # and .kilo/ (.opencode/), if it is empty now
+        except OSError:
+            pass
+        return change
 
     def hooks_installed(self, path: str) -> bool:
         """Our plugin is at PATH."""
