@@ -42,6 +42,8 @@ GEMINI_PACKAGES = ["@google/gemini-cli@0.61.0"]
 # The platform binary is an alias of a tagged @openai/codex release; named explicitly, as npm may skip it.
 CODEX_PACKAGES = ["@openai/codex@0.169.0", "@openai/codex-linux-x64@npm:@openai/codex@0.169.0-linux-x64"]
 OPENCODE_PACKAGES = ["opencode-ai@1.18.33", "opencode-linux-x64@1.18.33"]
+# The newest @kilocode/cli (7.8.1) does not install: its platform package was never published.
+KILO_PACKAGES = ["@kilocode/cli@7.7.7", "@kilocode/cli-linux-x64@7.7.7"]
 
 e2e = pytest.mark.skipif(os.environ.get(SKIP_ENV) == "1", reason=f"{SKIP_ENV}=1")
 
@@ -86,6 +88,11 @@ def codex() -> Path:
 def opencode() -> Path:
     """The `opencode` binary of opencode-ai's linux-x64 package, installed if missing."""
     return _ensure("opencode", OPENCODE_PACKAGES, Path("node_modules/opencode-linux-x64/bin/opencode"))
+
+
+def kilo() -> Path:
+    """The `kilo` binary of @kilocode/cli's linux-x64 package, installed if missing."""
+    return _ensure("kilo", KILO_PACKAGES, Path("node_modules/@kilocode/cli-linux-x64/bin/kilo"))
 
 
 def _usable(binary: Path) -> bool:
@@ -407,7 +414,7 @@ def check_two_prompt_session(work: Workdir, session: str, agent: str, write_tool
 
 if __name__ == "__main__":
     # `.ci/run` installs every CLI up front: `PYTHONPATH=tests python -m helpers.agentcli`.
-    for find in (claude_code, droid, gemini, codex, opencode):
+    for find in (claude_code, droid, gemini, codex, opencode, kilo):
         try:
             print(f"{find.__name__}: {find()}")
         except pytest.fail.Exception as exc:
