@@ -138,9 +138,7 @@ def test_plugin_checkpoints_a_kilo_session_and_undo_full_forks_it_through_kilos_
     that sends neither prompt; `undo <edit> --conversation`: a fork that stops just before the edit call;
     `undo <turn end> --code`; redo."""
     work = agent_project
-    installed = work.rewind("install", "--agent", "kilo", "--scope", "project")
-    assert installed.returncode == 0, installed.stderr
-    plugin = work.path / ".kilo" / "plugin" / "git-rewind.ts"
+    plugin = agentcli.install_hooks(work, "kilo", "project", work.env)
     text = plugin.read_text()
     assert 'const PROGRAM: string[] = ["git-rewind"]' in text and 'const AGENT = "kilo"' in text  # from PATH
     user = work.user_state()
