@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.opencodeserver import SESSION, FakeOpenCode
+from helpers.opencodeserver import SESSION, FakeOpenCode, note
+from helpers.opencodeserver import hook as plugin_hook
 from helpers.workdir import Workdir
 
 from git_rewind import agents, event
@@ -26,17 +27,9 @@ def payload(w: Workdir, name: str, **fields: Any) -> dict[str, Any]:
             "serverUrl": "http://127.0.0.1:4096/", **fields}
 
 
-def hook(w: Workdir, data: dict[str, Any], *args: str) -> dict[str, Any]:
-    """Run the real hook as the plugin does (`--agent kilo` unless ARGS say otherwise); its last log entry."""
-    run = w.rewind("hook", *(args or ("--agent", "kilo")), input=json.dumps(data))
-    assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
-    log = (w.path / ".git" / "rewind" / "hook.log").read_text().splitlines()
-    return dict(json.loads(log[-1]))
-
-
-def note(w: Workdir, seq: int) -> dict[str, Any]:
-    listed = json.loads(w.ok("list", "--json", "-n", "0"))
-    return next(n for n in listed if n["seq"] == seq)
+def hook(w: Workdir, data: dict[str, Any]) -> dict[str, Any]:
+    """The real hook as our plugin runs it in Kilo (`--agent kilo`); its log entry."""
+    return plugin_hook(w, data, "--agent", "kilo")
 
 
 # payload → Event -------------------------------------------------------------------------------
@@ -102,8 +95,8 @@ def test_a_kilo_session_through_the_hook_is_recorded_as_kilos(agent_project: Wor
     w = agent_project
     index = (w.path / ".git" / "index").read_bytes()
     assert hook(w, payload(w, "session.created"))["action"] == "checkpoint"
-    # without --agent, the payload's host says kilo
-    assert hook(w, payload(w, "chat.message", messageID="msg_p1", prompt="rewrite app"), "")["action"] == "checkpoint"
+    prompt = payload(w, "chat.message", messageID="msg_p1", prompt="rewrite app")
+    assert plugin_hook(w, prompt)["action"] == "checkpoint"  # without --agent: the payload's host says kilo
     w.write("src/app.py", "print('hello')\n# written by the agent's first tool\n")
     entry = hook(w, payload(w, "tool.execute.before", tool="edit", callID="call_1", args={
         "filePath": str(w.path / "src/app.py"), "oldString": "print('hello')", "newString": "x" * 80}))

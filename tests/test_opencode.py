@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.opencodeserver import MESSAGES, SESSION, FakeOpenCode
+from helpers.opencodeserver import MESSAGES, SESSION, FakeOpenCode, hook, note
 from helpers.workdir import Workdir
 
 from git_rewind import agents, event
@@ -23,19 +23,6 @@ def payload(w: Workdir, name: str, **fields: Any) -> dict[str, Any]:
     """What the plugin sends for NAME (shared/agents/other-agents.md §4.1, observed live)."""
     return {"event": name, "sessionID": SESSION, "directory": str(w.path), "worktree": str(w.path),
             "serverUrl": "http://localhost:4096/", **fields}
-
-
-def hook(w: Workdir, data: dict[str, Any], *args: str) -> dict[str, Any]:
-    """Run the real hook as the plugin does; the plugin ignores stdout, but there is none anyway."""
-    run = w.rewind("hook", *args, input=json.dumps(data))
-    assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
-    log = (w.path / ".git" / "rewind" / "hook.log").read_text().splitlines()
-    return dict(json.loads(log[-1]))
-
-
-def note(w: Workdir, seq: int) -> dict[str, Any]:
-    listed = json.loads(w.ok("list", "--json", "-n", "0"))
-    return next(n for n in listed if n["seq"] == seq)
 
 
 # payload → Event -------------------------------------------------------------------------------

@@ -189,6 +189,7 @@ def install_hooks(work: Workdir, agent: str, scope: str, env: dict[str, str]) ->
         ("droid", "project"): work.path / ".factory" / "hooks.json",
         ("gemini", "user"): home / ".gemini" / "settings.json",
         ("gemini", "project"): work.path / ".gemini" / "settings.json",
+        ("opencode", "project"): work.path / ".opencode" / "plugin" / "git-rewind.ts",
         ("kilo", "user"): Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "kilo" / "plugin" / "git-rewind.ts",
         ("kilo", "project"): work.path / ".kilo" / "plugin" / "git-rewind.ts",
     }[(agent, scope)]

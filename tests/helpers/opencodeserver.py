@@ -1,5 +1,6 @@
-"""A stand-in for the server of OpenCode's family (OpenCode, Kilo): the few routes a conversation rewind uses,
-shaped as OpenCode 1.18.33 and Kilo 7.7.7 answered them live: GET /session/{id}, GET /session/{id}/message
+"""Both sides of OpenCode's family (OpenCode, Kilo) for tests without the agent: the real hook run as our plugin
+runs it, and a stand-in for the agent's server with the few routes a conversation rewind uses, shaped as
+OpenCode 1.18.33 and Kilo 7.7.7 answered them live: GET /session/{id}, GET /session/{id}/message
 ([{info, parts}]), POST /session/{id}/fork {messageID} (a new session with the messages strictly before it).
 """
 
@@ -11,7 +12,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from helpers.workdir import Workdir
+
 SESSION = "ses_test1"
+
+
+def hook(w: Workdir, data: dict[str, Any], *args: str) -> dict[str, Any]:
+    """Run the real hook as the plugin does; the plugin ignores stdout, but there is none anyway."""
+    run = w.rewind("hook", *args, input=json.dumps(data))
+    assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
+    log = (w.path / ".git" / "rewind" / "hook.log").read_text().splitlines()
+    return dict(json.loads(log[-1]))
+
+
+def note(w: Workdir, seq: int) -> dict[str, Any]:
+    listed = json.loads(w.ok("list", "--json", "-n", "0"))
+    return next(n for n in listed if n["seq"] == seq)
+
 
 
 class FakeOpenCode:
