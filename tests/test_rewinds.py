@@ -126,7 +126,8 @@ def test_gemini_and_codex_are_told_with_their_prompt_event_and_cursor_is_not(age
     run = hook(w, "cursor", {**cursor, "hook_event_name": "beforeSubmitPrompt", "prompt": "two", "attachments": []})
     assert HEADER not in run.stdout  # Cursor's prompt hook answers only {"continue": …}: nothing reaches the agent
     assert {name: agents.get(name).prompt_context for name in agents.NAMES} == {
-        "claude-code": True, "droid": True, "gemini": True, "codex": True, "cursor": False, "opencode": False}
+        "claude-code": True, "droid": True, "gemini": True, "codex": True, "cursor": False, "opencode": False,
+        "kilo": False}
 
 
 def test_a_rewind_that_changed_no_file_is_not_told(agent_project: Workdir) -> None:
