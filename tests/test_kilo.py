@@ -175,9 +175,14 @@ def test_install_refuses_while_our_plugin_is_in_kilocode_and_status_warns(projec
     assert run.returncode != 0 and len(run.stderr.strip().splitlines()) == 1, run.stderr
     assert str(other) in run.stderr and "twice" in run.stderr
     assert not (w.path / ".kilo").exists() and w.state() == state
+    assert "warning" not in w.ok("status")  # one copy, wherever it is, runs once
+    # One more, put there by hand: status warns.
+    (w.path / PLUGIN).parent.mkdir(parents=True)
+    (w.path / PLUGIN).write_text(kilo.AGENT.shipped_plugin())
     status = w.ok("status")
     assert f"warning: kilo also loads git-rewind's hooks from {other}: every hook runs twice" in status, status
     assert json.loads(w.ok("status", "--json"))["duplicates"] == [{"agent": "kilo", "file": str(other)}]
+    (w.path / PLUGIN).unlink()
     # Someone else's plugin there is no reason to refuse.
     other.write_text("export const Other = async () => ({})\n")
     w.ok("install", "--agent", "kilo", "--scope", "project")
@@ -213,6 +218,7 @@ def test_user_scope_goes_to_xdg_config_home_and_counts_kilos_other_user_folders(
     # Both scopes: allowed (a team's project file, a person's user install), but said.
     out = w.ok("install", "--agent", "kilo", "--scope", "project", env=env)
     assert f"also installed at user scope ({mine})" in out and "twice" in out, out
+    assert f"warning: kilo also loads git-rewind's hooks from {w.path / PLUGIN}" in w.ok("status", env=env)
     w.ok("uninstall", "--agent", "kilo", env=env)
     assert not mine.exists()
 
@@ -271,3 +277,20 @@ def test_a_kilo_conversation_is_not_handed_over(agent_project: Workdir) -> None:
     assert refusal.startswith("handing over a Kilo conversation is not available") and "--code" in refusal
     with pytest.raises(Exception, match="Kilo keeps its sessions in its own database"):
         kilo.AGENT.adopt_transcript(b"{}\n", SESSION, str(agent_project.path))
+
+
+def test_an_undo_to_a_checkpoint_with_our_plugin_in_kilocode_does_not_put_a_second_copy_back(
+        agent_project: Workdir) -> None:
+    """A restore puts back our own plugin where it took it out, unless Kilo would then load two copies: the
+    undo still succeeds, with the one copy the checkpoint had."""
+    w = agent_project
+    other = w.path / ".kilocode" / "plugin" / "git-rewind.ts"
+    other.parent.mkdir(parents=True)
+    other.write_text(kilo.AGENT.shipped_plugin())
+    w.ok("snap", "-m", "with the plugin in .kilocode")
+    other.unlink()
+    w.ok("install", "--agent", "kilo", "--scope", "project")
+    run = w.rewind("undo", "1", "--yes")
+    assert run.returncode == 0, run.stderr
+    assert other.read_text() == kilo.AGENT.shipped_plugin() and not (w.path / PLUGIN).exists()
+    assert "warning" not in w.ok("status")

@@ -88,11 +88,14 @@ class Kilo(OpenCodeFamily):
                 "hook runs twice" for p in there[:1]]
 
     def also_loaded(self, root: str | None, home: str) -> list[str]:
-        """Copies of our plugin Kilo loads from a place install never writes (status warns of each)."""
-        found = self.copies("user", root, home)
-        if root is not None:
-            found += self.copies("project", root, home)
-        return found
+        """When Kilo loads our plugin more than once (ROOT: the project, None outside one), every copy but the
+        first it loads (the user's config folder first): status warns of each. One copy anywhere is no
+        warning."""
+        loaded = []
+        for scope in ("user", "project") if root is not None else ("user",):
+            target = self.settings_file(scope, root, home)
+            loaded += ([target] if self.hooks_installed(target) else []) + self.copies(scope, root, home)
+        return loaded[1:]
 
 
 AGENT = Kilo()

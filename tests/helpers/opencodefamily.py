@@ -55,6 +55,8 @@ class Family:
     # `kilo run` wraps each argument holding a space in literal double quotes: such an agent gets the prompt
     # word by word (it joins them with spaces, so the model sees the prompt exactly).
     prompt_by_words: bool = False
+    permission: dict[str, str] = field(default_factory=dict)  # further permissions its config allows
+    run_timeout: float = agentcli.RUN_TIMEOUT  # seconds for one `run`
 
     @property
     def project_plugin(self) -> str:
@@ -65,7 +67,9 @@ OPENCODE = Family("opencode", "OpenCode", "opencode.json", {
     "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1"})
 KILO = Family("kilo", "Kilo", "kilo.json", {
     "KILO_DISABLE_MODELS_FETCH": "1", "KILO_DISABLE_AUTOUPDATE": "1", "KILO_DISABLE_SESSION_INGEST": "1",
-    "KILO_DISABLE_LSP_DOWNLOAD": "1", "KILO_TELEMETRY_LEVEL": "off"}, prompt_by_words=True)
+    "KILO_DISABLE_LSP_DOWNLOAD": "1", "KILO_TELEMETRY_LEVEL": "off"}, prompt_by_words=True,
+    permission={"external_directory": "allow"},
+    run_timeout=180)  # Kilo starts slower: 20-60 s a run measured on a loaded 2-core machine, where OpenCode takes 5-15
 
 
 def script(plan: str) -> dict[str, list[Turn]]:
@@ -101,7 +105,7 @@ def family_env(family: Family, work: Workdir, model: MockModel, binary: Path) ->
                               "options": {"baseURL": f"{model.url}/v1", "apiKey": "test-key"},
                               "models": {"mock-model": {"name": "Mock Model", "tool_call": True}}}},
         "model": "mock/mock-model", "small_model": "mock/mock-model", "autoupdate": False, "share": "disabled",
-        "permission": {"edit": "allow", "bash": "allow"}}))
+        "permission": {"edit": "allow", "bash": "allow", **family.permission}}))
     env = dict(work.env)
     env.update(
         PATH=os.pathsep.join([str(binary.parent), agentcli.rewind_bin_dir(), "/usr/bin", "/bin"]),
@@ -116,12 +120,14 @@ def family_env(family: Family, work: Workdir, model: MockModel, binary: Path) ->
 
 
 def run(family: Family, binary: Path, work: Workdir, env: dict[str, str], prompt: str, session: str | None = None,
-        timeout: float = agentcli.RUN_TIMEOUT) -> str:
+        timeout: float | None = None) -> str:
     """`<agent> run --format json [-s SESSION] PROMPT`; returns the session id it reported."""
     words = prompt.split() if family.prompt_by_words else [prompt]
     command = [str(binary), "run", "--format", "json", *(["-s", session] if session else []), *words]
     idle = _turn_ends(work)
-    proc = agentcli.run(command, work.path, env, timeout=timeout)
+    started = time.monotonic()
+    proc = agentcli.run(command, work.path, env, timeout=timeout or family.run_timeout)
+    print(f"{family.name} run {prompt.split()[0]} took {time.monotonic() - started:.1f} s")  # pytest -s shows it
     _await_turn_end(work, idle)
     assert proc.returncode == 0, f"{family.name} run: {proc.returncode}: {proc.stderr[-2000:]}{proc.stdout[-2000:]}"
     events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
