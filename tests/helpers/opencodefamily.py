@@ -67,9 +67,11 @@ OPENCODE = Family("opencode", "OpenCode", "opencode.json", {
     "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1"})
 KILO = Family("kilo", "Kilo", "kilo.json", {
     "KILO_DISABLE_MODELS_FETCH": "1", "KILO_DISABLE_AUTOUPDATE": "1", "KILO_DISABLE_SESSION_INGEST": "1",
-    "KILO_DISABLE_LSP_DOWNLOAD": "1", "KILO_TELEMETRY_LEVEL": "off"}, prompt_by_words=True,
-    permission={"external_directory": "allow"},
-    run_timeout=180)  # Kilo starts slower: 20-60 s a run measured on a loaded 2-core machine, where OpenCode takes 5-15
+    "KILO_DISABLE_LSP_DOWNLOAD": "1", "KILO_TELEMETRY_LEVEL": "off",
+    # Kilo's own snapshot of the work tree taking over 10 s (a loaded machine) makes it ask "Continue with
+    # snapshots / Disable for this project" and, in `run`, wait out its 120 s turn budget unanswered.
+    "KILO_SNAPSHOT_TRACK_TIMEOUT_MS": "600000"}, prompt_by_words=True, permission={"external_directory": "allow"},
+    run_timeout=180)  # Kilo starts slower: 20-45 s a run measured on a loaded 2-core machine
 
 
 def script(plan: str) -> dict[str, list[Turn]]:
