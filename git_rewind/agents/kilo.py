@@ -32,6 +32,10 @@ class Kilo(OpenCodeFamily):
     program = "kilo"
     config_name = "kilo"
     project_dir = ".kilo"
+    # The server a rewind starts reads sessions only: without the project's config it does not begin the npm
+    # install Kilo runs for every folder holding a plugin, which, cut short when the server is stopped, made
+    # the next `kilo` start wait a minute (measured in tests/test_e2e_kilo.py).
+    server_env = {"KILO_DISABLE_PROJECT_CONFIG": "1"}
 
     def plugin_dirs(self, scope: str, root: str | None, home: str,
                     environ: Mapping[str, str] | None = None) -> list[str]:

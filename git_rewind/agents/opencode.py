@@ -228,6 +228,7 @@ class OpenCodeFamily(Agent):
     program = ""  # its executable: the resume command and `serve` for a rewind
     config_name = ""  # its folder below $XDG_CONFIG_HOME (user scope)
     project_dir = ""  # its folder in a project (project scope)
+    server_env: dict[str, str] = {}  # what the `serve` a rewind starts runs with, besides the environment
     hooks = HOOKS
     wrapped = False
     prompt_context = False  # our plugin ignores the hook's stdout (chat.message could push parts: not done)
@@ -387,7 +388,8 @@ class OpenCodeFamily(Agent):
         cwd = directory if directory and os.path.isdir(directory) else None
         process = subprocess.Popen([binary, "serve", "--pure", "--port", "0", "--hostname", "127.0.0.1"],
                                    cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
+                                   stderr=subprocess.STDOUT, start_new_session=True,
+                                   env={**os.environ, **self.server_env} if self.server_env else None)
         server = Server(self.title, "http://127.0.0.1", directory, process)
         atexit.register(server.close)  # a plan that is never applied (a refusal, --dry-run) still stops it
         assert process.stdout is not None
