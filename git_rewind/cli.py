@@ -794,7 +794,7 @@ def _scope_root(scope: str) -> str | None:
 @click.option("--agent", type=AGENT_CHOICE, required=True, help="Which agent's hooks to write.")
 @click.option("--scope", type=click.Choice(["user", "project", "local"]), default="user", show_default=True,
               help="user: every project; project: the agent's directory in this repository (.claude/, "
-                   ".factory/, .gemini/, .codex/, .opencode/, .cursor/; shared); local: "
+                   ".factory/, .gemini/, .codex/, .opencode/, .kilo/, .cursor/; shared); local: "
                    ".claude/settings.local.json (Claude Code only; yours only).")
 @click.option("--mcp", "mcp_server", is_flag=True,
               help="Add the MCP server (git rewind mcp) to the agent's MCP configuration instead of the hooks.")
@@ -939,6 +939,8 @@ def status_command(limit: int, as_json: bool) -> None:
         click.echo(f"  {agent:<12} {scope:<8} {path}")
     for agent in info.watched:
         click.echo(f"  {agent:<12} no hooks: run it as git rewind watch -- {agent} …")
+    for agent, path in info.duplicates:
+        click.echo(f"warning: {agent} also loads git-rewind's hooks from {path}: every hook runs twice; remove one")
     if info.mcp_installed:
         click.echo("MCP server installed:")
     for agent, scope, path in info.mcp_installed:

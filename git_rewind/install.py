@@ -215,6 +215,12 @@ def installed(root: str | None, home: str | None = None) -> list[tuple[str, str,
     return found
 
 
+def duplicates(root: str | None, home: str | None = None) -> list[tuple[str, str]]:
+    """(agent, file) for every copy of our hooks an agent loads besides what install wrote (Agent.also_loaded)."""
+    home = home or os.path.expanduser("~")
+    return [(name, path) for name in agents.NAMES for path in agents.get(name).also_loaded(root, home)]
+
+
 # the MCP server ----------------------------------------------------------------------------------
 #
 # `install --mcp` adds one server, "git-rewind", to the agent's MCP configuration (where, and the
@@ -406,10 +412,15 @@ def in_tree(root: str, touched: list[str], home: str | None = None) -> list[tupl
 
 
 def reinstate(root: str, entries: list[tuple[str, str, str, str]], home: str | None = None) -> list[str]:
-    """Install ENTRIES again where a restore took them out; the files whose entries were put back."""
+    """Install ENTRIES again where a restore took them out; the files whose entries were put back. An install the
+    agent refuses now (Kilo: the restored files hold our plugin elsewhere already) is left out: the restore
+    stands."""
     restored = []
     for kind, agent, scope, path in entries:
-        change = (install_mcp if kind == "mcp" else install)(agent, scope, root, home)
+        try:
+            change = (install_mcp if kind == "mcp" else install)(agent, scope, root, home)
+        except RewindError:
+            continue
         if change.changed or any(c.action == "installed" for c in change.commands):
             restored.append(path)
     return restored

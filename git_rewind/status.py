@@ -20,7 +20,7 @@ class Status:
     """Everything `status` shows."""
 
     __slots__ = ("repository", "config_error", "settings", "installed", "mcp_installed", "decisions", "redos",
-                 "daemon", "store", "sync", "watched")
+                 "daemon", "store", "sync", "watched", "duplicates")
 
     def __init__(self, repository: str | None, config_error: str | None, settings: dict[str, config.Setting],
                  installed: list[tuple[str, str, str]], mcp_installed: list[tuple[str, str, str]],
@@ -36,6 +36,7 @@ class Status:
         self.store = store  # the store's size and cap (None outside a repository)
         self.sync: dict[str, Json] | None = None  # sharing: the remote, last push that worked, last error
         self.watched: list[str] = []  # agents with no hooks, checkpointed under `git rewind watch -- PROGRAM`
+        self.duplicates: list[tuple[str, str]] = []  # (agent, file): a second copy of our hooks it also loads
 
     def as_json(self) -> dict[str, Json]:
         return {
@@ -50,6 +51,7 @@ class Status:
             "store": self.store.as_json() if self.store else None,
             "sync": self.sync,
             "watched": list(self.watched),
+            "duplicates": [{"agent": a, "file": f} for a, f in self.duplicates],
         }
 
 
@@ -114,6 +116,7 @@ def collect(limit: int, path: str | None = None) -> Status:
     from . import agents
 
     status.watched = [name for name in agents.NAMES if agents.get(name).programs and not agents.get(name).scopes]
+    status.duplicates = install.duplicates(root)
     if repo is not None:
         from . import daemon
 

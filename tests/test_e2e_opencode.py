@@ -1,49 +1,24 @@
-"""End to end with the real OpenCode CLI: our plugin, installed by `git rewind install`, checkpoints a session,
-and `git rewind undo --full` forks the conversation through OpenCode's own server.
+"""End to end with the real OpenCode CLI (opencode-ai 1.18.33): our plugin, installed by `git rewind install`,
+checkpoints a session, and `git rewind undo --full` forks the conversation through OpenCode's own server
+(`opencode serve --pure`, started for the rewind). The session and its checks are shared with Kilo, OpenCode's
+fork: tests/helpers/opencodefamily.py.
 
-OpenCode runs against the scripted mock model (tests/helpers/mockmodel.py, chat completions) as an
-`@ai-sdk/openai-compatible` provider in a scratch HOME, with model fetches, autoupdate and LSP
-downloads off (shared/agents/other-agents.md §4.5). `opencode run "…"` starts a session,
-`opencode run -s <id> "…"` continues one. At startup OpenCode installs `@opencode-ai/plugin` into
-every plugin directory's parent (~/.config/opencode, .opencode): our plugin imports only its
-types, so it runs whether or not that install succeeds; the first run waits for it, hence the
-longer first timeout.
-
-No OpenCode server is running when `git rewind undo` runs here (`opencode run` answers on none),
-so each conversation rewind starts `opencode serve` itself, from PATH, and stops it.
+OpenCode is kept offline with OPENCODE_DISABLE_MODELS_FETCH, _AUTOUPDATE and _LSP_DOWNLOAD
+(shared/agents/other-agents.md §4.5); at start it installs `@opencode-ai/plugin` with npm, through the npm
+cache kept beside it, hence the longer first timeout.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import pytest
 from helpers import agentcli
-from helpers.agentcli import (
-    DRAFT_1,
-    DRAFT_2,
-    DRAFT_3,
-    PLAN,
-    PLAN_V1,
-    PLAN_V2,
-    SHELL_FILE,
-    SHELL_TEXT,
-    blob,
-    decisions,
-    e2e,
-)
-from helpers.mockmodel import MockModel, Text, ToolCall, Turn
+from helpers.agentcli import e2e
+from helpers.opencodefamily import OPENCODE, play
 from helpers.workdir import Workdir
 
 pytestmark = e2e
-
-PROMPT_1 = "P1-PLAN: write the plan, rewrite it, and leave a note from the shell"
-PROMPT_2 = "P2-POLISH: polish the plan"
-CONTINUE = "P3-CONTINUE: carry on from here"
-AGAIN = "P4-AGAIN: and once more"
-FIRST_RUN_TIMEOUT = 240  # seconds: the first start installs @opencode-ai/plugin with npm
 
 
 @pytest.fixture(scope="module")
@@ -51,170 +26,6 @@ def opencode() -> Path:
     return agentcli.opencode()
 
 
-def script(plan: str) -> dict[str, list[Turn]]:
-    """Prompt 1: write, a big edit, a shell command; prompt 2: one more edit (a batch: no checkpoint)."""
-    return {
-        PROMPT_1: [
-            ToolCall("write", {"filePath": plan, "content": PLAN_V1}),
-            ToolCall("edit", {"filePath": plan, "oldString": DRAFT_1, "newString": DRAFT_2}),
-            ToolCall("bash", {"command": f"printf '{SHELL_TEXT.strip()}\\n' > {SHELL_FILE}",
-                              "description": "leave a note"}),
-            Text("The plan is written."),
-        ],
-        PROMPT_2: [
-            ToolCall("edit", {"filePath": plan, "oldString": DRAFT_2, "newString": DRAFT_3}),
-            Text("Polished."),
-        ],
-        CONTINUE: [Text("Carrying on.")],
-        AGAIN: [Text("Once more.")],
-    }
-
-
-def opencode_env(work: Workdir, model: MockModel, binary: Path) -> dict[str, str]:
-    """Scratch HOME whose global OpenCode config has the mock as its only model; OpenCode kept offline.
-
-    PATH has OpenCode (for the rewind's `opencode serve`) and git-rewind: a project's plugin names no
-    path of this machine and runs the git-rewind on PATH, as on a teammate's machine with it installed.
-    """
-    home = Path(work.env["HOME"])
-    config = home / ".config" / "opencode"
-    config.mkdir(parents=True, exist_ok=True)
-    (config / "opencode.json").write_text(json.dumps({
-        "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
-                              "options": {"baseURL": f"{model.url}/v1", "apiKey": "test-key"},
-                              "models": {"mock-model": {"name": "Mock Model", "tool_call": True}}}},
-        "model": "mock/mock-model", "small_model": "mock/mock-model", "autoupdate": False, "share": "disabled",
-        "permission": {"edit": "allow", "bash": "allow"}}))
-    env = dict(work.env)
-    env.update(
-        PATH=os.pathsep.join([str(binary.parent), agentcli.rewind_bin_dir(), "/usr/bin", "/bin"]),
-        XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local" / "share"),
-        XDG_CACHE_HOME=str(home / ".cache"), XDG_STATE_HOME=str(home / ".local" / "state"),
-        OPENCODE_DISABLE_MODELS_FETCH="1", OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_LSP_DOWNLOAD="1",
-        npm_config_cache=str(agentcli.cache_dir() / "opencode-npm-cache"),
-        GIT_REWIND_ANTI_SPAM_SECONDS="0",
-        PWD=str(work.path),  # OpenCode takes its project directory from PWD, not from its cwd
-    )
-    return env
-
-
-def run(binary: Path, work: Workdir, env: dict[str, str], prompt: str, session: str | None = None,
-        timeout: float = agentcli.RUN_TIMEOUT) -> str:
-    """`opencode run --format json [-s SESSION] PROMPT`; returns the session id it reported."""
-    command = [str(binary), "run", "--format", "json", *(["-s", session] if session else []), prompt]
-    proc = agentcli.run(command, work.path, env, timeout=timeout)
-    assert proc.returncode == 0, f"opencode run exited {proc.returncode}: {proc.stderr[-2000:]}{proc.stdout[-2000:]}"
-    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    ids = {e.get("sessionID") for e in events if e.get("sessionID")}
-    assert len(ids) == 1, proc.stdout[-2000:]
-    assert not any(e.get("type") == "error" for e in events), proc.stdout[-2000:]
-    return str(ids.pop())
-
-
-def sent(model: MockModel, prompt: str) -> str:
-    """The conversation of the first main request made for PROMPT, as JSON text."""
-    requests = model.main_requests(prompt)
-    assert requests, f"no model request for {prompt!r}"
-    return json.dumps(requests[0].body["messages"])
-
-
-def rewind(work: Workdir, env: dict[str, str], *args: str) -> str:
-    result = work.rewind(*args, env=env)
-    assert result.returncode == 0, f"git rewind {' '.join(args)}: {result.stderr}{result.stdout}"
-    return result.stdout
-
-
-def new_session(output: str) -> str:
-    line = next(x for x in output.splitlines() if x.startswith("resume with: opencode -s "))
-    return line.rsplit(" ", 1)[1]
-
-
 def test_plugin_checkpoints_a_session_and_undo_full_forks_it_through_opencodes_server(
         opencode: Path, agent_project: Workdir) -> None:
-    """Two prompts with write, edit and bash; then `undo <first prompt> --full`: its files, and a forked session
-    that sends neither prompt; `undo <edit> --conversation`: a fork that stops just before the edit call."""
-    work = agent_project
-    installed = work.rewind("install", "--agent", "opencode", "--scope", "project")
-    assert installed.returncode == 0, installed.stderr
-    plugin = work.path / ".opencode" / "plugin" / "git-rewind.ts"
-    assert plugin.is_file() and 'const PROGRAM: string[] = ["git-rewind"]' in plugin.read_text()  # from PATH
-    user = work.user_state()
-    turns = script(str(work.path / PLAN))
-    with MockModel(turns) as model:
-        env = opencode_env(work, model, opencode)
-        session = run(opencode, work, env, PROMPT_1, timeout=FIRST_RUN_TIMEOUT)
-        assert run(opencode, work, env, PROMPT_2, session=session) == session
-        assert model.played(PROMPT_1) == turns[PROMPT_1] and model.played(PROMPT_2) == turns[PROMPT_2]
-        calls = {prompt: model.tool_use_ids(prompt) for prompt in (PROMPT_1, PROMPT_2)}
-        results = model.tool_results(PROMPT_2)
-        assert set(calls[PROMPT_1].values()) <= set(results), results  # prompt 2 carried prompt 1's tool calls
-        assert (work.path / PLAN).read_text() == "# Plan\n" + DRAFT_3
-        assert (work.path / SHELL_FILE).read_text() == SHELL_TEXT
-        assert agentcli.hook_errors(work) == ""
-
-        log = agentcli.hook_log(work, session)
-        assert decisions(log) == [
-            ("session.created", None, "checkpoint"),
-            ("chat.message", None, "checkpoint"),
-            ("tool.execute.before", "write", "unchanged"),  # a new file: the tree equals the prompt's checkpoint
-            ("tool.execute.before", "edit", "checkpoint"),
-            ("tool.execute.after", "bash", "skip"),
-            ("session.idle", None, "checkpoint"),  # the turn end: files changed
-            ("chat.message", None, "checkpoint"),
-            ("tool.execute.before", "edit", "skip"),  # the third edit within a minute: a batch
-            ("session.idle", None, "checkpoint"),
-        ], json.dumps(log, indent=1)
-        assert all(e["paths"] == [PLAN] for e in log if e["event"] == "tool.execute.before"), log
-        found = agentcli.checkpoints(work, session)
-        assert [c.trigger for c in found] == ["session.created", "chat.message", "tool.execute.before",
-                                              "session.idle", "chat.message", "session.idle"]
-        agentcli.check_chain(work, found)
-        start, prompt_1, edit, idle_1, prompt_2, idle_2 = found
-        assert idle_1.note["origins"] == {PLAN: "agent", SHELL_FILE: "agent"}, idle_1.note
-        assert idle_2.note["origins"] == {PLAN: "agent"}, idle_2.note
-        assert idle_1.note["turn"]["seq"] == prompt_1.seq and idle_2.note["turn"]["seq"] == prompt_2.seq
-        assert prompt_1.note["prompt"] and PROMPT_1 in prompt_1.note["prompt"]
-        assert prompt_1.note["conversation"]["prompt_id"].startswith("msg_")
-        assert edit.note["conversation"]["tool_use_id"] == calls[PROMPT_1][1]
-        assert (edit.note["tool"], edit.note["paths"]) == ("edit", [PLAN])
-        assert blob(work, prompt_1.commit, PLAN) is None
-        assert blob(work, edit.commit, PLAN) == PLAN_V1 and blob(work, edit.commit, SHELL_FILE) is None
-        assert blob(work, prompt_2.commit, PLAN) == PLAN_V2 and blob(work, prompt_2.commit, SHELL_FILE) == SHELL_TEXT
-        assert blob(work, start.commit, ".opencode/plugin/git-rewind.ts") == plugin.read_text()
-
-        # undo --full to the first prompt: the files of that moment, and a new session with nothing of either prompt.
-        ignored = agentcli.ignored_files(work)  # OpenCode's own .opencode/node_modules among them, left alone
-        output = rewind(work, env, "undo", str(prompt_1.seq), "--full", "--yes")
-        assert "is unchanged" in output and PROMPT_1 in output, output
-        agentcli.assert_tree_on_disk(work, prompt_1.commit, ignored, "after undo --full")
-        forked = new_session(output)
-        assert forked != session
-        safety = agentcli.checkpoints(work, session)[-1]
-        assert safety.trigger == "pre-rewind"
-        kept = json.loads(work.git("show", f"{safety.commit}^2:opencode-{session}.json"))
-        assert [m["info"]["id"] for m in kept["messages"]][0] == prompt_1.note["conversation"]["prompt_id"]
-        assert PROMPT_2 in json.dumps(kept)  # the whole conversation is in git
-        assert run(opencode, work, env, CONTINUE, session=forked) == forked
-        conversation = sent(model, CONTINUE)
-        for gone in (PROMPT_1, PROMPT_2, *calls[PROMPT_1].values(), *calls[PROMPT_2].values()):
-            assert gone not in conversation, gone
-
-        # undo --conversation to the edit: the fork keeps prompt 1 and its write, not the edit; the files stay.
-        before = agentcli.disk_files(work.path)
-        output = rewind(work, env, "undo", str(edit.seq), "--conversation", "--yes")
-        assert "just before the edit call" in output, output
-        assert agentcli.disk_files(work.path) == before
-        at_edit = new_session(output)
-        assert run(opencode, work, env, AGAIN, session=at_edit) == at_edit
-        conversation = sent(model, AGAIN)
-        assert PROMPT_1 in conversation and calls[PROMPT_1][0] in conversation
-        for gone in (PROMPT_2, calls[PROMPT_1][1], calls[PROMPT_1][2], *calls[PROMPT_2].values()):
-            assert gone not in conversation, gone
-
-        # redo: OpenCode's sessions were never changed, so it names the original one.
-        output = rewind(work, env, "redo", "--yes")
-        assert f"resume with: opencode -s {session}" in output, output
-    assert agentcli.hook_errors(work) == ""
-    assert work.user_state()[1:3] == user[1:3]  # HEAD and branches as before
-    work.fsck()
-
+    assert len(play(OPENCODE, opencode, agent_project)) == 6

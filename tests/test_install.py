@@ -664,14 +664,19 @@ def test_the_project_hook_command_with_git_rewind_on_path_checkpoints(project: W
     assert (note["agent"], note["prompt"]) == (agent, "hello from a teammate")
 
 
-def test_the_opencode_plugin_in_a_project_runs_git_rewind_from_path(project: Workdir) -> None:
-    """OpenCode's plugin spawns PROGRAM and swallows a spawn error: in a project it is the shipped bare name."""
-    from git_rewind.agents import opencode
+# The agents that take our plugin rather than a hooks file (OpenCode's family), and where a project's goes.
+PLUGIN_TARGETS = {"opencode": "./.opencode/plugin/git-rewind.ts", "kilo": "./.kilo/plugin/git-rewind.ts"}
 
+
+@pytest.mark.parametrize(("agent", "where"), sorted(PLUGIN_TARGETS.items()))
+def test_the_plugin_in_a_project_runs_git_rewind_from_path(project: Workdir, agent: str, where: str) -> None:
+    """The plugin spawns PROGRAM and swallows a spawn error: in a project it is the shipped bare name, with the
+    agent's own name as AGENT."""
     w = project
-    w.ok("install", "--agent", "opencode", "--scope", "project")
-    text = (w.path / ".opencode" / "plugin" / "git-rewind.ts").read_text()
-    assert text == opencode.shipped_plugin() and 'const PROGRAM: string[] = ["git-rewind"]' in text
+    w.ok("install", "--agent", agent, "--scope", "project")
+    text = (w.path / where).read_text()
+    assert text == agents.get(agent).readable_files()["git-rewind.ts"].decode()
+    assert 'const PROGRAM: string[] = ["git-rewind"]' in text and f'const AGENT = "{agent}"' in text
 
 
 @pytest.mark.parametrize("agent", HOOK_AGENTS)

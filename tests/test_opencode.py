@@ -1,47 +1,28 @@
 """OpenCode: our plugin's payloads through the real `git-rewind hook`, the plugin's install, and the
-conversation rewind against a stand-in for OpenCode's server (the real one: tests/test_e2e_opencode.py).
-
-The stand-in speaks the few routes a rewind uses, shaped as OpenCode 1.18.33 answered them live:
-GET /session/{id}, GET /session/{id}/message ([{info, parts}]), POST /session/{id}/fork
-{messageID} (a new session with the messages strictly before it).
+conversation rewind against a stand-in for OpenCode's server (tests/helpers/opencodeserver.py; the real
+one: tests/test_e2e_opencode.py).
 """
 
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
+from helpers.opencodeserver import MESSAGES, SESSION, FakeOpenCode, hook, note
 from helpers.workdir import Workdir
 
 from git_rewind import agents, event
 from git_rewind.agents import opencode
 
 ROOT = Path(__file__).resolve().parent.parent
-SESSION = "ses_test1"
 
 
 def payload(w: Workdir, name: str, **fields: Any) -> dict[str, Any]:
     """What the plugin sends for NAME (shared/agents/other-agents.md §4.1, observed live)."""
     return {"event": name, "sessionID": SESSION, "directory": str(w.path), "worktree": str(w.path),
             "serverUrl": "http://localhost:4096/", **fields}
-
-
-def hook(w: Workdir, data: dict[str, Any], *args: str) -> dict[str, Any]:
-    """Run the real hook as the plugin does; the plugin ignores stdout, but there is none anyway."""
-    run = w.rewind("hook", *args, input=json.dumps(data))
-    assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
-    log = (w.path / ".git" / "rewind" / "hook.log").read_text().splitlines()
-    return dict(json.loads(log[-1]))
-
-
-def note(w: Workdir, seq: int) -> dict[str, Any]:
-    listed = json.loads(w.ok("list", "--json", "-n", "0"))
-    return next(n for n in listed if n["seq"] == seq)
 
 
 # payload → Event -------------------------------------------------------------------------------
@@ -51,36 +32,36 @@ def test_plugin_payloads_become_events(tmp_path: Path) -> None:
     (tmp_path / "old.txt").write_text("x" * 10)
     base = {"sessionID": "ses_a", "directory": str(tmp_path), "worktree": str(tmp_path),
             "serverUrl": "http://127.0.0.1:4096/"}
-    write = opencode.parse({**base, "event": "tool.execute.before", "tool": "write", "callID": "call_1",
+    write = opencode.AGENT.parse({**base, "event": "tool.execute.before", "tool": "write", "callID": "call_1",
                             "args": {"filePath": str(tmp_path / "old.txt"), "content": "y" * 70}})
     assert (write.kind, write.tool, write.tool_kind, write.paths, write.tool_use_id, write.change_chars) == (
         event.PRE_TOOL, "write", event.WRITE, [str(tmp_path / "old.txt")], "call_1", 70)
     assert (write.session, write.cwd, write.agent) == ("ses_a", str(tmp_path), "opencode")
-    edit = opencode.parse({**base, "event": "tool.execute.before", "tool": "edit", "callID": "call_2",
+    edit = opencode.AGENT.parse({**base, "event": "tool.execute.before", "tool": "edit", "callID": "call_2",
                            "args": {"filePath": "a.py", "oldString": "print(1)", "newString": "print(22)"}})
     assert (edit.tool_kind, edit.paths, edit.change_chars) == (event.EDIT, ["a.py"], 2)
-    bash = opencode.parse({**base, "event": "tool.execute.after", "tool": "bash", "callID": "call_3",
+    bash = opencode.AGENT.parse({**base, "event": "tool.execute.after", "tool": "bash", "callID": "call_3",
                            "args": {"command": "make"}})
     assert (bash.kind, bash.tool_kind, bash.paths) == (event.POST_TOOL, event.SHELL, [])
-    prompt = opencode.parse({**base, "event": "chat.message", "messageID": "msg_1", "prompt": "fix it"})
+    prompt = opencode.AGENT.parse({**base, "event": "chat.message", "messageID": "msg_1", "prompt": "fix it"})
     assert (prompt.kind, prompt.prompt, prompt.prompt_id) == (event.PROMPT, "fix it", "msg_1")
     position = prompt.conversation()
     assert position is not None
     conv = position.to_json()
     assert (conv["transcript"], conv["prompt_id"], conv["server"], conv["directory"]) == (
         None, "msg_1", "http://127.0.0.1:4096/", str(tmp_path))
-    kinds = {name: opencode.parse({**base, "event": name}).kind for name in (
+    kinds = {name: opencode.AGENT.parse({**base, "event": name}).kind for name in (
         "session.created", "session.idle", "experimental.session.compacting", "session.compacted")}
     assert kinds == {"session.created": event.SESSION_START, "session.idle": event.STOP,
                      "experimental.session.compacting": event.PRE_COMPACT, "session.compacted": event.OTHER}
-    fork = opencode.parse({**base, "event": "session.created", "parentID": "ses_0"})
+    fork = opencode.AGENT.parse({**base, "event": "session.created", "parentID": "ses_0"})
     assert fork.source == "fork"
 
 
 def test_a_patch_names_every_file_it_touches(tmp_path: Path) -> None:
     patch = ("*** Begin Patch\n*** Add File: new.py\n+x\n*** Update File: a.py\n*** Move to: b.py\n"
              "*** Delete File: c.py\n*** End Patch\n")
-    e = opencode.parse({"event": "tool.execute.before", "sessionID": "s", "directory": str(tmp_path),
+    e = opencode.AGENT.parse({"event": "tool.execute.before", "sessionID": "s", "directory": str(tmp_path),
                         "tool": "patch", "args": {"patchText": patch}})
     assert (e.paths, e.tool_kind) == (["new.py", "a.py", "b.py", "c.py"], event.WRITE)
 
@@ -137,8 +118,8 @@ def test_install_at_project_scope_then_uninstall_leaves_nothing(project: Workdir
     text = plugin.read_text()
     line = next(x for x in text.splitlines() if x.startswith("const PROGRAM"))
     program = json.loads(line.split("=", 1)[1].split("//")[0])
-    assert program == ["git-rewind"] and text == opencode.shipped_plugin()  # a project's file: found on PATH
-    assert opencode.is_own_plugin(text)
+    assert program == ["git-rewind"] and text == opencode.AGENT.shipped_plugin()  # a project's file: found on PATH
+    assert opencode.AGENT.is_own_plugin(text)
     assert "already installed" in w.ok("install", "--agent", "opencode", "--scope", "project")
     assert plugin.read_text() == text
     status = w.ok("status")
@@ -158,7 +139,7 @@ def test_user_scope_honours_xdg_config_home_and_backs_up_a_file_of_that_name(pro
     mine.write_text("export const Mine = async () => ({})\n")
     out = w.ok("install", "--agent", "opencode", env=env)
     assert f"backed up {mine}" in out or "backed up" in out, out
-    assert opencode.is_own_plugin(mine.read_text())
+    assert opencode.AGENT.is_own_plugin(mine.read_text())
     assert (mine.parent / "git-rewind.ts.git-rewind-backup").read_text().startswith("export const Mine")
     assert not (home / ".config" / "opencode").exists()
     w.ok("uninstall", "--agent", "opencode", env=env)
@@ -180,75 +161,30 @@ def test_an_install_from_another_git_rewind_is_replaced_not_backed_up(project: W
     w = project
     plugin = w.path / ".opencode" / "plugin" / "git-rewind.ts"
     plugin.parent.mkdir(parents=True)
-    plugin.write_text(opencode.render_plugin(["/old/venv/bin/git-rewind"]))
+    plugin.write_text(opencode.AGENT.render_plugin(["/old/venv/bin/git-rewind"]))
     out = w.ok("install", "--agent", "opencode", "--scope", "project")
     assert "backed up" not in out and "/old/venv" not in plugin.read_text()
     assert not list(plugin.parent.glob("*backup*"))
 
 
+def test_the_plugin_an_earlier_git_rewind_installed_is_still_ours(project: Workdir) -> None:
+    """Installed before the plugin served Kilo too: an install replaces it (no backup), status lists it,
+    uninstall removes it."""
+    w = project
+    earlier = (ROOT / "tests" / "samples" / "opencode" / "git-rewind-1.ts").read_text()
+    assert earlier != opencode.AGENT.shipped_plugin() and "AGENT" not in earlier
+    plugin = w.path / ".opencode" / "plugin" / "git-rewind.ts"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text(earlier.replace('["git-rewind"]', '["/old/bin/git-rewind"]', 1))
+    assert str(plugin) in w.ok("status")
+    out = w.ok("install", "--agent", "opencode", "--scope", "project")
+    assert "backed up" not in out and plugin.read_text() == opencode.AGENT.shipped_plugin()
+    plugin.write_text(earlier)
+    assert "removed" in w.ok("uninstall", "--agent", "opencode", "--scope", "project")
+    assert not plugin.parent.exists()
+
+
 # conversation rewind against a stand-in server --------------------------------------------------
-
-
-class FakeOpenCode:
-    """OpenCode's session routes over one recorded session; records the forks asked for."""
-
-    def __init__(self, messages: list[dict[str, Any]]) -> None:
-        self.messages = messages
-        self.forks: list[dict[str, Any]] = []
-        self.queries: list[str] = []
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, data: Any) -> None:
-                body = json.dumps(data).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self) -> None:  # noqa: N802
-                url = urlsplit(self.path)
-                owner.queries.append(url.query)
-                if url.path == f"/session/{SESSION}":
-                    self._send(200, {"id": SESSION, "title": "test"})
-                elif url.path == f"/session/{SESSION}/message":
-                    self._send(200, owner.messages)
-                else:
-                    self._send(404, {"name": "NotFoundError"})
-
-            def do_POST(self) -> None:  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                if urlsplit(self.path).path == f"/session/{SESSION}/fork":
-                    owner.forks.append(body)
-                    self._send(200, {"id": f"ses_fork{len(owner.forks)}"})
-                else:
-                    self._send(404, {})
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def message(mid: str, role: str, created: int, *parts: dict[str, Any]) -> dict[str, Any]:
-    return {"info": {"id": mid, "role": role, "sessionID": SESSION, "time": {"created": created}},
-            "parts": list(parts)}
-
-
-MESSAGES = [
-    message("msg_u1", "user", 1000, {"type": "text", "text": "first prompt"}),
-    message("msg_a1", "assistant", 1001, {"type": "tool", "tool": "write", "callID": "call_w"}),
-    message("msg_a2", "assistant", 1002, {"type": "tool", "tool": "edit", "callID": "call_e"}),
-    message("msg_a3", "assistant", 1003, {"type": "text", "text": "done"}),
-    message("msg_u2", "user", 1004, {"type": "text", "text": "second prompt"}),
-]
 
 
 @pytest.fixture

@@ -35,6 +35,7 @@ THEIRS = {
     "~/.codex/hooks.json": '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./codex-done.sh"}]}]}}\n',
     "./.codex/config.toml": '[mcp_servers.db]\ncommand = "db"\n',
     "~/.config/opencode/plugin/other.ts": "export const Other = async () => ({})\n",
+    "./.kilo/plugin/other.ts": "export const Other = async () => ({})\n",
     "./.cursor/hooks.json": '{"version": 1, "hooks": {"stop": [{"command": "./cursor-stop.sh"}]}}\n',
     "~/.cursor/mcp.json": '{"mcpServers": {"docs": {"command": "docs"}}}\n',
 }
@@ -73,8 +74,8 @@ def test_uninstall_everything_removes_every_entry_of_ours_and_nothing_else(agent
             if scope != "local" and agent.mcp_file(scope, str(w.path), str(home)) is not None:
                 w.ok("install", "--agent", name, "--scope", scope, "--mcp")
     status = json.loads(w.ok("status", "--json"))
-    assert len(status["installed"]) == sum(len(agents.get(n).scopes) for n in agents.NAMES) == 17
-    assert len(status["mcp_installed"]) == 14  # every agent but OpenCode, user and project
+    assert len(status["installed"]) == sum(len(agents.get(n).scopes) for n in agents.NAMES) == 19
+    assert len(status["mcp_installed"]) == 14  # every agent with hooks but OpenCode and Kilo, user and project
 
     out = w.ok("uninstall", "--everything")
     after = _files(w, home)

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 # Agent name → the module that defines its AGENT, in the order commands list them.
 MODULES = {"claude-code": f"{__name__}.claude_code", "droid": f"{__name__}.droid", "gemini": f"{__name__}.gemini",
            "codex": f"{__name__}.codex", "opencode": f"{__name__}.opencode", "cursor": f"{__name__}.cursor",
-           "copilot": f"{__name__}.copilot", "qwen": f"{__name__}.qwen", "aider": f"{__name__}.aider"}
+           "copilot": f"{__name__}.copilot", "qwen": f"{__name__}.qwen", "kilo": f"{__name__}.kilo",
+           "aider": f"{__name__}.aider"}
 NAMES = tuple(MODULES)
 
 
@@ -56,9 +57,10 @@ def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> str:
     # Codex sets no variable of its own in a hook's environment; its payloads carry the turn's id.
     if "turn_id" in payload or payload.get("tool_name") == "apply_patch":
         return "codex"
-    # OpenCode runs hooks only through our plugin, whose payload says so (sessionID + event).
+    # OpenCode and Kilo run hooks only through our plugin, whose payload says so (sessionID + event) and
+    # names the agent that loaded it ("host"; a plugin from before Kilo sends none: OpenCode).
     if "sessionID" in payload and "event" in payload:
-        return "opencode"
+        return "kilo" if payload.get("host") == "kilo" else "opencode"
     # Cursor's hooks: conversation_id and workspace_roots in every payload.
     if "conversation_id" in payload and "workspace_roots" in payload:
         return "cursor"

@@ -369,6 +369,11 @@ class Agent:
 
         return has_own_hooks(path, self.wrapped)
 
+    def also_loaded(self, root: str | None, home: str) -> list[str]:
+        """Files holding our hooks that the agent loads besides the ones install writes (ROOT: the project's work
+        tree, None outside one): each runs every hook again, so `status` warns of them."""
+        return []
+
     def write_hooks(self, path: str, program: list[str] | None) -> Change:
         """Our groups into the Claude-style hooks file PATH (after the others of each event)."""
         from ..settingsfile import write_hooks

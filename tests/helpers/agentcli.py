@@ -47,6 +47,8 @@ OPENCODE_PACKAGES = ["opencode-ai@1.18.33", "opencode-linux-x64@1.18.33"]
 COPILOT_PACKAGES = ["@github/copilot@1.0.102", "@github/copilot-linux-x64@1.0.102"]
 QWEN_PACKAGES = ["@qwen-code/qwen-code@0.15.10"]
 AIDER_PACKAGES = ["aider-chat==0.86.2"]  # from PyPI, into a virtual environment of its own
+# The newest @kilocode/cli (7.8.1) does not install: its platform package was never published.
+KILO_PACKAGES = ["@kilocode/cli@7.7.7", "@kilocode/cli-linux-x64@7.7.7"]
 
 e2e = pytest.mark.skipif(os.environ.get(SKIP_ENV) == "1", reason=f"{SKIP_ENV}=1")
 
@@ -96,6 +98,8 @@ def opencode() -> Path:
 def copilot() -> Path:
     """The `copilot` binary of @github/copilot's linux-x64 package, installed if missing."""
     return _ensure("copilot", COPILOT_PACKAGES, Path("node_modules/@github/copilot-linux-x64/copilot"))
+
+
 def qwen() -> Path:
     """The `qwen` command of @qwen-code/qwen-code (a Node.js script), installed if missing."""
     return _ensure("qwen", QWEN_PACKAGES, Path("node_modules/.bin/qwen"))
@@ -112,6 +116,11 @@ def aider() -> Path:
 
     return _install_once("aider", Path("venv/bin/aider"), commands, f"pip install {' '.join(AIDER_PACKAGES)}",
                          PIP_CACHE_DIR=str(cache_dir() / "aider" / "pip-cache"), PIP_DISABLE_PIP_VERSION_CHECK="1")
+
+
+def kilo() -> Path:
+    """The `kilo` binary of @kilocode/cli's linux-x64 package, installed if missing."""
+    return _ensure("kilo", KILO_PACKAGES, Path("node_modules/@kilocode/cli-linux-x64/bin/kilo"))
 
 
 def _usable(binary: Path) -> bool:
@@ -225,6 +234,9 @@ def install_hooks(work: Workdir, agent: str, scope: str, env: dict[str, str]) ->
         ("copilot", "project"): work.path / ".github" / "hooks" / "git-rewind.json",
         ("qwen", "user"): home / ".qwen" / "settings.json",
         ("qwen", "project"): work.path / ".qwen" / "settings.json",
+        ("opencode", "project"): work.path / ".opencode" / "plugin" / "git-rewind.ts",
+        ("kilo", "user"): Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "kilo" / "plugin" / "git-rewind.ts",
+        ("kilo", "project"): work.path / ".kilo" / "plugin" / "git-rewind.ts",
     }[(agent, scope)]
     assert where.is_file(), f"git rewind install --agent {agent} --scope {scope} wrote no {where}"
     return where
@@ -450,7 +462,7 @@ def check_two_prompt_session(work: Workdir, session: str, agent: str, write_tool
 
 if __name__ == "__main__":
     # `.ci/run` installs every CLI up front: `PYTHONPATH=tests python -m helpers.agentcli`.
-    for find in (claude_code, droid, gemini, codex, opencode, copilot, qwen, aider):
+    for find in (claude_code, droid, gemini, codex, opencode, copilot, qwen, kilo, aider):
         try:
             print(f"{find.__name__}: {find()}")
         except pytest.fail.Exception as exc:

@@ -1,22 +1,26 @@
-// git-rewind for OpenCode: checkpoints of the working tree before edits, at prompts and at
-// session events, taken by `git-rewind hook --agent opencode` (https://github.com/…/git-rewind).
-// Installed by `git rewind install --agent opencode`; removed by `git rewind uninstall`.
+// git-rewind for OpenCode and for Kilo (its fork): checkpoints of the working tree before edits, at
+// prompts and at session events, taken by `git-rewind hook --agent <AGENT>`
+// (https://github.com/…/git-rewind). Installed by `git rewind install --agent opencode` (or `kilo`),
+// which writes the agent's name into AGENT; removed by `git rewind uninstall`.
 //
 // Every hook sends ONE JSON object on the command's stdin and waits for it (it is short: the
-// checkpoint must exist before the edit runs). Nothing here ever throws into OpenCode: a
-// failing or missing git-rewind leaves every tool and message as it was.
+// checkpoint must exist before the edit runs). Nothing here ever throws into the agent: a
+// failing or missing git-rewind leaves every tool and message as it was. Nothing is sent when
+// the plugin is loaded (`serve`, `export` and `session list` load it too): a session starts at
+// session.created.
 import type { Plugin } from "@opencode-ai/plugin" // types only: erased, so nothing to install
 import { spawn } from "node:child_process"
 
 const PROGRAM: string[] = ["git-rewind"] // install writes the absolute path of this git-rewind here
-const ARGS = ["hook", "--agent", "opencode"]
+const AGENT = "opencode" // the agent that loads this copy: "opencode" or "kilo"
+const ARGS = ["hook", "--agent", AGENT]
 const TIMEOUT_MS = 30_000
 const EDIT_TOOLS = new Set(["write", "edit", "multiedit", "patch", "apply_patch"])
 const SHELL_TOOLS = new Set(["bash"])
 const SESSION_EVENTS = new Set(["session.created", "session.idle", "session.compacted"])
 
 export const GitRewind: Plugin = async ({ directory, worktree, serverUrl }) => {
-  const base = { directory, worktree, serverUrl: serverUrl ? String(serverUrl) : null }
+  const base = { host: AGENT, directory, worktree, serverUrl: serverUrl ? String(serverUrl) : null }
 
   const hook = (payload: Record<string, unknown>): Promise<void> =>
     new Promise((done) => {
@@ -40,7 +44,7 @@ export const GitRewind: Plugin = async ({ directory, worktree, serverUrl }) => {
       const p = payload()
       if (p) await hook(p)
     } catch {
-      // never into OpenCode
+      // never into the agent
     }
   }
 
