@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Whole-process cost of `git-rewind hook --agent claude-code` per event, against `python -c pass`.
+"""Whole-process cost of `git-rewind hook --agent …` per event, against `python -c pass`.
 
 Builds the synthetic repositories of bench.py, then times the installed `git-rewind` script
 (beside this interpreter) as Claude Code runs it: a fresh process per call, the event's JSON
-payload on stdin, cwd and file paths inside the repository. Every call's decision is read back
-from .git/rewind/hook.log and must be the one its row claims. Baselines come from the same
+payload on stdin, cwd and file paths inside the repository. The agent rows (GitHub Copilot CLI,
+Qwen Code, Kilo Code) time each one's most frequent skip and its pre-edit checkpoint with its own
+payloads, in the same interleaved runs as Claude Code's rows, so they compare directly. Every
+call's decision is read back from .git/rewind/hook.log and must be the one its row claims. Baselines come from the same
 run, interleaved: `python -c pass` for every row, git's own CLI for the checkpoint rows.
 Prints medians, ratios and PASS/FAIL for the targets of the issue. See bench/README.md.
 
@@ -109,6 +111,73 @@ def bash_input() -> dict[str, Any]:
     return {"command": "python scripts/gen.py > out.txt", "description": "Regenerate out.txt"}
 
 
+# The other agents' payloads, in their own shapes (shared/agents/samples/<agent>/): a prompt that opens
+# a session, the event they send most often that must be a cheap skip, and a pre-edit of a known path.
+
+
+def copilot_payload(session: str, cwd: str, r: int, **fields: Any) -> bytes:
+    """GitHub Copilot CLI's camelCase hook payload (epoch-ms timestamp, no tool-call id)."""
+    return json.dumps({"sessionId": session, "timestamp": 1795615778651 + r, "cwd": cwd, **fields}).encode()
+
+
+def qwen_payload(event: str, session: str, cwd: str, transcript: str, r: int, **fields: Any) -> bytes:
+    """Qwen Code's Claude-style payload."""
+    return json.dumps({"session_id": session, "transcript_path": transcript, "cwd": cwd, "hook_event_name": event,
+                       "timestamp": "2026-11-25T14:13:46.446Z", **fields}).encode()
+
+
+def kilo_payload(event: str, session: str, cwd: str, r: int, **fields: Any) -> bytes:
+    """What the OpenCode-family plugin sends for Kilo."""
+    return json.dumps({"event": event, "sessionID": session, "directory": cwd, "worktree": cwd,
+                       "serverUrl": "http://127.0.0.1:4096", "host": "kilo", **fields}).encode()
+
+
+class AgentPayloads:
+    """One agent's three payloads for the agent rows."""
+
+    def __init__(self, agent: str, session_prefix: str) -> None:
+        self.agent = agent
+        self.prefix = session_prefix
+
+    def session(self, name: str, r: int) -> str:
+        if self.agent == "copilot":  # Copilot's sessions are UUIDs
+            return f"f3551e92-0000-4000-{8000 + len(name)}-{r + 1000:012d}"
+        return f"{self.prefix}{name}-{r + 1000:04d}"
+
+    def prompt(self, session: str, cwd: str, transcript: str, r: int) -> bytes:
+        text = f"make the parser handle case {r}"
+        if self.agent == "copilot":
+            return copilot_payload(session, cwd, r, prompt=text)
+        if self.agent == "qwen":
+            return qwen_payload("UserPromptSubmit", session, cwd, transcript, r, prompt=text)
+        return kilo_payload("chat.message", session, cwd, r, messageID=f"msg_bench{r:08d}", prompt=text)
+
+    def skip(self, session: str, cwd: str, transcript: str, r: int, path: str) -> bytes:
+        if self.agent == "copilot":  # every tool's preToolUse reaches the hook: there is no matcher
+            return copilot_payload(session, cwd, r, toolName="view", toolArgs={"path": path})
+        if self.agent == "qwen":  # after every tool result, with an empty prompt
+            return qwen_payload("UserPromptSubmit", session, cwd, transcript, r, prompt="")
+        return kilo_payload("tool.execute.before", session, cwd, r, tool="read", callID=f"call_bench{r:08d}",
+                            args={"filePath": path})
+
+    def edit(self, session: str, cwd: str, transcript: str, r: int, path: str) -> bytes:
+        old, new = BIG_EDIT
+        if self.agent == "copilot":
+            return copilot_payload(session, cwd, r, toolName="edit", toolArgs={"path": path, "old_str": old,
+                                                                              "new_str": new})
+        if self.agent == "qwen":
+            return qwen_payload("PreToolUse", session, cwd, transcript, r, permission_mode="yolo",
+                                tool_name="edit", tool_use_id=f"toolu_{r:013d}_bench",
+                                tool_input={"file_path": path, "old_string": old, "new_string": new,
+                                            "replace_all": False})
+        return kilo_payload("tool.execute.before", session, cwd, r, tool="edit", callID=f"call_bench{r:08d}",
+                            args={"filePath": path, "oldString": old, "newString": new})
+
+
+OTHER_AGENTS = {"copilot": AgentPayloads("copilot", ""), "qwen": AgentPayloads("qwen", "qwen-"),
+                "kilo": AgentPayloads("kilo", "ses_hb")}
+
+
 # one repository ---------------------------------------------------------------------------------
 
 
@@ -123,6 +192,7 @@ class Call:
     reason: str  # prefix of the logged reason
     check: Callable[[dict[str, Any]], None] | None = None  # untimed, after the call
     daemon: bool = False  # the daemon's socket in place, and the call must be answered by it with changes
+    agent: str = "claude-code"  # `hook --agent AGENT`
 
 
 @dataclass
@@ -148,7 +218,7 @@ class HookRepo:
         self.env = {**env, "GIT_REWIND_AUTO_PACK": "0", "GIT_REWIND_DAEMON": "off"}
         self.b = Bench(base, size, seed, 1, 1, self.env, rewind, log)
         self.size = size
-        self.hook_args = [*rewind, "hook", "--agent", "claude-code"]
+        self.rewind = rewind
         self.transcript = os.path.join(self.b.dir, "transcript.jsonl")
         self.log_path = os.path.join(self.b.repo, ".git", "rewind", "hook.log")
         self.log_offset = 0
@@ -178,7 +248,8 @@ class HookRepo:
         answered = self.b.answered() if c.daemon else None
         settle()
         start = time.perf_counter()
-        proc = subprocess.run(self.hook_args, cwd=self.repo, env=c.env, input=c.data, capture_output=True)
+        proc = subprocess.run([*self.rewind, "hook", "--agent", c.agent], cwd=self.repo, env=c.env, input=c.data,
+                              capture_output=True)
         ms = (time.perf_counter() - start) * 1000
         if answered is not None:
             self.b.daemon_check(answered, "changes")
@@ -380,6 +451,25 @@ class HookRepo:
                     self.hook_env("aggressive"), "hb-bash", "checkpoint", "after Bash, if files changed",
                     self.blob_check("hb-bash", rel))
 
+    # the other agents: their hottest skip, and a pre-edit of a known path in a fresh session ----------
+
+    def agent_skip(self, agent: str, r: int) -> Call:
+        p = OTHER_AGENTS[agent]
+        session = p.session("skip", 0)
+        rel = self.b.tree.pick("read", 1, r)[0]
+        return Call(p.skip(session, self.repo, self.transcript, r, self.abs(rel)), self.hook_env(), session, "skip",
+                    "", agent=agent)
+
+    def agent_edit(self, agent: str, r: int) -> Call:
+        p = OTHER_AGENTS[agent]
+        session = p.session("edit", r)
+        self.call(Call(p.prompt(session, self.repo, self.transcript, r), self.hook_env(anti_spam="0"), session,
+                       "checkpoint", "", agent=agent))
+        rel = self.b.tree.pick("edit", 1, r)[0]
+        self.b.modify([rel], f"{agent}-edit-{r}")
+        return Call(p.edit(session, self.repo, self.transcript, r, self.abs(rel)), self.hook_env(anti_spam="0"),
+                    session, "checkpoint", "", self.blob_check(session, rel), agent=agent)
+
     # baselines ------------------------------------------------------------------------------------
 
     def python_pass(self, r: int) -> float:
@@ -426,6 +516,14 @@ HOOK_ROWS = [
     ("edit", "PreToolUse Edit, known path", "checkpoint", HookRepo.checkpoint_edit, "cli-path"),
     ("prompt", "UserPromptSubmit", "checkpoint", HookRepo.checkpoint_prompt, "cli-full"),
     ("bash", "PostToolUse Bash (aggressive)", "checkpoint", HookRepo.checkpoint_bash, "cli-full"),
+    ("copilot-skip", "copilot preToolUse view", "skip", lambda h, r: h.agent_skip("copilot", r), None),
+    ("copilot-edit", "copilot preToolUse edit, known path", "checkpoint", lambda h, r: h.agent_edit("copilot", r),
+     "cli-path"),
+    ("qwen-skip", "qwen UserPromptSubmit \"\" (after a tool)", "skip", lambda h, r: h.agent_skip("qwen", r), None),
+    ("qwen-edit", "qwen PreToolUse edit, known path", "checkpoint", lambda h, r: h.agent_edit("qwen", r), "cli-path"),
+    ("kilo-skip", "kilo tool.execute.before read", "skip", lambda h, r: h.agent_skip("kilo", r), None),
+    ("kilo-edit", "kilo tool.execute.before edit, known path", "checkpoint", lambda h, r: h.agent_edit("kilo", r),
+     "cli-path"),
 ]
 BASELINES = [
     ("pass", "python -c pass", HookRepo.python_pass),
