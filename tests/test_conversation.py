@@ -143,7 +143,7 @@ def test_agent_modules_reach_transcript_files_only_through_the_gate() -> None:
     import git_rewind.agents as package
 
     folder = Path(package.__file__).parent
-    for name in ("claude_code", "codex", "gemini", "droid", "opencode"):
+    for name in ("claude_code", "codex", "gemini", "droid", "opencode", "copilot", "qwen", "aider"):
         source = (folder / f"{name}.py").read_text()
         conversation_part = source[source.index("# conversation rewind"):]
         for call in ("write_atomic", "append_line", "read_regular", "shutil.copy", "Transcript.load",

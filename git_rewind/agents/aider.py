@@ -219,7 +219,7 @@ def _head_moves(root: str, memo: dict[str, Any], told: list[str]) -> list[str]:
         return []
 
 
-# the conversation rewind: the history file cut at a prompt boundary -----------------------------
+# conversation rewind: the history file cut at a prompt boundary ----------------------------------
 
 
 def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:

@@ -112,7 +112,7 @@ def _read(path: str) -> str | None:
     except (OSError, UnicodeDecodeError):
         return ""  # there, and not ours
 
-# conversation rewind: the server -----------------------------------------------------------------
+# the server a rewind of the conversation goes through ---------------------------------------------
 
 
 class Server:
