@@ -30,6 +30,7 @@ from .settingsfile import (
     remove_created,
     restore_backup,
     same_toml,
+    unstamped,
     write_json,
     write_text,
 )
@@ -229,7 +230,6 @@ def duplicates(root: str | None, home: str | None = None) -> list[tuple[str, str
 # `git-rewind mcp`.
 
 
-
 def mcp_target(agent: str, scope: str, root: str | None, home: str | None = None) -> str:
     """The MCP configuration file for AGENT at SCOPE."""
     home = home or os.path.expanduser("~")
@@ -290,8 +290,7 @@ def uninstall_mcp(agent: str, scope: str, root: str | None, home: str | None = N
     if not servers:
         del data["mcpServers"]  # an empty table is ours too (a backup below brings back one that was there)
     # Keys the agent stamps into files it loads (Qwen Code's "$version") are nobody's settings, as for hooks.
-    stamped = set(found.agent_keys)
-    if not data.keys() - stamped and not os.path.exists(path + BACKUP_SUFFIX):
+    if not data.keys() - set(found.agent_keys) and not os.path.exists(path + BACKUP_SUFFIX):
         # we created it and nothing else is in it; its folder goes too if now empty (.qwen/), never the project
         # or the home folder a file such as .mcp.json sits in
         folder = os.path.dirname(os.path.abspath(path))
@@ -299,7 +298,7 @@ def uninstall_mcp(agent: str, scope: str, root: str | None, home: str | None = N
 
     def same(backup: str) -> bool:
         before = load_json(backup)
-        return before == {key: value for key, value in data.items() if key not in stamped or key in before}
+        return before == unstamped(data, before, found.agent_keys)
 
     if restore_backup(path, same):
         return Change(path, changed=True)  # back to its exact bytes from before us

@@ -284,6 +284,12 @@ def only_ours(data: dict[str, Any], wrapped: bool, agent_keys: tuple[str, ...] =
     return not _pruned(rest, wrapped).keys() - set(agent_keys)
 
 
+def unstamped(data: dict[str, Any], before: dict[str, Any], agent_keys: tuple[str, ...]) -> dict[str, Any]:
+    """DATA without the AGENT_KEYS the agent stamped in since BEFORE (the backup) was taken: what to compare with
+    the backup to tell whether nothing but us changed the file."""
+    return {key: value for key, value in data.items() if key not in agent_keys or key in before}
+
+
 def write_hooks(path: str, entries: dict[str, list[dict[str, Any]]], wrapped: bool,
                 seed: Callable[[], dict[str, Any]] | None = None, agent_keys: tuple[str, ...] = ()) -> Change:
     """ENTRIES (our groups, event by event) into the hooks file PATH, after the others of each event;
@@ -330,8 +336,7 @@ def remove_hooks(path: str, wrapped: bool, agent_keys: tuple[str, ...] = ()) -> 
 
     def same(backup: str) -> bool:
         before = load_json(backup)
-        now = {key: value for key, value in data.items() if key not in agent_keys or key in before}
-        return _pruned(before, wrapped) == _pruned(now, wrapped)
+        return _pruned(before, wrapped) == _pruned(unstamped(data, before, agent_keys), wrapped)
 
     if restore_backup(path, same):
         return Change(path, changed=True)  # back to what it was before us: its exact bytes

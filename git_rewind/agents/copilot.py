@@ -21,7 +21,7 @@ import os
 
 from .. import event as ev
 from ..event import Event, changed_chars, text
-from .base import TIMEOUT, Agent, Rewinder, cut_in_place, home_folders, moved, put_back, rewrite_lines
+from .base import TIMEOUT, Agent, Rewinder, agent_home, cut_in_place, home_folders, moved, put_back, rewrite_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -98,8 +98,7 @@ def event_name(payload: dict[str, Any]) -> str:
 
 def _copilot_home(home: str) -> str:
     """$COPILOT_HOME (it holds hooks/, session-state/ and mcp-config.json directly), else ~/.copilot."""
-    configured = os.environ.get("COPILOT_HOME")
-    return os.path.abspath(os.path.expanduser(configured)) if configured else os.path.join(home, ".copilot")
+    return agent_home("COPILOT_HOME", ".copilot", home)
 
 
 def session_folders(home: str, environ: Mapping[str, str]) -> tuple[str, ...]:
