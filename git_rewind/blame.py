@@ -198,8 +198,15 @@ class _History:
         self.final = oids[mark]
 
     def _hash_now(self) -> str:
-        """The file as git would store it now (its clean filter and eol conversion applied), in the quarantine."""
-        return self.repo.git(["hash-object", "-w", "--", self.path], env=self.env).decode().strip()
+        """The file as a checkpoint would store it now (`git add` with the user's index: its clean filter and eol
+        conversion, CRLF kept where the index's blob has it), in the quarantine."""
+        from . import conversion
+
+        scratch = os.path.join(self.env["GIT_OBJECT_DIRECTORY"], "index")
+        found = conversion.hash_as_added(self.repo, [self.path], scratch, self.env).get(self.path)
+        if found is None:
+            raise RewindError(f"{self.path} went away while it was blamed")
+        return found[1]
 
     def _base_from_head(self, fi: FastImport, item: Checkpoint, blob: str) -> int:
         """When the work tree's first checkpoint records the file as changed, the file as HEAD held it then

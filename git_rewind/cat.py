@@ -1,7 +1,7 @@
 """`git rewind cat`: one file of a checkpoint, byte for byte as `undo ID --only PATH` would write it now.
 
 A restore writes what `git checkout` of the checkpoint would: the stored bytes, or, where git may
-convert them (snapshot.converts: eol attributes, clean/smudge filters, working-tree-encoding,
+convert them (conversion.converts: eol attributes, clean/smudge filters, working-tree-encoding,
 core.autocrlf), what git's filters make of them under the checkpoint's own attributes. So does this,
 the same way, through restore's own `check_out`: `git checkout-index` from an index of the
 checkpoint's tree into a directory under .git/rewind/ that stands in for the work tree (git reads
@@ -45,16 +45,16 @@ def entry(repo: Repo, item: Checkpoint, rel: str) -> tuple[str, str]:
 
 def cat(repo: Repo, item: Checkpoint, rel: str) -> None:
     """Write REL as ITEM holds it to stdout, filtered as a restore of it would write it now (a link: its
-    target). The same choice as restore's: the stored bytes unless snapshot.converts says git may change
+    target). The same choice as restore's: the stored bytes unless conversion.converts says git may change
     them, then what checkout-index writes."""
     import shutil
 
-    from . import snapshot
+    from . import conversion
     from .fsutil import scratch_dir
     from .restore import check_out
 
     mode, oid = entry(repo, item, rel)
-    if mode == MODE_LINK or not snapshot.converts(repo, [rel]):
+    if mode == MODE_LINK or not conversion.converts(repo, [rel]):
         _stream(["cat-file", "blob", oid], repo.root)
         return
     repo.ensure_dirs()

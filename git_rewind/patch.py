@@ -88,6 +88,7 @@ def patch(
         outcome = Outcome(plan=plan, safety=safety)
         if plan.empty:
             return outcome
+        store.mark_restored(repo, safety.seq)
         work = scratch_dir(repo.rewind_dir, "patch")
         index = os.path.join(work, "index")
         shutil.copy2(repo.private_index, index)  # its mtime too: git re-checks entries as new as the index

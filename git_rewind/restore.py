@@ -16,7 +16,7 @@ import re
 import stat
 import subprocess
 
-from . import ignore, journal, snapshot, store
+from . import conversion, ignore, journal, snapshot, store
 from .checkpoints import Checkpoint
 from .config import PROJECT_FILE
 from .errors import RewindError
@@ -372,6 +372,7 @@ def rewind(
         from . import install
 
         ours = install.in_tree(repo.root, [c.path for c in plan.writes + plan.removals])
+        store.mark_restored(repo, safety.seq)  # before the first write: a kill midway leaves it said
         expected = _apply(repo, plan, outcome)
         tell_sessions(repo, outcome, action_name(trigger, kind), by)
         problems = _verify(repo, outcome, expected) if verify else []
@@ -506,7 +507,7 @@ def _same_content_new_mode(repo: Repo, change: Change) -> bool:
     rewrites the file, so the restore writes what it writes)."""
     if change.old_mode is None or change.old_mode == change.mode or change.mode == snapshot.MODE_LINK:
         return False
-    if change.old_mode == snapshot.MODE_LINK or snapshot.converts(repo, [change.path]):
+    if change.old_mode == snapshot.MODE_LINK or conversion.converts(repo, [change.path]):
         return False
     try:
         return snapshot.blob_oid(read_regular(os.path.join(repo.root, change.path)), repo.object_format) == change.oid
@@ -602,7 +603,7 @@ class _BlobReader:
 
     Usually from one `git cat-file --batch` fed by a thread (requests are written ahead while
     responses are read, so 1,000 files cost no 1,000 round trips): stored bytes are the bytes on
-    disk. When git may convert content (snapshot.converts: eol attributes, clean/smudge filters,
+    disk. When git may convert content (conversion.converts: eol attributes, clean/smudge filters,
     working-tree-encoding, core.autocrlf), git itself writes them: `checkout-index --prefix` from
     an index of the target tree into a staging directory under .git/rewind/, with the user's
     settings and the target's attributes, and each file is read from there. Link targets are
@@ -616,7 +617,7 @@ class _BlobReader:
         self._raw: subprocess.Popen[bytes] | None = None
         self._stage: str | None = None
         self._staged: list[str] = []
-        if changes and snapshot.converts(repo, [c.path for c in changes]):
+        if changes and conversion.converts(repo, [c.path for c in changes]):
             self._checkout(changes, target_tree)
             self._proc = None
             return

@@ -4,7 +4,7 @@ Two ways, both producing exactly the tree `git add -A` would:
 - `scan`: the whole tree through a private index under .git/rewind/ (git's own CLI: it is
   the fastest scanner, refreshes stat data, and handles every ignore rule); the private index
   is seeded from the user's index on first use so the first scan hashes only what changed.
-- `read_paths`: only the named files, hashed here, for hooks that know what is about to change.
+- `hash_paths`: only the named files, for hooks that know what is about to change.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 import re
 import stat
 
-from . import gitcmd, journal, minijson
+from . import conversion, gitcmd, journal, minijson
 from .config import xdg_config_home
 from .fsutil import NotRegular, read_regular, write_atomic
 from .repo import Repo, clear_stale_lock, git_dirs
@@ -69,6 +69,11 @@ class PathState:
         self.oid: str | None = None
         self.skipped: dict[str, Any] | None = None
 
+    @property
+    def present(self) -> bool:
+        """It is there, to be recorded (its content read here, or its blob stored by git)."""
+        return self.content is not None or self.oid is not None
+
 
 _EMPTY_TREES = {"sha1": EMPTY_TREE, "sha256": "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"}
 
@@ -86,66 +91,6 @@ def blob_oid(content: bytes, object_format: str = "sha1") -> str:
 def empty_tree(repo: Repo) -> str:
     """The id of the empty tree in REPO's object format."""
     return _EMPTY_TREES[repo.object_format]
-
-
-def converts(repo: Repo, paths: list[str]) -> bool:
-    """Whether git may change the bytes of PATHS between the store and the disk (eol conversion, clean
-    and smudge filters, working-tree-encoding): then only git's own commands hash or write them.
-
-    Cheap, for the hook's path: attribute files that exist (the repository's `info/attributes`, the
-    user's global one, a `.gitattributes` in the root or in a directory above any of PATHS, or one
-    of PATHS itself), and `core.autocrlf`, asked of git only when a config file mentions it.
-    """
-    if any(p == ".gitattributes" or p.endswith("/.gitattributes") for p in paths):
-        return True
-    candidates = {os.path.join(repo.commondir, "info", "attributes"), _global_attributes()}
-    for path in paths:
-        parent = os.path.dirname(path)
-        while True:
-            candidates.add(os.path.join(repo.root, parent, ".gitattributes"))
-            if not parent:
-                break
-            parent = os.path.dirname(parent)
-    return any(os.path.isfile(c) for c in candidates) or _config_converts(repo)
-
-
-def _global_attributes() -> str:
-    """The user's attributes file when core.attributesFile does not name another (it is asked of git then)."""
-    return os.path.join(xdg_config_home(), "git", "attributes")
-
-
-def _config_mentions(repo: Repo, words: tuple[bytes, ...]) -> bool:
-    """Whether any config file git reads (or the environment) may set one of WORDS; includes count."""
-    if any(k.startswith("GIT_CONFIG") and k != "GIT_CONFIG_NOSYSTEM" for k in os.environ):
-        return True
-    home = os.path.expanduser("~")
-    files = [os.path.join(repo.commondir, "config"), os.path.join(repo.gitdir, "config.worktree"),
-             os.path.join(home, ".gitconfig"), os.path.join(os.path.dirname(_global_attributes()), "config")]
-    if not os.environ.get("GIT_CONFIG_NOSYSTEM"):
-        files.append("/etc/gitconfig")
-    for path in files:
-        try:
-            with open(path, "rb") as fh:
-                text = fh.read().lower()
-        except OSError:
-            continue
-        if any(word in text for word in words + (b"include",)):
-            return True
-    return False
-
-
-def _config_converts(repo: Repo) -> bool:
-    """core.autocrlf is on (true or input), or core.attributesFile names a file: git converts content."""
-    if not _config_mentions(repo, (b"autocrlf", b"attributesfile")):
-        return False
-    out = gitcmd.run(["config", "--get-regexp", r"^core\.(autocrlf|attributesfile)$"], cwd=repo.root, check=False)
-    for line in os.fsdecode(out).splitlines():
-        key, _, value = line.partition(" ")
-        if key == "core.autocrlf" and value.strip().lower() not in ("false", "0", "no", "off", ""):
-            return True
-        if key == "core.attributesfile" and os.path.isfile(os.path.expanduser(value.strip())):
-            return True
-    return False
 
 
 # whole-tree scan ---------------------------------------------------------------
@@ -349,14 +294,15 @@ def _write_tree(repo: Repo) -> str:
 def _remove_from_index(repo: Repo, paths: list[str]) -> None:
     if paths:
         spec = b"\0".join(os.fsencode(p) for p in paths)
-        repo.git(["rm", "--cached", "-r", "-q", "--ignore-unmatch", "--pathspec-from-file=-",
+        repo.git(["rm", "--cached", "-f", "-r", "-q", "--ignore-unmatch", "--pathspec-from-file=-",
                   "--pathspec-file-nul"], env=_index_env(repo), input=spec)
 
 
 def _add_all(repo: Repo, skipped: list[dict[str, Any]], excludes_file: str | None) -> None:
     """`git add -A` into the private index, leaving out SKIPPED paths and whatever EXCLUDES_FILE's rules
     ignore on their own (a path ignored under either rule set is never captured)."""
-    args = ["-c", "core.untrackedCache=true", "add", "-A"]
+    # core.safecrlf=true makes git refuse a conversion it cannot reverse: a checkpoint records it all the same.
+    args = ["-c", "core.untrackedCache=true", "-c", "core.safecrlf=false", "add", "-A"]
     left_out = [os.fsencode(e["path"]) for e in skipped]
     if excludes_file:
         left_out += _untracked_ignored_by(repo, excludes_file)
@@ -490,6 +436,7 @@ def _forget_private_index(repo: Repo) -> None:
             os.unlink(path)
         except FileNotFoundError:
             pass
+    conversion.forget(repo)
 
 
 def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree: str | None,
@@ -497,7 +444,9 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
     """BASE (the tree of the daemon's last scan) with PATHS read again: the tree `git add -A` would write,
     since nothing else changed. None when the full scan must decide.
 
-    Files git would convert (attributes, autocrlf) are hashed by `git hash-object`, the rest here. As with
+    The paths are read as `git add` with the user's index would (hash_paths); where that index, the
+    attributes or the settings changed since BASE was checked, every file of BASE that may now be stored
+    otherwise is read again (conversion.disagreements). As with
     `git add -A` on the private index, a path BASE holds is never dropped for being ignored (the rules
     have not changed: the daemon answers a full scan when they do); a new one is, when the rules ignore
     it. A changed file larger than LIMIT makes it give way to the full scan. Each NESTED repository
@@ -506,14 +455,23 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
     """
     behind = _behind_link(repo, paths)  # absent for git: the link is what it records
     readable = [p for p in paths if p not in behind]
-    if readable and converts(repo, readable):
-        hashed = _hash_with_git(repo, readable, limit)
-        if hashed is None:
-            return None
-        states = hashed
-    else:
-        states = read_paths(repo, readable, limit)
+    key = conversion.reference_key(repo)  # before anything is read: a change meanwhile is seen next time
+    states = hash_paths(repo, readable, limit)
     states += [PathState(p) for p in sorted(behind)]
+    # The paths read now were added with the user's entries as the reference; the rest of BASE was too,
+    # unless the user's index, the attributes or the settings changed since BASE was checked.
+    within = conversion.scope(conversion.verified(repo, base), key, paths)
+    if within is not None and within.paths is None:
+        differ = conversion.differences(repo, base)
+        again = conversion.disagreements(repo, differ, within, leave=set(paths))
+        redone = {p for p in again if differ[p][1] == MODE_GITLINK}  # a submodule not checked out: git keeps it
+        links = conversion.hash_as_added(repo, sorted(redone)) if redone else {}
+        states = [s for s in states if s.path not in redone]
+        for path in sorted(redone):
+            state = PathState(path)
+            state.mode, state.oid = links.get(path, (0, None))
+            states.append(state)
+        states += hash_paths(repo, [p for p in again if p not in redone], limit)
     if any(s.skipped for s in states):
         return None  # whether git keeps a large file depends on its content against BASE_TREE: git decides
     dirty = set(paths)
@@ -532,7 +490,7 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
         try:
             before = fi.ls_many([(base, os.fsencode(s.path)) for s in states])
             new = [s.path for s, was in zip(states, before, strict=True)
-                   if was is None and (s.content is not None or s.oid is not None)]
+                   if was is None and s.present]
             ignored_now = _check_ignore(repo, new, ["--no-index"]) if new else set()
             if ignored_now:  # unless the person's index tracks one (see tracked_ignored)
                 tracked = cached_tracked_ignored(repo, _tracked_ignored_key(repo, rules_signature(repo)))
@@ -542,7 +500,7 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
                 ignored_now -= set(tracked)
             edits: list[PathState] = []
             for s, was in zip(states, before, strict=True):
-                present = s.content is not None or s.oid is not None
+                present = s.present
                 if not present or s.path in ignored_now:
                     on_disk_dir = os.path.isdir(os.path.join(repo.root, s.path))
                     if was is not None and not (was[0] == MODE_TREE and on_disk_dir):
@@ -557,7 +515,7 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
                                        s.path))
             # Deletions first: a directory that became a file (or the reverse) loses its old entries before
             # the new ones are written.
-            edits.sort(key=lambda e: e.content is not None or e.oid is not None)
+            edits.sort(key=lambda e: e.present)
             if edits:
                 fi.write(b"commit refs/rewind-scan\nmark :1\ncommitter git-rewind <git-rewind> 0 +0000\n")
                 fi.data(b"")
@@ -578,6 +536,7 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
             fi.finish()
         else:
             fi.abort()  # it only answered questions: it ends cleanly
+    conversion.mark_verified(repo, tree, key)
     result = Scan(tree=tree, skipped=skipped)
     result.stream = kept
     if base_tree:
@@ -627,25 +586,6 @@ def _behind_link(repo: Repo, paths: list[str]) -> set[str]:
     return {p for p in paths if not is_dir(os.path.dirname(p))}
 
 
-def _hash_with_git(repo: Repo, paths: list[str], limit: int) -> list[PathState] | None:
-    """PathStates for PATHS with regular files hashed and stored by `git hash-object` (git's own conversions
-    for each path's attributes); links and absent paths as read_paths gives them."""
-    states = read_paths(repo, paths, limit)
-    files = [s for s in states if s.mode in (MODE_FILE, MODE_EXEC) and s.content is not None]
-    if not files:
-        return states
-    spec = b"".join(os.fsencode(s.path) + b"\n" for s in files)
-    if any(b"\n" in os.fsencode(s.path) for s in files):
-        return None
-    out = repo.git(["hash-object", "-w", "--stdin-paths"], input=spec).split()
-    if len(out) != len(files):
-        return None
-    for s, oid in zip(files, out, strict=True):
-        s.content = None
-        s.oid = oid.decode()
-    return states
-
-
 def write_edits(stream: gitcmd.FastImport, edits: list[PathState]) -> None:
     """fast-import file commands for EDITS: content inline, an object already stored (oid, no content),
     or neither: delete the path (a whole directory, if it is one)."""
@@ -660,22 +600,15 @@ def write_edits(stream: gitcmd.FastImport, edits: list[PathState]) -> None:
             stream.write(b"D " + path + b"\n")
 
 
-def _scan_full(repo: Repo, limit: int, excludes_file: str | None, base_tree: str | None) -> Scan:
-    """The whole tree through the private index (one diff serves both the changes against BASE_TREE and
-    the check for changed .gitignore files when the last scan was that tree)."""
-    _admit_objects(repo)
-    os.makedirs(_quarantine(repo), exist_ok=True)
-    fresh = _seed_private_index(repo)
-    _clear_index_lock(repo)
-    previous = load_skipped(repo)
-    skipped = [e for e in previous if _still_skipped(repo, e, limit)]
-    if skipped:
-        _remove_from_index(repo, [e["path"] for e in skipped])
+def _add_tree(repo: Repo, skipped: list[dict[str, Any]], excludes_file: str | None) -> list[dict[str, Any]]:
+    """`git add -A` into the private index, again while files vanish under it; nested repositories with no
+    commit are left out (added to SKIPPED, which is returned)."""
+    skipped = list(skipped)
     vanished = 0
     for _attempt in range(20):
         try:
             _add_all(repo, skipped, excludes_file)
-            break
+            return skipped
         except gitcmd.GitError as exc:
             if _VANISHED.search(exc.stderr) and vanished < 5:
                 vanished += 1  # a file went between git's stat and its read (an agent at work): look again
@@ -686,14 +619,67 @@ def _scan_full(repo: Repo, limit: int, excludes_file: str | None, base_tree: str
                 raise
             skipped += [{"path": p, "reason": "nested repository with no commit"} for p in empty]
             _remove_from_index(repo, empty)
-    else:
-        raise gitcmd.GitError(["add"], 1, "too many nested repositories with no commit")
+    raise gitcmd.GitError(["add"], 1, "too many nested repositories with no commit")
+
+
+def _misread_nested(repo: Repo, differ: dict[str, tuple[int, int]]) -> list[str]:
+    """Entries of the private index the user's index lacks (DIFFER: conversion.differences) that git keeps
+    where, without them, it would record the directory otherwise: a nested repository's commit whose .git is
+    gone (its files are new now), and files captured inside a directory that has become a repository (a
+    commit now)."""
+    misread = []
+    repos: dict[str, bool] = {}
+
+    def is_repo(rel: str) -> bool:
+        if rel not in repos:
+            repos[rel] = os.path.lexists(os.path.join(repo.root, rel, ".git"))
+        return repos[rel]
+
+    for path, (ours, theirs) in differ.items():
+        if theirs or not ours:
+            continue
+        if ours == MODE_GITLINK:
+            if not is_repo(path):
+                misread.append(path)
+            continue
+        parent = os.path.dirname(path)
+        while parent:
+            if is_repo(parent):
+                misread.append(path)
+                break
+            parent = os.path.dirname(parent)
+    return misread
+
+
+def _scan_full(repo: Repo, limit: int, excludes_file: str | None, base_tree: str | None) -> Scan:
+    """The whole tree through the private index (one diff serves both the changes against BASE_TREE and
+    the check for changed .gitignore files when the last scan was that tree)."""
+    _admit_objects(repo)
+    os.makedirs(_quarantine(repo), exist_ok=True)
+    key = conversion.reference_key(repo)  # before anything is read: a change meanwhile is seen next time
+    fresh = _seed_private_index(repo)
+    _clear_index_lock(repo)
+    previous = load_skipped(repo)
+    skipped = [e for e in previous if _still_skipped(repo, e, limit)]
+    if skipped:
+        _remove_from_index(repo, [e["path"] for e in skipped])
+    skipped = _add_tree(repo, skipped, excludes_file)
+    tree = _write_tree(repo)
+    env = _index_env(repo)
+    # The entries only the private index has that make git see a directory otherwise than it would with the
+    # user's index: dropped, and the tree added again.
+    differ = conversion.differences(repo, tree, env)
+    misread = _misread_nested(repo, differ)
+    if misread:
+        _remove_from_index(repo, misread)
+        skipped = _add_tree(repo, skipped, excludes_file)
+        tree = _write_tree(repo)
+        differ = conversion.differences(repo, tree, env)
+    differ_tree = tree
     if skipped != previous:
         _save_skipped(repo, skipped)
-    tree = _write_tree(repo)
-    last_tree, last_rules = _read_scan_state(repo)
+    last_tree, last_rules, last_key = _read_scan_state(repo)
     rules = rules_signature(repo)
-    env = _index_env(repo)
     changes = changed_paths(repo, base_tree, tree, env) if base_tree else []
     if last_tree == base_tree:
         since_last = changes
@@ -710,10 +696,23 @@ def _scan_full(repo: Repo, limit: int, excludes_file: str | None, base_tree: str
               and (os.path.islink(os.path.join(repo.root, p)) or os.path.isfile(os.path.join(repo.root, p)))]
     if forced:  # rare: only where the person tracks files a rule ignores
         spec = b"\0".join(b":(literal,top)" + os.fsencode(p) for p in forced)
-        repo.git(["add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"], env=env, input=spec)
+        repo.git(["-c", "core.safecrlf=false", "add", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"],
+                 env=env, input=spec)
         again = _write_tree(repo)
         if again != tree:
             tree = again
+            changes = changed_paths(repo, base_tree, tree, env) if base_tree else []
+    # The decisions git takes from the index, as the user's index takes them (a fresh index is a copy of it).
+    within = conversion.scope(key if fresh else last_key, key,
+                              [p for _s, p in changed_paths(repo, last_tree, tree, env)] if last_tree else [])
+    if tree != differ_tree:
+        differ = conversion.differences(repo, tree, env)
+    if differ:
+        # Submodules the user's index records are looked at even when nothing else needs to be.
+        readd = conversion.disagreements(repo, differ, within or conversion.Scope(set(), False))
+        if readd:
+            conversion.add_with_reference(repo, env, readd)
+            tree = _write_tree(repo)
             changes = changed_paths(repo, base_tree, tree, env) if base_tree else []
     result = Scan(tree=tree, skipped=skipped)
     result.changes = changes
@@ -722,7 +721,8 @@ def _scan_full(repo: Repo, limit: int, excludes_file: str | None, base_tree: str
     # plans against exactly the tree its safety checkpoint records, so it never removes one.
     left_out = leave_out_large(repo, result, limit)
     _admit_objects(repo, left_out)
-    _write_scan_state(repo, result.tree, rules)
+    _write_scan_state(repo, result.tree, rules, key)
+    conversion.mark_verified(repo, result.tree, key)
     return result
 
 
@@ -781,23 +781,26 @@ def _scan_state_file(repo: Repo) -> str:
     return os.path.join(repo.rewind_dir, "scan-state")
 
 
-def _read_scan_state(repo: Repo) -> tuple[str | None, str | None]:
+def _read_scan_state(repo: Repo) -> tuple[str | None, str | None, str | None]:
+    """The last full scan's tree, the ignore rules' signature then, and the reference key its private index
+    was checked under (conversion.reference_key; None from a version that did not check)."""
     try:
         with open(_scan_state_file(repo)) as fh:
-            tree, rules = fh.read().split("\n")[:2]
-        return tree, rules
+            lines = fh.read().split("\n")
+        tree, rules = lines[:2]
+        return tree, rules, (lines[2] or None) if len(lines) > 3 else None
     except (FileNotFoundError, ValueError):
-        return None, None
+        return None, None, None
 
 
-def _write_scan_state(repo: Repo, tree: str, rules: str) -> None:
-    write_atomic(_scan_state_file(repo), f"{tree}\n{rules}\n")
+def _write_scan_state(repo: Repo, tree: str, rules: str, key: str) -> None:
+    write_atomic(_scan_state_file(repo), f"{tree}\n{rules}\n{key}\n")
 
 
 def user_excludes_file(repo: Repo) -> str:
     """The user's own ignore file: core.excludesFile (asked of git only when a config file mentions it),
     else git's default, $XDG_CONFIG_HOME/git/ignore."""
-    if _config_mentions(repo, (b"excludesfile",)):
+    if conversion.config_mentions(repo, (b"excludesfile",)):
         out = gitcmd.run(["config", "--path", "core.excludesFile"], cwd=repo.root, check=False).decode().strip()
         if out:
             return os.path.expanduser(out)
@@ -867,38 +870,54 @@ def leave_out_large(repo: Repo, scan_result: Scan, limit: int) -> frozenset[str]
 # known paths -------------------------------------------------------------------
 
 
-def read_paths(repo: Repo, paths: list[str], limit: int) -> list[PathState]:
-    """Read each named path as git would store it; absent, ignored-later or too large ones have no content."""
-    states = []
-    for rel in paths:
-        full = os.path.join(repo.root, rel)
-        state = PathState(path=rel)
-        try:
-            st = os.lstat(full)
-        except (FileNotFoundError, NotADirectoryError):  # gone, or a parent became a file
-            states.append(state)
-            continue
-        if stat.S_ISLNK(st.st_mode):
-            state.mode = MODE_LINK
-            state.content = os.fsencode(os.readlink(full))
-        elif stat.S_ISREG(st.st_mode):
-            if st.st_size > limit:
-                state.skipped = {"path": rel, "reason": "larger than max_file_size", "size": st.st_size}
-                states.append(state)
-                continue
-            try:
-                content = read_regular(full)  # not a FIFO swapped in since the lstat
-            except (FileNotFoundError, NotRegular):
-                states.append(state)
-                continue
-            state.mode = MODE_EXEC if st.st_mode & 0o100 else MODE_FILE
-            state.content = content
-        else:
-            states.append(state)
-            continue
-        state.oid = blob_oid(state.content, repo.object_format)
-        states.append(state)
+def hash_paths(repo: Repo, paths: list[str], limit: int) -> list[PathState]:
+    """Each named path as `git add` with the user's index would store it; absent, unreadable or too large
+    ones have no content.
+
+    Read and hashed here where the bytes and the exec bit on disk are the whole answer; where git may
+    convert them or take modes from the index (conversion.needs_git), `git update-index` adds the files
+    with the user's entries as the reference (conversion.hash_as_added): the one rule the whole-tree scan
+    follows too.
+    """
+    if not conversion.needs_git(repo, paths):
+        return [_read_path(repo, rel, limit, True) for rel in paths]
+    states = [_read_path(repo, rel, limit, False) for rel in paths]
+    files = [s for s in states if s.mode in (MODE_FILE, MODE_EXEC)]
+    if files:
+        added = conversion.hash_as_added(repo, [s.path for s in files])
+        for state in files:
+            state.mode, state.oid = added.get(state.path, (0, None))
     return states
+
+
+def _read_path(repo: Repo, rel: str, limit: int, content: bool) -> PathState:
+    """REL as it is on disk: a link with its target, a regular file with its content when CONTENT (else
+    just its mode, for git to hash), anything else absent."""
+    full = os.path.join(repo.root, rel)
+    state = PathState(path=rel)
+    try:
+        st = os.lstat(full)
+    except (FileNotFoundError, NotADirectoryError):  # gone, or a parent became a file
+        return state
+    if stat.S_ISLNK(st.st_mode):
+        state.mode = MODE_LINK
+        state.content = os.fsencode(os.readlink(full))
+    elif stat.S_ISREG(st.st_mode):
+        if st.st_size > limit:
+            state.skipped = {"path": rel, "reason": "larger than max_file_size", "size": st.st_size}
+            return state
+        state.mode = MODE_EXEC if st.st_mode & 0o100 else MODE_FILE
+        if not content:
+            return state
+        try:
+            state.content = read_regular(full)  # not a FIFO swapped in since the lstat
+        except (FileNotFoundError, NotRegular):
+            state.mode = 0
+            return state
+    else:
+        return state
+    state.oid = blob_oid(state.content, repo.object_format)
+    return state
 
 
 def inside_nested_repo(repo: Repo, rel: str) -> bool:

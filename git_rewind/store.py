@@ -225,6 +225,24 @@ def _read_last(path: str, repo: Repo | None) -> tuple[str | None, Tip | None]:
     return session, Tip(Oid(commit), Oid(tree), int(seq))
 
 
+RESTORED = "restored"  # the safety checkpoint of the work tree's newest restore (its files changed after it)
+
+
+def mark_restored(repo: Repo, safety_seq: int) -> None:
+    """A restore is about to write files after its safety checkpoint SAFETY_SEQ: from now on that checkpoint
+    (the work tree's newest) no longer holds the work tree, until the next whole scan."""
+    write_atomic(os.path.join(repo.rewind_dir, RESTORED), f"{safety_seq}\n")
+
+
+def restored_since(repo: Repo, seq: int) -> bool:
+    """A restore wrote files after checkpoint SEQ, and no checkpoint was taken since."""
+    try:
+        with open(os.path.join(repo.rewind_dir, RESTORED)) as fh:
+            return int(fh.read().strip() or 0) >= seq
+    except (FileNotFoundError, ValueError):
+        return False
+
+
 def worktree_last(repo: Repo) -> Tip | None:
     """The newest checkpoint taken in this work tree, of any session (None: none known)."""
     return _read_last(os.path.join(repo.rewind_dir, LAST), repo)[1]
@@ -258,7 +276,9 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
     tip = session_tip(repo, req.session)
     if scan is None and req.paths and not req.count_changes and tip is not None \
             and _fast_path_fits(repo, req.paths):
-        return _save_paths(repo, req, tip)
+        done = _save_paths(repo, req, tip)
+        if done is not None:
+            return done
     base = tip.tree if tip is not None else head_tree(repo)
     if scan is None:
         # The daemon's tree may come back inside a fast-import still running: the commit goes on in it.
@@ -312,9 +332,7 @@ def _save_scanned(repo: Repo, req: Request, tip: Tip | None, base: str, scan: sn
 
 
 def _fast_path_fits(repo: Repo, paths: list[str]) -> bool:
-    """Named files can be hashed here unless git would convert them or a path is a directory."""
-    if snapshot.converts(repo, paths):
-        return False
+    """Named files can be read alone unless a path is a directory (git would add what is below it)."""
     return not any(os.path.isdir(os.path.join(repo.root, p)) and not os.path.islink(os.path.join(repo.root, p))
                    for p in paths)
 
@@ -327,23 +345,26 @@ def head_tree(repo: Repo) -> Oid:
     return Oid(repo.tree_of(head))
 
 
-def _save_paths(repo: Repo, req: Request, tip: Tip) -> Result:
+def _save_paths(repo: Repo, req: Request, tip: Tip) -> Result | None:
     """The fast path: read only the named files; carry the rest of the tree from this work tree's newest
-    checkpoint (the session's tip, or another session's checkpoint taken since)."""
-    wanted = [p for p in dict.fromkeys(req.paths) if not snapshot.inside_nested_repo(repo, p)]
-    states = snapshot.read_paths(repo, wanted, req.max_file_size)
-    skipped = [s.skipped for s in states if s.skipped]
+    checkpoint (the session's tip, or another session's checkpoint taken since). None when a restore wrote
+    files since that checkpoint: it no longer holds the rest of the tree, and only a whole scan can say."""
     last = worktree_last(repo)
     base = last if last is not None and last.seq > tip.seq else tip
+    if restored_since(repo, base.seq):
+        return None
+    wanted = [p for p in dict.fromkeys(req.paths) if not snapshot.inside_nested_repo(repo, p)]
+    states = snapshot.hash_paths(repo, wanted, req.max_file_size)
+    skipped = [s.skipped for s in states if s.skipped]
     with repo.store_lock(), FastImport(repo.root) as fi:
         current = {s.path: fi.ls(base.commit, os.fsencode(s.path)) for s in states}
         # An ignored path is never captured, even one an earlier checkpoint holds (the rule
         # may be new); files the user tracks are never ignored, as with `git add -A`.
-        ignored = snapshot.ignored(repo, [s.path for s in states if s.content is not None])
+        ignored = snapshot.ignored(repo, [s.path for s in states if s.present])
         edits: list[snapshot.PathState] = []
         for s in states:
             before = current[s.path]
-            if s.content is None or s.path in ignored:
+            if not s.present or s.path in ignored:
                 if before is not None and before[0] != snapshot.MODE_TREE:
                     edits.append(snapshot.PathState(s.path))  # no content: delete it
             elif before != (s.mode, s.oid):

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 
-import pytest
 from helpers.workdir import Workdir
 
 
@@ -287,8 +286,6 @@ def test_a_tracked_file_that_a_rule_ignores_is_captured_when_it_is_made_again(pr
     assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
 
 
-@pytest.mark.xfail(strict=True, reason="the private index keeps the files it captured of a directory that then "
-                   "becomes a repository, and add -A updates them (found by test_watcher)")
 def test_a_captured_directory_that_becomes_a_repository_is_a_gitlink(project: Workdir) -> None:
     project.write("vendor/lib/README", "a directory first\n")
     project.ok("snap")
@@ -300,8 +297,6 @@ def test_a_captured_directory_that_becomes_a_repository_is_a_gitlink(project: Wo
     assert project.tree_of("refs/rewind/manual") == project.add_all_tree()
 
 
-@pytest.mark.xfail(strict=True, reason="the private index keeps the gitlink of a nested repository whose .git is "
-                   "gone, and add -A never replaces it by the directory's files (found by test_watcher)")
 def test_a_nested_repository_whose_git_directory_goes_is_its_files_again(project: Workdir) -> None:
     nested = Workdir(project.path / "vendor" / "lib", project.env)
     nested.write("README", "a repository first\n")
