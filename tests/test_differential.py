@@ -4,7 +4,11 @@ Random operation sequences on a real repository (files with text, CRLF and binar
 directories, `.gitattributes` lines: eol, text, binary, -text, a real size-changing clean/smudge
 filter; `.gitignore` lines with negations; skip-worktree and assume-unchanged bits set and
 cleared on tracked files; commits of some files; symlinks; exec bits; a file over
-max_file_size), interleaved with `git rewind snap`. The oracle for each checkpoint is git
+max_file_size), interleaved with `git rewind snap`; and what replaying real histories found
+(tests/test_real_history.py): a file whose blob in the user's index has CRLF, a file deleted,
+checkpointed and brought back, a commit made elsewhere checked out underneath (the user's index
+moves), `snap --path` naming what changed, the file-watcher daemon started and stopped. The
+oracle for each checkpoint is git
 itself: a copy of the user's index (what the private index is seeded from) with the bits that
 make git look away cleared (a skip-worktree file that is absent keeps its bit: a sparse
 checkout's), then `git add -A` (untracked files over max_file_size left out) and `write-tree`.
@@ -24,6 +28,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from helpers import daemon
 from helpers.agentcli import disk_files
 from helpers.oracle import agree, file_hash, oracle_tree
 from helpers.workdir import Workdir, git_env
@@ -62,6 +67,12 @@ OPS = st.one_of(
     st.tuples(st.just("big"), st.binary(min_size=1, max_size=8)),
     st.tuples(st.just("snap")),
     st.tuples(st.just("undo"), st.integers(0, 20)),
+    # what replaying real histories found: git's add reads the user's index (tests/test_real_history.py)
+    st.tuples(st.just("crlf_index"), st.sampled_from(NAMES)),
+    st.tuples(st.just("bring_back"), st.sampled_from(NAMES)),
+    st.tuples(st.just("pull"), st.lists(st.sampled_from(NAMES), min_size=1, max_size=3), CONTENT),
+    st.tuples(st.just("snap_path")),
+    st.tuples(st.just("daemon"), st.booleans()),
 )
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), print_blob=True,
                     phases=[Phase.explicit, Phase.reuse, Phase.generate])
@@ -128,6 +139,60 @@ def _apply(w: Workdir, op: tuple) -> None:
             path.chmod(path.stat().st_mode ^ 0o111)
     elif kind == "big":
         w.write(BIG, args[0] * (LIMIT // len(args[0]) + 1))
+    elif kind == "crlf_index":  # committed with CRLF before any attribute said otherwise
+        path = w.path / args[0]
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        if not path.is_dir():
+            w.write(args[0], b"line1\r\nline2\r\n")
+            blob = w.git("hash-object", "-w", "--no-filters", "--", args[0]).strip()
+            w.git("update-index", "--add", "--cacheinfo", f"100644,{blob},{args[0]}", check=False)
+    elif kind == "pull":  # a commit made elsewhere, checked out: files arrive with the user's index
+        _pull(w, args[0], args[1])
+
+
+def _pull(w: Workdir, paths: list[str], content: bytes) -> None:
+    """`git checkout` of a new commit on top of HEAD that sets PATHS to CONTENT (as stored, no filters); git
+    refusing it over local changes is part of the game."""
+    index = w.path / ".git" / "pull-index"
+    env = {**w.env, "GIT_INDEX_FILE": str(index)}
+
+    def git(*args: str, input: bytes | None = None) -> str:
+        return subprocess.run(["git", *args], cwd=w.path, env=env, input=input, capture_output=True,
+                              check=False).stdout.decode().strip()
+
+    git("read-tree", "HEAD")
+    blob = git("hash-object", "-w", "--stdin", "--no-filters", input=content)
+    for path in paths:
+        git("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
+    tree = git("write-tree")
+    index.unlink(missing_ok=True)
+    if tree:
+        commit = git("commit-tree", tree, "-p", "HEAD", "-m", "pulled")
+        w.git("checkout", "-q", commit, check=False)
+
+
+def _snap(w: Workdir, checkpoints: list[str], oracle: str | None = None, paths: list[str] | None = None) -> None:
+    """A checkpoint (of PATHS only, with them), which must hold git's own tree; the user's index untouched."""
+    oracle = oracle or oracle_tree(w, LIMIT)
+    index_before = _user_index(w)
+    named = [a for p in paths or [] for a in ("--path", p)]
+    run = w.rewind("snap", *named, "-m", f"step {len(checkpoints)}", "--allow-empty")
+    assert run.returncode == 0, run.stderr
+    assert _user_index(w) == index_before
+    assert agree(w, w.tree_of("refs/rewind/manual"), oracle), (paths, run.stderr)
+    checkpoints.append(w.git("rev-parse", "refs/rewind/manual").strip())
+
+
+def _snap_paths(w: Workdir, checkpoints: list[str]) -> None:
+    """`snap --path` naming every path that changed since the newest checkpoint (what a hook names when it
+    knows what is about to change), or a whole snap where one is a directory now (--path reads files)."""
+    oracle = oracle_tree(w, LIMIT)
+    changed = w.git("diff-tree", "-r", "-z", "--name-only", "--no-renames", "refs/rewind/manual", oracle).split("\0")
+    changed = [p for p in changed if p]
+    if any((w.path / p).is_dir() and not (w.path / p).is_symlink() for p in changed):
+        changed = []
+    _snap(w, checkpoints, oracle, changed)
 
 
 def _skipped(w: Workdir) -> set[str]:
@@ -185,50 +250,69 @@ def test_every_checkpoint_equals_gits_own_add_all_and_an_undo_writes_what_git_ch
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         w = _new_repo(tmp, autocrlf)
-        checkpoints: list[str] = []
-        safety_oracle = ""
-        for op in [*ops, ("snap",)]:
-            if op[0] == "undo" and checkpoints:  # a restore in the middle; its safety checkpoint is checked too
-                index_before = _user_index(w)
-                commit = checkpoints[op[1] % len(checkpoints)]
-                number = json.loads(w.git("notes", "--ref=rewind", "show", commit))["seq"]
-                run = w.rewind("undo", str(number), "--yes")
-                assert run.returncode == 0, run.stderr
-                assert _user_index(w) == index_before
-                if "safety checkpoint" in run.stdout:
-                    assert agree(w, w.tree_of("refs/rewind/manual"), safety_oracle), (op, run.stdout)
+        try:
+            _play(w, tmp, ops, pick)
+        finally:
+            w.rewind("daemon", "stop")
+            daemon.reap(tmp)
+
+
+def _play(w: Workdir, tmp: Path, ops: list[tuple], pick: int) -> None:
+    checkpoints: list[str] = []
+    safety_oracle = ""
+    for op in [*ops, ("snap",)]:
+        if op[0] == "daemon":
+            w.rewind("daemon", "start" if op[1] else "stop")
+            continue
+        if op[0] == "bring_back":  # deleted, checkpointed, brought back as it was
+            path = w.path / op[1]
+            if not path.is_file() or path.is_symlink() or op[1] in _skipped(w):
                 continue
-            _apply(w, op)
-            safety_oracle = oracle_tree(w, LIMIT)  # what a checkpoint of this state must hold
-            if op[0] != "snap":
-                continue
+            content, mode = path.read_bytes(), path.stat().st_mode
+            path.unlink()
+            _snap(w, checkpoints)
+            path.write_bytes(content)
+            path.chmod(mode)
+            _snap(w, checkpoints)
+            continue
+        if op[0] == "snap_path" and checkpoints:
+            _snap_paths(w, checkpoints)
+            continue
+        if op[0] == "undo" and checkpoints:  # a restore in the middle; its safety checkpoint is checked too
             index_before = _user_index(w)
-            run = w.rewind("snap", "-m", f"step {len(checkpoints)}", "--allow-empty")
+            commit = checkpoints[op[1] % len(checkpoints)]
+            number = json.loads(w.git("notes", "--ref=rewind", "show", commit))["seq"]
+            run = w.rewind("undo", str(number), "--yes")
             assert run.returncode == 0, run.stderr
             assert _user_index(w) == index_before
-            assert agree(w, w.tree_of("refs/rewind/manual"), safety_oracle), (op, run.stderr)
-            checkpoints.append(w.git("rev-parse", "refs/rewind/manual").strip())
-        target = checkpoints[pick % len(checkpoints)]
-        seq = json.loads(w.git("notes", "--ref=rewind", "show", target))["seq"]
-        index_before, disk_before = _user_index(w), disk_files(w.path)
-        # A file ignored by the rules before the undo was never captured (not even by its safety checkpoint),
-        # so the undo leaves it, though the target's rules no longer ignore it: "ignored under either".
-        ignored_before = _not_capturable(w, sorted(disk_before))
-        run = w.rewind("undo", str(seq), "--yes")
-        assert run.returncode == 0, run.stderr
-        assert _user_index(w) == index_before
-        expected = disk_files(_checked_out(w, target, tmp))
-        disk = disk_files(w.path)
-        blobs = _blobs(w, target)
-        for path, value in expected.items():
-            if path in disk and disk[path] != value:
-                # Left as it was, as git's checkout leaves a file it sees as unchanged: the same blob.
-                safety = w.git("ls-tree", "refs/rewind/manual", "--", path)
-                assert disk[path] == disk_before.get(path) and file_hash(w, path) == blobs[path], (
-                    path, run.stdout, safety, disk_before.get(path), disk[path], value)
-            elif path not in disk:
-                # only a path a checkpoint never captures may be missing
-                assert path in _not_capturable(w, [path]), path
-        extra = sorted(set(disk) - set(expected))
-        assert set(extra) <= _not_capturable(w, extra) | ignored_before, extra
-        w.fsck()
+            if "safety checkpoint" in run.stdout:
+                assert agree(w, w.tree_of("refs/rewind/manual"), safety_oracle), (op, run.stdout)
+            continue
+        _apply(w, op)
+        safety_oracle = oracle_tree(w, LIMIT)  # what a checkpoint of this state must hold
+        if op[0] == "snap":
+            _snap(w, checkpoints, safety_oracle)
+    target = checkpoints[pick % len(checkpoints)]
+    seq = json.loads(w.git("notes", "--ref=rewind", "show", target))["seq"]
+    index_before, disk_before = _user_index(w), disk_files(w.path)
+    # A file ignored by the rules before the undo was never captured (not even by its safety checkpoint),
+    # so the undo leaves it, though the target's rules no longer ignore it: "ignored under either".
+    ignored_before = _not_capturable(w, sorted(disk_before))
+    run = w.rewind("undo", str(seq), "--yes")
+    assert run.returncode == 0, run.stderr
+    assert _user_index(w) == index_before
+    expected = disk_files(_checked_out(w, target, tmp))
+    disk = disk_files(w.path)
+    blobs = _blobs(w, target)
+    for path, value in expected.items():
+        if path in disk and disk[path] != value:
+            # Left as it was, as git's checkout leaves a file it sees as unchanged: the same blob.
+            safety = w.git("ls-tree", "refs/rewind/manual", "--", path)
+            assert disk[path] == disk_before.get(path) and file_hash(w, path) == blobs[path], (
+                path, run.stdout, safety, disk_before.get(path), disk[path], value)
+        elif path not in disk:
+            # only a path a checkpoint never captures may be missing
+            assert path in _not_capturable(w, [path]), path
+    extra = sorted(set(disk) - set(expected))
+    assert set(extra) <= _not_capturable(w, extra) | ignored_before, extra
+    w.fsck()
