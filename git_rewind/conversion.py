@@ -35,7 +35,7 @@ MODE_GITLINK = 0o160000
 class Settings:
     """The config values that change what `git add` stores, with git's defaults."""
 
-    __slots__ = ("autocrlf", "filemode", "symlinks", "attributes_file", "attr_tree")
+    __slots__ = ("autocrlf", "filemode", "symlinks", "attributes_file", "attr_tree", "filters")
 
     def __init__(self) -> None:
         self.autocrlf = "false"  # "true", "input" or "false"
@@ -43,6 +43,7 @@ class Settings:
         self.symlinks = True
         self.attributes_file: str | None = None
         self.attr_tree = False  # attr.tree / GIT_ATTR_SOURCE: attributes read from a tree, not the work tree
+        self.filters = False  # a clean filter is configured (filter.<driver>.clean or .process)
 
     @property
     def mode_from_index(self) -> bool:
@@ -53,7 +54,7 @@ class Settings:
 # Lines git writes by default, which change nothing: they need no git process to read.
 _DEFAULTS = (b"filemode = true", b"filemode=true", b"symlinks = true", b"symlinks=true", b"autocrlf = false",
              b"autocrlf=false")
-_WORDS = (b"autocrlf", b"attributesfile", b"filemode", b"symlinks", b"include", b"[attr")
+_WORDS = (b"autocrlf", b"attributesfile", b"filemode", b"symlinks", b"include", b"[attr", b"[filter")
 
 
 def global_attributes() -> str:
@@ -110,7 +111,8 @@ def _read_settings(repo: Repo) -> Settings:
     found.attr_tree = bool(os.environ.get("GIT_ATTR_SOURCE"))
     if not config_mentions(repo, _WORDS, _DEFAULTS):
         return found
-    out = gitcmd.run(["config", "--get-regexp", r"^(core\.(autocrlf|attributesfile|filemode|symlinks)|attr\.tree)$"],
+    out = gitcmd.run(["config", "--get-regexp",
+                      r"^(core\.(autocrlf|attributesfile|filemode|symlinks)|attr\.tree|filter\..*\.(clean|process))$"],
                      cwd=repo.root, check=False)
     for line in os.fsdecode(out).splitlines():
         key, _, value = line.partition(" ")
@@ -125,6 +127,8 @@ def _read_settings(repo: Repo) -> Settings:
             found.attributes_file = os.path.expanduser(value) if value else None
         elif key == "attr.tree":
             found.attr_tree = bool(value)
+        elif key.startswith("filter.") and value:
+            found.filters = True
     return found
 
 
@@ -301,6 +305,22 @@ def scope(verified_key: str | None, key: str, changed: list[str]) -> Scope | Non
     return Scope(set(changed), False) if changed else None
 
 
+class Differences:
+    """`differences` started now and read later (`result`), beside other work on the machine's other core."""
+
+    def __init__(self, repo: Repo, tree: str, env: dict[str, str] | None = None) -> None:
+        view = {k: v for k, v in (env or {}).items() if k != "GIT_INDEX_FILE"}  # the user's index, read only
+        self._pending = gitcmd.Background(["diff-index", "--cached", "-z", "--raw", "--no-renames", tree],
+                                          cwd=repo.root, env=view)
+
+    def result(self) -> dict[str, tuple[int, int]]:
+        return _differences(self._pending.result())
+
+    def close(self) -> None:
+        """Stop it, if its answer was not read (the caller failed meanwhile)."""
+        self._pending.close()
+
+
 def differences(repo: Repo, tree: str, env: dict[str, str] | None = None,
                 paths: set[str] | None = None) -> dict[str, tuple[int, int]]:
     """path → (its mode in TREE, its mode in the user's index; 0: none) wherever they differ (within PATHS).
@@ -311,7 +331,10 @@ def differences(repo: Repo, tree: str, env: dict[str, str] | None = None,
             return {}
         args += ["--", *[":(literal,top)" + p for p in sorted(paths)]]
     view = {k: v for k, v in (env or {}).items() if k != "GIT_INDEX_FILE"}
-    out = repo.git(args, env=view or None)
+    return _differences(repo.git(args, env=view or None))
+
+
+def _differences(out: bytes) -> dict[str, tuple[int, int]]:
     parts = out.split(b"\0")
     found = {}
     for meta, name in zip(parts[0:-1:2], parts[1::2], strict=False):
@@ -352,24 +375,33 @@ def disagreements(repo: Repo, differ: dict[str, tuple[int, int]], within: Scope,
 
 
 def _crlf_candidates(repo: Repo, paths: list[str], found: Settings) -> list[str]:
-    """Of PATHS, those under an auto eol action whose result the "CRLF already in the index" rule may decide."""
-    attrs = _attributes(repo, paths, ("text", "eol", "crlf", "filter", "working-tree-encoding"))
-    picked = []
+    """Of PATHS, those under an auto eol action whose result the "CRLF already in the index" rule may decide:
+    a file with CRLF, or one a clean filter or working-tree-encoding turns into what git then checks.
+
+    A file with no CR at all gets none from an encoding either; only a clean filter could add one, so
+    without one configured, attributes are asked of git only for files with a CR (usually none).
+    """
+    crlf: dict[str, bool] = {}
     for path in paths:
-        values = attrs.get(path, {})
-        if not _auto(values, found.autocrlf):
-            continue
-        if values.get("filter", "unspecified") not in ("unspecified", "unset") \
-                or values.get("working-tree-encoding", "unspecified") not in ("unspecified", "unset"):
-            picked.append(path)  # what git checks is the content after these: git decides
-            continue
         try:
             content = read_regular(os.path.join(repo.root, path), nofollow=True)
         except OSError:
             continue  # gone or not a file now: the next scan sees it
-        if b"\r\n" in content:
+        if found.filters or b"\r" in content:
+            crlf[path] = b"\r\n" in content
+    if not crlf:
+        return []
+    attrs = _attributes(repo, sorted(crlf), ("text", "eol", "crlf", "filter", "working-tree-encoding"))
+    picked = []
+    for path, has_crlf in crlf.items():
+        values = attrs.get(path, {})
+        if not _auto(values, found.autocrlf):
+            continue
+        converted = values.get("filter", "unspecified") not in ("unspecified", "unset") \
+            or values.get("working-tree-encoding", "unspecified") not in ("unspecified", "unset")
+        if has_crlf or converted:  # after a filter or an encoding, what git checks is for git to say
             picked.append(path)
-    return picked
+    return sorted(picked)
 
 
 def _auto(values: dict[str, str], autocrlf: str) -> bool:

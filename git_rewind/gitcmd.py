@@ -70,11 +70,11 @@ class Background:
     other work, which it runs beside (the machine's other core). Its output is read at the end, so it
     suits commands that print little; `close` ends one whose answer is no longer wanted."""
 
-    def __init__(self, args: Sequence[str], cwd: str | None = None) -> None:
+    def __init__(self, args: Sequence[str], cwd: str | None = None, env: Mapping[str, str] | None = None) -> None:
         self._args = list(args)
         self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
             ["git", *_QUIET, *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE)
+            stderr=subprocess.PIPE, env={**os.environ, **env} if env else None)
 
     def result(self) -> bytes:
         """Its stdout, once it has ended; GitError if it failed."""

@@ -35,6 +35,14 @@ MODE_GITLINK = 0o160000
 MODE_TREE = 0o040000
 
 _VANISHED = re.compile(r"unable to stat '.*': No such file or directory|unable to index file|updating files failed")
+VANISHED_TRIES = 3  # whole adds that lost a file midway before one that adds the rest (an agent deleting and
+# rewriting files all the time leaves no moment without one)
+
+
+def _only_vanished(stderr: str) -> bool:
+    """Every error git reported is a file that went while it added it."""
+    errors = [line for line in stderr.splitlines() if line.startswith(("error:", "fatal:"))]
+    return all(_VANISHED.search(line) for line in errors)
 _NO_COMMIT = re.compile(r"error: '(.+?)/?' does not have a commit checked out")
 
 
@@ -298,11 +306,15 @@ def _remove_from_index(repo: Repo, paths: list[str]) -> None:
                   "--pathspec-file-nul"], env=_index_env(repo), input=spec)
 
 
-def _add_all(repo: Repo, skipped: list[dict[str, Any]], excludes_file: str | None) -> None:
+def _add_all(repo: Repo, skipped: list[dict[str, Any]], excludes_file: str | None,
+             ignore_errors: bool = False) -> None:
     """`git add -A` into the private index, leaving out SKIPPED paths and whatever EXCLUDES_FILE's rules
-    ignore on their own (a path ignored under either rule set is never captured)."""
+    ignore on their own (a path ignored under either rule set is never captured). IGNORE_ERRORS: git adds
+    the rest where a file cannot be read, writes the index and fails after."""
     # core.safecrlf=true makes git refuse a conversion it cannot reverse: a checkpoint records it all the same.
     args = ["-c", "core.untrackedCache=true", "-c", "core.safecrlf=false", "add", "-A"]
+    if ignore_errors:
+        args.append("--ignore-errors")
     left_out = [os.fsencode(e["path"]) for e in skipped]
     if excludes_file:
         left_out += _untracked_ignored_by(repo, excludes_file)
@@ -607,10 +619,12 @@ def _add_tree(repo: Repo, skipped: list[dict[str, Any]], excludes_file: str | No
     vanished = 0
     for _attempt in range(20):
         try:
-            _add_all(repo, skipped, excludes_file)
+            _add_all(repo, skipped, excludes_file, ignore_errors=vanished >= VANISHED_TRIES)
             return skipped
         except gitcmd.GitError as exc:
-            if _VANISHED.search(exc.stderr) and vanished < 5:
+            if _VANISHED.search(exc.stderr):
+                if vanished >= VANISHED_TRIES and _only_vanished(exc.stderr):
+                    return skipped  # git added all the rest; files still coming and going keep their last state
                 vanished += 1  # a file went between git's stat and its read (an agent at work): look again
                 continue
             empty = [m.rstrip("/") for m in _NO_COMMIT.findall(exc.stderr)]
@@ -666,25 +680,31 @@ def _scan_full(repo: Repo, limit: int, excludes_file: str | None, base_tree: str
     skipped = _add_tree(repo, skipped, excludes_file)
     tree = _write_tree(repo)
     env = _index_env(repo)
+    pending = conversion.Differences(repo, tree, env)  # the tree against the user's index, on the other core
+    try:
+        last_tree, last_rules, last_key = _read_scan_state(repo)
+        rules = rules_signature(repo)
+        changes = changed_paths(repo, base_tree, tree, env) if base_tree else []
+        if last_tree == base_tree:
+            since_last = changes
+        else:
+            since_last = changed_paths(repo, last_tree, tree, env) if last_tree else []
+        differ = pending.result()
+    finally:
+        pending.close()
     # The entries only the private index has that make git see a directory otherwise than it would with the
     # user's index: dropped, and the tree added again.
-    differ = conversion.differences(repo, tree, env)
     misread = _misread_nested(repo, differ)
     if misread:
         _remove_from_index(repo, misread)
         skipped = _add_tree(repo, skipped, excludes_file)
         tree = _write_tree(repo)
         differ = conversion.differences(repo, tree, env)
-    differ_tree = tree
+        changes = changed_paths(repo, base_tree, tree, env) if base_tree else []
+        since_last = changed_paths(repo, last_tree, tree, env) if last_tree else []
+    differ_tree = since_tree = tree
     if skipped != previous:
         _save_skipped(repo, skipped)
-    last_tree, last_rules, last_key = _read_scan_state(repo)
-    rules = rules_signature(repo)
-    changes = changed_paths(repo, base_tree, tree, env) if base_tree else []
-    if last_tree == base_tree:
-        since_last = changes
-    else:
-        since_last = changed_paths(repo, last_tree, tree, env) if last_tree else []
     rules_changed = any(p == ".gitignore" or p.endswith("/.gitignore") for _s, p in since_last)
     # A fresh index holds only the user's tracked files, which ignore rules never drop.
     if excludes_file or (not fresh and (rules != last_rules or last_tree is None or rules_changed)):
@@ -703,8 +723,9 @@ def _scan_full(repo: Repo, limit: int, excludes_file: str | None, base_tree: str
             tree = again
             changes = changed_paths(repo, base_tree, tree, env) if base_tree else []
     # The decisions git takes from the index, as the user's index takes them (a fresh index is a copy of it).
-    within = conversion.scope(key if fresh else last_key, key,
-                              [p for _s, p in changed_paths(repo, last_tree, tree, env)] if last_tree else [])
+    if tree != since_tree and last_tree:
+        since_last = changed_paths(repo, last_tree, tree, env)
+    within = conversion.scope(key if fresh else last_key, key, [p for _s, p in since_last])
     if tree != differ_tree:
         differ = conversion.differences(repo, tree, env)
     if differ:
