@@ -216,6 +216,7 @@ def add_with_reference(repo: Repo, env: dict[str, str], paths: list[str]) -> Non
     the file again and takes its decisions from the user's entry. Paths gone meanwhile are removed."""
     if not paths:
         return
+    assert env.get("GIT_INDEX_FILE"), "never the user's own index"
     zero = "0" * len(_empty_blob(repo))
     entries = reference_entries(repo, paths)
     info = b"".join(

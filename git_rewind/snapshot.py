@@ -1,10 +1,11 @@
 """Building checkpoint trees from the working tree.
 
-Two ways, both producing exactly the tree `git add -A` would:
+Two ways, both producing exactly the tree `git add -A` with the user's index would:
 - `scan`: the whole tree through a private index under .git/rewind/ (git's own CLI: it is
   the fastest scanner, refreshes stat data, and handles every ignore rule); the private index
   is seeded from the user's index on first use so the first scan hashes only what changed.
 - `hash_paths`: only the named files, for hooks that know what is about to change.
+Where git's add decides from the index it adds to, both decide from the user's (conversion.py).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ MODE_GITLINK = 0o160000
 MODE_TREE = 0o040000
 
 _VANISHED = re.compile(r"unable to stat '.*': No such file or directory|unable to index file|updating files failed")
+_NO_COMMIT = re.compile(r"error: '(.+?)/?' does not have a commit checked out")
 VANISHED_TRIES = 3  # whole adds that lost a file midway before one that adds the rest (an agent deleting and
 # rewriting files all the time leaves no moment without one)
 
@@ -43,7 +45,6 @@ def _only_vanished(stderr: str) -> bool:
     """Every error git reported is a file that went while it added it."""
     errors = [line for line in stderr.splitlines() if line.startswith(("error:", "fatal:"))]
     return all(_VANISHED.search(line) for line in errors)
-_NO_COMMIT = re.compile(r"error: '(.+?)/?' does not have a commit checked out")
 
 
 class Scan:

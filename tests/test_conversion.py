@@ -175,7 +175,8 @@ def test_core_filemode_false_keeps_the_mode_the_users_index_has(project: Workdir
     project.write("bin/run.sh", "#!/bin/sh\necho edited\n", mode=0o644)  # exec bit lost, as on a FAT mount
     project.write("tool.sh", "#!/bin/sh\n", mode=0o755)  # new: git takes no exec bit from the disk
     project.ok("snap")
-    modes = {line.split()[3]: line.split()[0] for line in project.git("ls-tree", "-r", "refs/rewind/manual").splitlines()}
+    listed = project.git("ls-tree", "-r", "refs/rewind/manual").splitlines()
+    modes = {line.split()[3]: line.split()[0] for line in listed}
     assert modes["bin/run.sh"] == "100755" and modes["tool.sh"] == "100644"
     assert _tree(project) == project.add_all_tree()
     project.write("bin/run.sh", "#!/bin/sh\necho again\n", mode=0o644)
