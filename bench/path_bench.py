@@ -114,10 +114,12 @@ def main() -> None:
             B.run([*rewind, "snap", "--session", "bench", "--path", copy.tree.tracked[0]], copy.repo, env)
             print(f"{copy.name}: {args.size} files built in {time.perf_counter() - start:.1f} s", flush=True)
         times: dict[tuple[str, str], list[float]] = {}
+        edited: set[str] = set()
         for r in range(args.runs):
             # A file with CRLF in the user's index where there is one: the decision the index makes.
             picks = copies[1].crlf or copies[1].tree.tracked
             rel = picks[(r * 7919) % len(picks)]
+            edited.add(rel)
             for copy in B.rotated(copies, r):
                 for tool in B.rotated(["rewind", "cli"], r):
                     copy.tree.modify([rel], f"{r}-{tool}")
@@ -134,6 +136,9 @@ def main() -> None:
                         copy.cli_path(rel)
                     times.setdefault((copy.name, tool), []).append((time.perf_counter() - start) * 1000)
         for copy in copies:
+            # The files as the last tool left them, named once more; then a whole scan must find nothing else.
+            named = [a for rel in sorted(edited) for a in ("--path", rel)]
+            B.run([*rewind, "snap", "--session", "bench", *named], copy.repo, env)
             listed = B.out([*rewind, "snap", "--session", "bench"], copy.repo, env)
             if not listed.startswith("unchanged"):
                 raise B.BenchError(f"{copy.name}: a full snap after the --path runs found more: {listed!r}")
