@@ -355,7 +355,7 @@ def disagreements(repo: Repo, differ: dict[str, tuple[int, int]], within: Scope,
     clean filter or working-tree-encoding (what they make of it is git's to say); under core.fileMode=false
     a mode that is not the reference's; under core.symlinks=false a file whose reference is a link.
     """
-    picked = {p for p, (ours, theirs) in differ.items() if theirs == MODE_GITLINK and ours != theirs}
+    picked = {p for p, (_ours, theirs) in differ.items() if theirs == MODE_GITLINK}  # listed: they differ
     files = {p: modes for p, modes in differ.items() if modes[0] in (MODE_FILE, MODE_EXEC) and p not in leave
              and (within.paths is None or p in within.paths)}
     found = settings(repo)

@@ -200,8 +200,9 @@ def test_core_symlinks_false_keeps_a_link_checked_out_as_a_file(project: Workdir
     assert _tree(project) == project.add_all_tree()
 
 
-def _with_submodule(project: Workdir, tmp_path: Path) -> tuple[str, str]:
-    """A commit that adds a submodule (not checked out here) after HEAD; (HEAD, that commit)."""
+def _with_submodule(project: Workdir, tmp_path: Path) -> tuple[str, str, str]:
+    """A commit that adds a submodule (not checked out here) after HEAD, and one that moves it on; (HEAD, the
+    first, the second), HEAD checked out."""
     lib = Workdir(tmp_path / "lib", project.env)
     lib.path.mkdir()
     lib.git("init", "-q")
@@ -210,25 +211,33 @@ def _with_submodule(project: Workdir, tmp_path: Path) -> tuple[str, str]:
     base = project.git("rev-parse", "HEAD").strip()
     project.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib.path), "vendor/lib")
     project.git("commit", "-q", "-m", "a submodule")
-    later = project.git("rev-parse", "HEAD").strip()
+    added = project.git("rev-parse", "HEAD").strip()
+    lib.write("lib.c", "int lib2;\n")
+    lib.commit_all("lib, later")
+    moved = lib.git("rev-parse", "HEAD").strip()
+    project.git("update-index", "--cacheinfo", f"160000,{moved},vendor/lib")
+    project.git("commit", "-q", "-m", "the submodule moved on")
+    bumped = project.git("rev-parse", "HEAD").strip()
     project.git("submodule", "deinit", "-q", "-f", "vendor/lib")
     project.git("checkout", "-q", base)
-    return base, later
+    return base, added, bumped
 
 
 @pytest.mark.parametrize("with_daemon", [False, True], ids=["scan", "daemon"])
-def test_a_submodule_that_arrives_not_checked_out_keeps_the_users_record(
+def test_a_submodule_that_arrives_or_moves_not_checked_out_keeps_the_users_record(
         project: Workdir, tmp_path: Path, daemons: list[Workdir], with_daemon: bool) -> None:
-    _base, later = _with_submodule(project, tmp_path)
+    _base, added, bumped = _with_submodule(project, tmp_path)
     if with_daemon:
         daemons.append(project)
         project.ok("daemon", "start")
     project.ok("snap")
-    project.git("checkout", "-q", later)  # an empty directory, and the user's index records the commit
-    project.write("src/app.py", "print('after the pull')\n")
-    project.ok("snap")
-    assert project.git("ls-tree", "refs/rewind/manual", "vendor/lib").split()[:2] == ["160000", "commit"]
-    assert _tree(project) == project.add_all_tree()
+    for commit in (added, bumped):  # an empty directory, and the user's index records the commit
+        project.git("checkout", "-q", commit)
+        project.write("src/app.py", f"print('after {commit}')\n")
+        project.ok("snap")
+        recorded = project.git("ls-tree", "refs/rewind/manual", "vendor/lib").split()[:3]
+        assert recorded == ["160000", "commit", project.git("rev-parse", f"{commit}:vendor/lib").strip()]
+        assert _tree(project) == project.add_all_tree()
 
 
 def test_snap_path_after_an_undo_carries_the_restored_files_not_the_safety_checkpoint(project: Workdir) -> None:
