@@ -504,6 +504,9 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
             before = fi.ls_many([(base, os.fsencode(s.path)) for s in states])
             new = [s.path for s, was in zip(states, before, strict=True)
                    if was is None and s.present]
+            if _under_submodule(fi, base, states, before, new, set(nested or [])):
+                fi.abort()
+                return None
             ignored_now = _check_ignore(repo, new, ["--no-index"]) if new else set()
             if ignored_now:  # unless the person's index tracks one (see tracked_ignored)
                 tracked = cached_tracked_ignored(repo, _tracked_ignored_key(repo, rules_signature(repo)))
@@ -560,6 +563,25 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
             result.changes = changed_paths(repo, base_tree, tree)
         result.base = base_tree
     return result
+
+
+def _under_submodule(fi: gitcmd.FastImport, base: str, states: list[PathState], before: list[tuple[int, str] | None],
+                     new: list[str], nested: set[str]) -> bool:
+    """A changed path is a submodule of BASE that is not a repository now (a directory git keeps as the commit
+    an index records, or a repository that lost its .git), or a new file below one: what git decides there
+    depends on the index, which the full scan follows."""
+    if any(was is not None and was[0] == MODE_GITLINK and s.path not in nested
+           for s, was in zip(states, before, strict=True)):
+        return True
+    parents = sorted({os.path.dirname(p) for p in new} - {""})
+    above: set[str] = set()
+    for parent in parents:
+        while parent and parent not in above:
+            above.add(parent)
+            parent = os.path.dirname(parent)
+    listed = sorted(above)
+    found = fi.ls_many([(base, os.fsencode(d)) for d in listed])
+    return any(entry is not None and entry[0] == MODE_GITLINK for entry in found)
 
 
 def _kind(mode: int) -> int:

@@ -238,6 +238,15 @@ def test_a_submodule_that_arrives_or_moves_not_checked_out_keeps_the_users_recor
         recorded = project.git("ls-tree", "refs/rewind/manual", "vendor/lib").split()[:3]
         assert recorded == ["160000", "commit", project.git("rev-parse", f"{commit}:vendor/lib").strip()]
         assert _tree(project) == project.add_all_tree()
+    (project.path / "vendor/lib").rmdir()  # its directory made again (a tool cleaning up), a file put in it
+    (project.path / "vendor/lib").mkdir()
+    project.write("README.md", "# again\n")
+    project.ok("snap")
+    assert _tree(project) == project.add_all_tree()
+    project.write("vendor/lib/stray.c", "not the submodule's\n")  # git records the submodule, not its files
+    project.ok("snap", "--allow-empty", "-m", "a file in it")
+    assert project.git("ls-tree", "refs/rewind/manual", "vendor/lib").split()[0] == "160000"
+    assert _tree(project) == project.add_all_tree()
 
 
 def test_snap_path_after_an_undo_carries_the_restored_files_not_the_safety_checkpoint(project: Workdir) -> None:

@@ -236,8 +236,9 @@ class Run:
         self.r.step = f"commit {self.start} (the clone)"
         self.snap("the clone")
         started = False
+        count = max(2, (self.end - self.start) // 25)  # take-back samples: 2 in a default window, 6 in a whole one
         samples = sorted(random.Random(f"{self.r.name} {self.autocrlf} {self.daemon}").sample(
-            range(self.start + 2, self.end - 1), 2)) if self.end - self.start > 6 else []
+            range(self.start + 2, self.end - 1), count)) if self.end - self.start > 6 else []
         i = self.start
         while i < self.end:
             i += 1
