@@ -283,27 +283,17 @@ def _settings_part(key: str | None) -> str | None:
     return key.partition(" A:")[2] if key else None
 
 
-class Scope:
-    """Which paths of a tree to check against the user's index: `paths` (None: every path that differs from
-    it) and `every` (re-add each such file, as the attributes or settings changed; else only those whose
-    result may depend on the reference entry)."""
-
-    __slots__ = ("paths", "every")
-
-    def __init__(self, paths: set[str] | None, every: bool) -> None:
-        self.paths = paths
-        self.every = every
+EVERY = "every"  # stale(): the attributes or settings changed (or nothing was checked): each file may now differ
+INDEX = "index"  # stale(): the user's index changed: every reference may have
 
 
-def scope(verified_key: str | None, key: str, changed: list[str]) -> Scope | None:
-    """What to check in a tree whose paths CHANGED since one verified under VERIFIED_KEY (None: none was);
-    None: nothing to check."""
+def stale(verified_key: str | None, key: str, changed: list[str]) -> str | None:
+    """What may have gone stale in a tree checked under VERIFIED_KEY (None: never) whose paths CHANGED since,
+    now that the key is KEY: EVERY, INDEX, or None (nothing: the paths read since followed the rule)."""
     attributes = any(p == ".gitattributes" or p.endswith("/.gitattributes") for p in changed)
     if verified_key is None or attributes or _settings_part(verified_key) != _settings_part(key):
-        return Scope(None, True)
-    if verified_key != key:  # the user's index changed: every reference may have
-        return Scope(None, False)
-    return Scope(set(changed), False) if changed else None
+        return EVERY
+    return INDEX if verified_key != key else None
 
 
 class Differences:
@@ -314,7 +304,7 @@ class Differences:
         self._pending = gitcmd.Background(["diff-index", "--cached", "-z", "--raw", "--no-renames", tree],
                                           cwd=repo.root, env=view)
 
-    def result(self) -> dict[str, tuple[int, int]]:
+    def result(self) -> dict[str, Entry]:
         return _differences(self._pending.result())
 
     def close(self) -> None:
@@ -322,10 +312,15 @@ class Differences:
         self._pending.close()
 
 
+# A path where a tree and the user's index differ: (its mode in the tree, in the user's index (0: none), its
+# object in the tree, in the user's index), as `git diff-index --cached --raw` gives them.
+Entry = tuple[int, int, str, str]
+
+
 def differences(repo: Repo, tree: str, env: dict[str, str] | None = None,
-                paths: set[str] | None = None) -> dict[str, tuple[int, int]]:
-    """path → (its mode in TREE, its mode in the user's index; 0: none) wherever they differ (within PATHS).
-    ENV: to see a scan's quarantined objects; the user's index is read, never written."""
+                paths: set[str] | None = None) -> dict[str, Entry]:
+    """Every path where TREE and the user's index differ (within PATHS), with both sides (Entry). ENV: to
+    see a scan's quarantined objects; the user's index is read, never written."""
     args = ["diff-index", "--cached", "-z", "--raw", "--no-renames", tree]
     if paths is not None:
         if not paths:
@@ -335,74 +330,137 @@ def differences(repo: Repo, tree: str, env: dict[str, str] | None = None,
     return _differences(repo.git(args, env=view or None))
 
 
-def _differences(out: bytes) -> dict[str, tuple[int, int]]:
+def _differences(out: bytes) -> dict[str, Entry]:
     parts = out.split(b"\0")
     found = {}
     for meta, name in zip(parts[0:-1:2], parts[1::2], strict=False):
         fields = meta.lstrip(b":").split()
-        found[os.fsdecode(name)] = (int(fields[0], 8), int(fields[1], 8))
+        found[os.fsdecode(name)] = (int(fields[0], 8), int(fields[1], 8), fields[2].decode(), fields[3].decode())
     return found
 
 
-def disagreements(repo: Repo, differ: dict[str, tuple[int, int]], within: Scope,
+def disagreements(repo: Repo, differ: dict[str, Entry], every: bool,
                   leave: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """Of the paths where a tree differs from the user's index (DIFFER, `differences`), those that `git add`
     with that index may store otherwise, to add again with its entries as the reference (not LEAVE).
 
     A submodule the user's index records that is not checked out keeps that record. Of the files: with
-    WITHIN.every, each (its attributes or the settings changed since it was hashed); else those WITHIN.paths
-    names whose result reads the reference: under an auto eol action a file with CRLF on disk, or behind a
-    clean filter or working-tree-encoding (what they make of it is git's to say); under core.fileMode=false
-    a mode that is not the reference's; under core.symlinks=false a file whose reference is a link.
+    EVERY, each (its attributes or the settings changed since it was hashed); else those whose result
+    reads the reference: under an auto eol action a file with CRLF on disk, or behind a clean filter or
+    working-tree-encoding (what they make of it is git's to say); under core.fileMode=false a mode that is
+    not the reference's; under core.symlinks=false a file whose reference is a link. A file looked at
+    before, unchanged since on disk and in both blobs, is not read again (`Checked`).
     """
-    picked = {p for p, (_ours, theirs) in differ.items() if theirs == MODE_GITLINK}  # listed: they differ
-    files = {p: modes for p, modes in differ.items() if modes[0] in (MODE_FILE, MODE_EXEC) and p not in leave
-             and (within.paths is None or p in within.paths)}
+    picked = {p for p, entry in differ.items() if entry[1] == MODE_GITLINK}  # listed: they differ
+    files = {p: entry for p, entry in differ.items() if entry[0] in (MODE_FILE, MODE_EXEC) and p not in leave}
     found = settings(repo)
     if not files or not (found.mode_from_index or converts(repo, sorted(files), found)):
         return sorted(picked)
-    if within.every:
+    if every:
         return sorted(picked | set(files))
     if found.mode_from_index:
-        for path, (ours, theirs) in files.items():
+        for path, (ours, theirs, _a, _b) in files.items():
             if not found.filemode and ours != (theirs if theirs in (MODE_FILE, MODE_EXEC) else MODE_FILE):
                 picked.add(path)
             if not found.symlinks and theirs == MODE_LINK:
                 picked.add(path)
-    rest = sorted(p for p in files if p not in picked)
-    if rest and converts(repo, rest, found):
+    rest = {p: e for p, e in files.items() if p not in picked}
+    if rest and converts(repo, sorted(rest), found):
         picked.update(_crlf_candidates(repo, rest, found))
     return sorted(picked)
 
 
-def _crlf_candidates(repo: Repo, paths: list[str], found: Settings) -> list[str]:
-    """Of PATHS, those under an auto eol action whose result the "CRLF already in the index" rule may decide:
+def _crlf_candidates(repo: Repo, files: dict[str, Entry], found: Settings) -> list[str]:
+    """Of FILES, those under an auto eol action whose result the "CRLF already in the index" rule may decide:
     a file with CRLF, or one a clean filter or working-tree-encoding turns into what git then checks.
 
     A file with no CR at all gets none from an encoding either; only a clean filter could add one, so
-    without one configured, attributes are asked of git only for files with a CR (usually none).
+    without one configured, attributes are asked of git only for files with a CR (usually none). What
+    is found is remembered (Checked): a file is read again only once it, its blob or the reference changed.
     """
+    checked = Checked(repo)
     crlf: dict[str, bool] = {}
-    for path in paths:
+    for path, entry in files.items():
+        full = os.path.join(repo.root, path)
+        sig = checked.signature(full, entry[2], entry[3])
+        if sig is None or checked.seen(path, sig):
+            continue
         try:
-            content = read_regular(os.path.join(repo.root, path), nofollow=True)
+            content = read_regular(full, nofollow=True)
         except OSError:
             continue  # gone or not a file now: the next scan sees it
         if found.filters or b"\r" in content:
             crlf[path] = b"\r\n" in content
-    if not crlf:
-        return []
-    attrs = _attributes(repo, sorted(crlf), ("text", "eol", "crlf", "filter", "working-tree-encoding"))
+        else:
+            checked.note(path, sig)
     picked = []
-    for path, has_crlf in crlf.items():
-        values = attrs.get(path, {})
-        if not _auto(values, found.autocrlf):
-            continue
-        converted = values.get("filter", "unspecified") not in ("unspecified", "unset") \
-            or values.get("working-tree-encoding", "unspecified") not in ("unspecified", "unset")
-        if has_crlf or converted:  # after a filter or an encoding, what git checks is for git to say
-            picked.append(path)
+    if crlf:
+        attrs = _attributes(repo, sorted(crlf), ("text", "eol", "crlf", "filter", "working-tree-encoding"))
+        for path, has_crlf in crlf.items():
+            values = attrs.get(path, {})
+            converted = values.get("filter", "unspecified") not in ("unspecified", "unset") \
+                or values.get("working-tree-encoding", "unspecified") not in ("unspecified", "unset")
+            if _auto(values, found.autocrlf) and (has_crlf or converted):
+                picked.append(path)  # after a filter or an encoding, what git checks is for git to say
+            else:
+                entry = files[path]
+                checked.note(path, checked.signature(os.path.join(repo.root, path), entry[2], entry[3]))
+    checked.save(set(files))
     return sorted(picked)
+
+
+class Checked:
+    """The files `_crlf_candidates` found to need nothing (or that were added again since, `added`), by their
+    stat data and both blobs: .git/rewind/reference-files, one NUL-separated pair per path."""
+
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+        self.path = os.path.join(repo.rewind_dir, "reference-files")
+        self.known: dict[str, str] = {}
+        self.changed = False
+        try:
+            with open(self.path, "rb") as fh:
+                fields = fh.read().split(b"\0")
+        except FileNotFoundError:
+            return
+        for i in range(0, len(fields) - 1, 2):
+            self.known[os.fsdecode(fields[i])] = fields[i + 1].decode("ascii", "replace")
+
+    @staticmethod
+    def signature(full: str, ours: str, theirs: str) -> str | None:
+        try:
+            st = os.lstat(full)
+        except OSError:
+            return None
+        return f"{st.st_mtime_ns}.{st.st_ctime_ns}.{st.st_size}.{st.st_ino} {ours} {theirs}"
+
+    def seen(self, path: str, sig: str) -> bool:
+        return self.known.get(path) == sig
+
+    def note(self, path: str, sig: str | None) -> None:
+        if sig is not None and self.known.get(path) != sig:
+            self.known[path] = sig
+            self.changed = True
+
+    def added(self, entries: dict[str, Entry], now: dict[str, str]) -> None:
+        """Files just added again with the reference: NOW is their new blob (path → id)."""
+        for path, oid in now.items():
+            if path in entries:
+                full = os.path.join(self.repo.root, path)
+                self.note(path, self.signature(full, oid, entries[path][3]))
+        self.save(None)
+
+    def save(self, keep: set[str] | None) -> None:
+        """Write what changed; KEEP: the paths still worth remembering (those that differ from the user's index)."""
+        if keep is not None:
+            gone = [p for p in self.known if p not in keep]
+            for path in gone:
+                del self.known[path]
+            self.changed = self.changed or bool(gone)
+        if self.changed:
+            write_atomic(self.path, b"".join(os.fsencode(p) + b"\0" + s.encode() + b"\0"
+                                             for p, s in sorted(self.known.items())))
+            self.changed = False
 
 
 def _auto(values: dict[str, str], autocrlf: str) -> bool:

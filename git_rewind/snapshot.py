@@ -473,10 +473,10 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
     states += [PathState(p) for p in sorted(behind)]
     # The paths read now were added with the user's entries as the reference; the rest of BASE was too,
     # unless the user's index, the attributes or the settings changed since BASE was checked.
-    within = conversion.scope(conversion.verified(repo, base), key, paths)
-    if within is not None and within.paths is None:
+    stale = conversion.stale(conversion.verified(repo, base), key, paths)
+    if stale is not None:
         differ = conversion.differences(repo, base)
-        again = conversion.disagreements(repo, differ, within, leave=set(paths))
+        again = conversion.disagreements(repo, differ, stale == conversion.EVERY, leave=set(paths))
         redone = {p for p in again if differ[p][1] == MODE_GITLINK}  # a submodule not checked out: git keeps it
         links = conversion.hash_as_added(repo, sorted(redone)) if redone else {}
         states = [s for s in states if s.path not in redone]
@@ -659,7 +659,18 @@ def _add_tree(repo: Repo, skipped: list[dict[str, Any]], excludes_file: str | No
     raise gitcmd.GitError(["add"], 1, "too many nested repositories with no commit")
 
 
-def _misread_nested(repo: Repo, differ: dict[str, tuple[int, int]]) -> list[str]:
+def _staged(repo: Repo, paths: list[str]) -> dict[str, str]:
+    """The blob the private index holds for each of PATHS."""
+    out = repo.git(["ls-files", "-s", "-z", "--", *[":(literal,top)" + p for p in paths]], env=_index_env(repo))
+    found = {}
+    for record in out.split(b"\0"):
+        if record:
+            meta, _, name = record.partition(b"\t")
+            found[os.fsdecode(name)] = meta.split()[1].decode()
+    return found
+
+
+def _misread_nested(repo: Repo, differ: dict[str, conversion.Entry]) -> list[str]:
     """Entries of the private index the user's index lacks (DIFFER: conversion.differences) that git keeps
     where, without them, it would record the directory otherwise: a nested repository's commit whose .git is
     gone (its files are new now), and files captured inside a directory that has become a repository (a
@@ -672,7 +683,7 @@ def _misread_nested(repo: Repo, differ: dict[str, tuple[int, int]]) -> list[str]
             repos[rel] = os.path.lexists(os.path.join(repo.root, rel, ".git"))
         return repos[rel]
 
-    for path, (ours, theirs) in differ.items():
+    for path, (ours, theirs, _a, _b) in differ.items():
         if theirs or not ours:
             continue
         if ours == MODE_GITLINK:
@@ -748,14 +759,16 @@ def _scan_full(repo: Repo, limit: int, excludes_file: str | None, base_tree: str
     # The decisions git takes from the index, as the user's index takes them (a fresh index is a copy of it).
     if tree != since_tree and last_tree:
         since_last = changed_paths(repo, last_tree, tree, env)
-    within = conversion.scope(key if fresh else last_key, key, [p for _s, p in since_last])
+    stale = conversion.stale(key if fresh else last_key, key, [p for _s, p in since_last])
     if tree != differ_tree:
         differ = conversion.differences(repo, tree, env)
     if differ:
-        # Submodules the user's index records are looked at even when nothing else needs to be.
-        readd = conversion.disagreements(repo, differ, within or conversion.Scope(set(), False))
+        # Every path that differs from the user's index: git may have read any of them again just now with the
+        # private index's entry as the reference, to the same blob as before (conversion.Checked keeps that cheap).
+        readd = conversion.disagreements(repo, differ, stale == conversion.EVERY)
         if readd:
             conversion.add_with_reference(repo, env, readd)
+            conversion.Checked(repo).added(differ, _staged(repo, readd))
             tree = _write_tree(repo)
             changes = changed_paths(repo, base_tree, tree, env) if base_tree else []
     result = Scan(tree=tree, skipped=skipped)

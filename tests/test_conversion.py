@@ -55,6 +55,21 @@ def test_a_crlf_file_deleted_and_brought_back_keeps_its_crlf(project: Workdir) -
     assert (project.path / "lib/data.txt").read_bytes() == CRLF + b"three\r\n"
 
 
+def test_a_crlf_file_written_lf_then_crlf_again_keeps_its_crlf(project: Workdir) -> None:
+    """The same text with other line ends hashes to the same blob under the private index's reference, so the
+    scan's own changes do not show it: every path that differs from the user's index is looked at (found by the
+    full replay of jq: an undo wrote LF, the redo CRLF again)."""
+    _crlf_in_index(project, "lib/data.c")
+    project.write("lib/data.c", b"one\ntwo\n")
+    project.ok("snap")
+    assert _blob(project, "lib/data.c") == b"one\ntwo\n"
+    project.write("lib/data.c", CRLF)
+    project.write("notes.txt", "something else changed\n")
+    project.ok("snap")
+    assert _blob(project, "lib/data.c") == CRLF
+    assert _tree(project) == project.add_all_tree()
+
+
 def test_a_crlf_file_that_arrives_by_checkout_keeps_its_crlf(project: Workdir) -> None:
     project.ok("snap")  # the private index is seeded here, without the file
     base = project.git("rev-parse", "HEAD").strip()

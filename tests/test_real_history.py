@@ -18,7 +18,7 @@ file-watcher daemon off or started midway. Held against git:
 By default each configuration replays a window of WINDOW commits (WINDOWS: fewer for git's own history), at an
 offset of its own so that together they cover more of each history (a few minutes in all); GIT_REWIND_REPLAY=full
 replays every commit of every bundle in every configuration. Every mismatch is collected, named by the bundle,
-the step and the path.
+the step and the path (GIT_REWIND_REPLAY_STOP=1: the first one stops the replay, its repository left as it is).
 """
 
 from __future__ import annotations
@@ -89,6 +89,8 @@ class Run:
         try:
             check()
         except Mismatch as exc:
+            if os.environ.get("GIT_REWIND_REPLAY_STOP"):  # the state left as it is at the first one, to look at
+                raise
             self.mismatches.append(str(exc))
 
     def newest(self) -> tuple[int, str]:
