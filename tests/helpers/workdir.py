@@ -88,13 +88,17 @@ class Workdir:
         return tree_state(self.path)
 
     def user_state(self) -> tuple[bytes, str, str, str]:
-        """What we promise never to touch: the index bytes, HEAD, refs/heads, stash."""
+        """What we promise never to touch: the index bytes, HEAD, refs/heads, stash.
+
+        The status is read without optional locks: a plain `git status` may rewrite the index it
+        is asked about (refreshed or racily-smudged entries), and the next call would see that.
+        """
         index = self.path / ".git" / "index"
         return (
             index.read_bytes() if index.exists() else b"",
             self.git("rev-parse", "-q", "--verify", "HEAD", check=False),
             self.git("for-each-ref", "refs/heads", "refs/stash", "refs/tags"),
-            self.git("status", "--porcelain=v1", "-z", "--untracked-files=all"),
+            self.git("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all"),
         )
 
     def add_all_tree(self) -> str:
