@@ -17,6 +17,7 @@ import os
 
 from .errors import RewindError
 from .note import AGENT, OUTSIDE
+from .repo import SCRATCH_BLAME
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 BASE = "base"  # a line older than the file's first checkpoint
 BINARY_PROBE = 8000  # bytes git looks at for a NUL to call a file binary
-_REF = "refs/rewind-blame/scratch"  # fast-import needs a branch name; it is reset at the end, never written
+_REF = SCRATCH_BLAME  # fast-import needs a branch name; it is reset at the end, never written
 _UNKNOWN_HINT = "minimal tier, or checkpoints from before origins were recorded"
 
 
@@ -244,12 +245,7 @@ class _History:
 
         stamp = int(parse_utc(created) or 0)
         body = message.encode()
-        fi.write(f"commit {_REF}\nmark :{mark}\ncommitter git-rewind <> {stamp} +0000\n".encode())
-        fi.data(body)
-        if parent:
-            fi.write(f"from :{parent}\n".encode())
-        if merge:
-            fi.write(f"merge :{merge}\n".encode())
+        fi.commit(_REF, body, stamp, mark=mark, parents=[f":{p}" for p in (parent, merge) if p])
         path = quote_path(os.fsencode(self.path))
         fi.write(b"M 100644 " + blob.encode() + b" " + path + b"\n" if blob is not None else b"D " + path + b"\n")
         fi.write(b"\n")

@@ -410,12 +410,9 @@ def is_fetched_id(ident: str) -> bool:
 def machines(repo: Repo, label: str | None = None) -> dict[str, str]:
     """`<remote>/<sync_name>` → its machine commit, for every fetched copy (of remote LABEL only, if given)."""
     prefix = REMOTE_PREFIX + (label + "/" if label else "")
-    out = repo.git(["for-each-ref", "--format=%(refname) %(objectname)", prefix]).decode()
-    found = {}
-    for line in out.splitlines():
-        ref, _, oid = line.rpartition(" ")
-        found[ref[len(REMOTE_PREFIX):]] = oid
-    return found
+    from .gitobjects import refs_under
+
+    return {ref[len(REMOTE_PREFIX):]: oid for ref, oid in refs_under(repo, prefix).items()}
 
 
 def load_fetched(repo: Repo, label: str | None = None, source: str | None = None) -> list[Checkpoint]:

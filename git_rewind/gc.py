@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 from . import checkpoints, storage, store
 from .checkpoints import Checkpoint
-from .errors import RewindError
-from .gitcmd import FastImport, cat_file
-from .repo import NOTES_REF, REF_PREFIX, Repo
+from .gitcmd import FastImport
+from .gitobjects import read_commits
+from .repo import NAMESPACES, NOTES_REF, REF_PREFIX, Repo
 
 
 @dataclass
@@ -211,7 +211,7 @@ def _rewrite(
     (fast-import then moves none) and the caller moves them together.
     """
     # Only the sessions that lose a checkpoint are rewritten: only their commits are read.
-    commits = _read_commits(repo, [item.commit for session in touched for item in kept_by_session.get(session, [])])
+    commits = read_commits(repo, [item.commit for session in touched for item in kept_by_session.get(session, [])])
     tips: dict[str, int] = {}
     with FastImport(repo.root, force=True) as fi:
         mark = 0
@@ -221,72 +221,31 @@ def _rewrite(
                 for item in kept:
                     note_targets.append((item.commit, item.note_blob))
                 continue
-            fi.write(f"reset {REF_PREFIX}{session}\n".encode())
+            fi.reset(REF_PREFIX + session)
             for index, item in enumerate(kept):
                 mark += 1
                 commit = commits[item.commit]
-                fi.write(f"commit {REF_PREFIX}{session}\nmark :{mark}\n".encode())
-                fi.write(b"committer " + store.COMMITTER + b" %d +0000\n" % commit.time)
-                fi.data(commit.message)
-                if index:
-                    fi.write(f"from :{mark - 1}\n".encode())
-                for extra in commit.parents[1:]:  # attachments (a transcript backup) stay reachable
-                    fi.write(f"merge {extra}\n".encode())
+                # Its attachments (a transcript backup) stay reachable as its second parent.
+                fi.commit(REF_PREFIX + session, commit.message, commit.time, mark=mark,
+                          parents=([f":{mark - 1}"] if index else []) + commit.parents[1:])
                 fi.write(f'M 040000 {commit.tree} ""\n\n'.encode())
                 note_targets.append((f":{mark}", item.note_blob))
                 tips[REF_PREFIX + session] = mark
         mark += 1
-        fi.write(f"reset {NOTES_REF}\n".encode())
-        fi.write(f"commit {NOTES_REF}\nmark :{mark}\n".encode())
-        fi.write(b"committer " + store.COMMITTER + b" %d +0000\n" % int(time.time()))
-        fi.data(f"gc: kept {len(result.kept)}, dropped {len(result.dropped)}\n".encode())
+        fi.reset(NOTES_REF)
+        fi.commit(NOTES_REF, f"gc: kept {len(result.kept)}, dropped {len(result.dropped)}\n".encode(),
+                  int(time.time()), mark=mark)
         for dataref, blob in note_targets:
             fi.write(f"N {blob} {dataref}\n".encode())
         fi.write(b"\n")
         tips[NOTES_REF] = mark
         moves: dict[str, str | None] = {ref: fi.get_mark(m) for ref, m in tips.items()}
         for ref in moves:
-            fi.write(f"reset {ref}\n\n".encode())
+            fi.reset(ref)
     return moves
 
 
 
-class _Commit:
-    """What a rewrite keeps of a checkpoint commit."""
-
-    __slots__ = ("tree", "parents", "time", "message", "author", "committer")
-
-    def __init__(self, tree: str, parents: list[str], time: int, message: bytes, author: bytes = b"",
-                 committer: bytes = b"") -> None:
-        self.tree = tree
-        self.parents = parents
-        self.time = time  # the committer time, seconds
-        self.message = message
-        self.author = author  # the author and committer lines' values as stored (purge writes them back)
-        self.committer = committer
-
-
-def _read_commits(repo: Repo, oids: list[str]) -> dict[str, _Commit]:
-    """The commits OIDS, through one `git cat-file --batch` (any object format, any index git reads)."""
-    found: dict[str, _Commit] = {}
-    for oid, obj in zip(oids, cat_file(oids, repo.root), strict=True):
-        if obj is None or obj[0] != "commit":
-            raise RewindError(f"checkpoint {oid} is not a commit in this repository")
-        head, _, message = obj[1].partition(b"\n\n")
-        tree, parents, time, author, committer = "", [], 0, b"", b""
-        for line in head.split(b"\n"):
-            key, _, value = line.partition(b" ")
-            if key == b"tree":
-                tree = value.decode()
-            elif key == b"parent":
-                parents.append(value.decode())
-            elif key == b"author":
-                author = value
-            elif key == b"committer":
-                time = int(value.rsplit(b" ", 2)[1])
-                committer = value
-        found[oid] = _Commit(tree, parents, time, message, author, committer)
-    return found
 
 
 def drop_store_commands(repo: Repo | None) -> list[str]:
@@ -296,8 +255,7 @@ def drop_store_commands(repo: Repo | None) -> list[str]:
     weeks). Outside a repository: the same commands, to run in each one."""
     import shlex
 
-    delete = ("git for-each-ref --format='delete %(refname)' refs/rewind refs/rewind-attachments "
-              f"{NOTES_REF} | git update-ref --stdin")
+    delete = f"git for-each-ref --format='delete %(refname)' {' '.join(NAMESPACES)} | git update-ref --stdin"
     if repo is None:
         dirs = '"$(git rev-parse --git-common-dir)"/rewind "$(git rev-parse --git-common-dir)"/worktrees/*/rewind'
     else:

@@ -130,6 +130,14 @@ def quote_path(path: bytes) -> bytes:
     return bytes(out)
 
 
+COMMITTER = b"git-rewind <git-rewind@localhost>"  # the one identity every commit git-rewind writes is made by
+
+
+def null_oid(object_format: str) -> str:
+    """The all-zero id of OBJECT_FORMAT (fast-import refuses 40 zeros under SHA-256)."""
+    return "0" * (64 if object_format == "sha256" else 40)
+
+
 class FastImport:
     """A `git fast-import` process: builds commits and notes and moves refs atomically at the end.
 
@@ -176,6 +184,22 @@ class FastImport:
         self._in.write(b"data %d\n" % len(payload))
         self._in.write(payload)
         self._in.write(b"\n")
+
+    def commit(self, ref: str, message: bytes, when: int, *, mark: int | None = None,
+               parents: Sequence[str] = (), ident: bytes | None = None) -> None:
+        """A commit's header on REF (fast-import's branch name): MARK, git-rewind as its committer at WHEN
+        (IDENT instead: the author and committer lines of a commit rewritten as it was), MESSAGE, and its
+        PARENTS (ids or `:marks`; the first is `from`, the rest `merge`). Its file commands follow, then
+        a blank line."""
+        head = b"commit " + ref.encode() + b"\n" + (b"mark :%d\n" % mark if mark is not None else b"")
+        self.write(head + (ident if ident is not None else b"committer " + COMMITTER + b" %d +0000\n" % when))
+        self.data(message)
+        for i, parent in enumerate(parents):
+            self.write((b"merge " if i else b"from ") + parent.encode() + b"\n")
+
+    def reset(self, ref: str, to: str | None = None) -> None:
+        """Forget what the stream built on REF (TO: start it there; a null id deletes it at the end)."""
+        self.write(b"reset " + ref.encode() + b"\n" + (b"from " + to.encode() + b"\n" if to else b"") + b"\n")
 
     def ls(self, dataref: str, path: bytes) -> tuple[int, str] | None:
         """Mode and object id of PATH inside commit or tree DATAREF, or None if absent."""

@@ -17,11 +17,12 @@ import os
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
-from . import checkpoints, gc, store
+from . import checkpoints, store
 from .checkpoints import Checkpoint
 from .errors import RewindError
-from .gitcmd import FastImport, cat_file
-from .repo import NOTES_REF, REF_PREFIX, REMOTE_PREFIX, SHARE_PREFIX, Repo
+from .gitcmd import COMMITTER, FastImport, cat_file, null_oid
+from .gitobjects import Commit, read_commits, refs_under
+from .repo import NOTES_REF, REF_PREFIX, REMOTE_PREFIX, SCRATCH_ATTACHMENTS, SHARE_PREFIX, Repo, is_ours
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ def run(repo: Repo, paths: list[str], texts: list[str], dry_run: bool = False) -
         chains, parents = _chains(repo, sessions)
         every = [oid for chain in chains.values() for oid in chain]
         every += [p for oid in every for p in parents[oid][1:]]
-        commits = gc._read_commits(repo, list(dict.fromkeys(every)))  # the reader gc rewrites chains from
+        commits = read_commits(repo, list(dict.fromkeys(every)))  # the reader gc rewrites chains from
         encoded = [t.encode("utf-8", "surrogateescape") for t in texts]
         plan = _plan(repo, items, chains, parents, commits, paths, encoded, texts, result)
         _warnings(repo, items, paths, texts, plan, result)
@@ -114,8 +115,7 @@ def run(repo: Repo, paths: list[str], texts: list[str], dry_run: bool = False) -
             _prune(repo, plan, result, encoded, [])
             return result
         # What the store held before: the roots of what goes (with any unreachable commit git-rewind wrote).
-        roots = [*commits, *repo.git(["for-each-ref", "--format=%(objectname)", NOTES_REF,
-                                      SHARE_PREFIX]).decode().split()]
+        roots = [*commits, *refs_under(repo, NOTES_REF, SHARE_PREFIX).values()]
         moves, old_refs = _rewrite(repo, items, sessions, chains, parents, commits, plan, result)
         repo.move_refs(moves, old_refs)
         for session in set(sessions) | {c.session for c in items}:
@@ -192,7 +192,7 @@ def _entries(raw: bytes, size: int) -> list[tuple[bytes, bytes, bytes]]:
 
 
 def _plan(repo: Repo, items: list[Checkpoint], chains: dict[str, list[str]], parents: dict[str, list[str]],
-          commits: dict[str, gc._Commit], paths: list[str], texts: list[bytes], words: list[str],
+          commits: dict[str, Commit], paths: list[str], texts: list[bytes], words: list[str],
           result: Result) -> _Plan:
     """What changes where: the trees (paths gone, blobs with the text replaced), messages and notes."""
     from .gitcmd import quote_path
@@ -370,7 +370,7 @@ def _scrub_note(note: dict[str, Json], paths: list[str], texts: list[str]) -> di
 
 
 def _rewrite(repo: Repo, items: list[Checkpoint], sessions: dict[str, str], chains: dict[str, list[str]],
-             parents: dict[str, list[str]], commits: dict[str, gc._Commit], plan: _Plan,
+             parents: dict[str, list[str]], commits: dict[str, Commit], plan: _Plan,
              result: Result) -> tuple[dict[str, str | None], dict[str, str | None]]:
     """Write the new blobs, the rewritten chains (from their first changed commit on) and the notes commit,
     through one fast-import that moves no ref; returns the refs' new and old values (moved together)."""
@@ -378,7 +378,6 @@ def _rewrite(repo: Repo, items: list[Checkpoint], sessions: dict[str, str], chai
 
     from .snapshot import blob_oid
 
-    stamp = b"committer " + store.COMMITTER + b" %d +0000\n"
     marks: dict[str, int] = {}  # old commit → its mark
     new_blobs = {old: blob_oid(content, repo.object_format) for old, content in plan.blobs.items()}
     tips: dict[str, int] = {}
@@ -399,7 +398,7 @@ def _rewrite(repo: Repo, items: list[Checkpoint], sessions: dict[str, str], chai
             if start is None:
                 continue
             ref = f"{REF_PREFIX}{session}"
-            fi.write(f"reset {ref}\n".encode())
+            fi.reset(ref)
             for index, oid in enumerate(chain[start:], start):
                 commit = commits[oid]
                 merges = []
@@ -407,31 +406,26 @@ def _rewrite(repo: Repo, items: list[Checkpoint], sessions: dict[str, str], chai
                     if extra in plan.edits or extra in plan.messages:
                         mark += 1
                         attached = commits[extra]
-                        fi.write(b"reset refs/rewind-attachments/pending\n")
-                        fi.write(b"commit refs/rewind-attachments/pending\nmark :%d\n" % mark
-                                 + _identity(attached))
-                        fi.data(plan.messages.get(extra, attached.message))
+                        fi.reset(SCRATCH_ATTACHMENTS)
+                        fi.commit(SCRATCH_ATTACHMENTS, plan.messages.get(extra, attached.message), attached.time,
+                                  mark=mark, ident=_identity(attached))
                         fi.write(f'M 040000 {attached.tree} ""\n'.encode() + file_commands(extra) + b"\n")
                         merges.append(f":{mark}")
                     else:
                         merges.append(extra)
                 mark += 1
                 marks[oid] = mark
-                fi.write(f"commit {ref}\nmark :{mark}\n".encode() + _identity(commit))
-                fi.data(plan.messages.get(oid, commit.message))
-                if index == start and index > 0:
-                    fi.write(f"from {chain[index - 1]}\n".encode())
-                elif index > start:
-                    fi.write(f"from :{marks[chain[index - 1]]}\n".encode())
-                for extra in merges:
-                    fi.write(f"merge {extra}\n".encode())
+                first = [] if index == 0 else [chain[index - 1]] if index == start else [f":{marks[chain[index - 1]]}"]
+                fi.commit(ref, plan.messages.get(oid, commit.message), commit.time, mark=mark,
+                          parents=first + merges, ident=_identity(commit))
                 fi.write(f'M 040000 {commit.tree} ""\n'.encode() + file_commands(oid) + b"\n")
                 result.rewritten += 1
             tips[ref] = mark
         new_commits = dict(zip(marks, fi.get_marks(list(marks.values())), strict=True))
         mark += 1
-        fi.write(f"reset {NOTES_REF}\ncommit {NOTES_REF}\nmark :{mark}\n".encode() + stamp % int(time.time()))
-        fi.data(f"purge: {len(result.changed)} checkpoints changed\n".encode())
+        fi.reset(NOTES_REF)
+        fi.commit(NOTES_REF, f"purge: {len(result.changed)} checkpoints changed\n".encode(), int(time.time()),
+                  mark=mark)
         for item in items:
             oid = str(item.commit)
             target = f":{marks[oid]}" if oid in marks else oid  # a commit of this stream: by its mark
@@ -445,18 +439,17 @@ def _rewrite(repo: Repo, items: list[Checkpoint], sessions: dict[str, str], chai
         tips[NOTES_REF] = mark
         moves: dict[str, str | None] = {ref: fi.get_mark(m) for ref, m in tips.items()}
         for ref in moves:
-            fi.write(f"reset {ref}\n\n".encode())
-        zero = "0" * (64 if repo.object_format == "sha256" else 40)
-        fi.write(f"reset refs/rewind-attachments/pending\nfrom {zero}\n\n".encode())
+            fi.reset(ref)
+        fi.reset(SCRATCH_ATTACHMENTS, null_oid(repo.object_format))
     before: dict[str, str | None] = {**{REF_PREFIX + s: oid for s, oid in sessions.items()},
                                      NOTES_REF: repo.read_ref(NOTES_REF)}
     return moves, before
 
 
-def _identity(commit: gc._Commit) -> bytes:
+def _identity(commit: Commit) -> bytes:
     """The author and committer lines of COMMIT as stored (names, emails, dates, time zones)."""
     author = b"author " + commit.author + b"\n" if commit.author else b""
-    return author + b"committer " + (commit.committer or store.COMMITTER + b" %d +0000" % commit.time) + b"\n"
+    return author + b"committer " + (commit.committer or COMMITTER + b" %d +0000" % commit.time) + b"\n"
 
 
 def _changes(oid: str, parents: dict[str, list[str]], plan: _Plan) -> bool:
@@ -552,8 +545,7 @@ def _warnings(repo: Repo, items: list[Checkpoint], paths: list[str], texts: list
                 continue
             if any(text.encode("utf-8", "surrogateescape") in data for text in texts):
                 result.transcripts.append(transcript)
-    out = repo.git(["for-each-ref", "--format=%(refname)", REMOTE_PREFIX]).decode()
-    result.remote_copies = out.split()
+    result.remote_copies = list(refs_under(repo, REMOTE_PREFIX))
 
 
 def _gitdir_of(root: str) -> str | None:
@@ -620,7 +612,7 @@ def _discard_copy(repo: Repo) -> bool:
     """Drop this machine's shareable copy (share.discard_copy) if there is one; whether one had been built."""
     from . import share
 
-    had = bool(repo.git(["for-each-ref", "--format=%(refname)", SHARE_PREFIX]).strip())
+    had = bool(refs_under(repo, SHARE_PREFIX))
     if had or os.path.isdir(repo.share_dir):
         share.discard_copy(repo)
     return had
@@ -657,7 +649,7 @@ def _garbage(repo: Repo, texts: list[bytes], roots: list[str]) -> set[str]:
     command's) that nothing reaches any more, and every unreachable blob holding one of TEXTS. The
     person's own unreachable objects stay."""
     unreachable = _unreachable(repo)
-    ident = b"\ncommitter " + store.COMMITTER + b" "
+    ident = b"\ncommitter " + COMMITTER + b" "
     ours = [oid for oid, kind, raw in _objects(repo, [o for o, k in unreachable.items() if k == "commit"])
             if ident in b"\n" + raw.partition(b"\n\n")[0]]
     ours += [oid for oid in dict.fromkeys(roots) if oid in unreachable]
@@ -808,7 +800,7 @@ def _holders(repo: Repo, oids: set[str]) -> dict[str, list[str]]:
     left = set(oids)
     found: dict[str, list[str]] = {}
     refs = repo.git(["for-each-ref", "--format=%(refname)"]).decode().split()
-    refs.sort(key=lambda r: (r.startswith((REF_PREFIX, NOTES_REF)), r))  # the person's own refs first
+    refs.sort(key=lambda r: (is_ours(r), r))  # the person's own refs first
     done: list[str] = []
     for ref in [*refs, "HEAD"]:
         if not left:

@@ -19,6 +19,26 @@ REF_PREFIX = "refs/rewind/"
 NOTES_REF = "refs/notes/rewind"
 SHARE_PREFIX = "refs/notes/rewind-share/"  # <sync_name>: this machine's shareable copy (share.py)
 REMOTE_PREFIX = "refs/notes/rewind-remote/"  # <remote>/<sync_name>: other machines' copies, fetched (sync.py)
+INCOMING_PREFIX = "refs/notes/rewind-incoming/"  # a fetch's refs while they are checked (sync.py; never left)
+# Names fast-import needs for a branch while it writes: reset at the end of the stream, never left as refs
+# (but a kill at the wrong moment could leave one, so they count as ours).
+SCRATCH_ATTACHMENTS = "refs/rewind-attachments/pending"  # a rewind's transcript copy (store, purge)
+SCRATCH_TAKEBACK = "refs/rewind-tmp/takeback"  # an agent-only undo's or revert's two ends (takeback)
+SCRATCH_SCAN = "refs/rewind-scan"  # a scan's tree written through fast-import (snapshot)
+SCRATCH_BLAME = "refs/rewind-blame/scratch"  # one file's history for git blame (blame)
+SCRATCH_SHARE = "refs/rewind-share/pending"  # the shareable copies while they are written (share)
+SCRATCH_REFS = (SCRATCH_ATTACHMENTS, SCRATCH_TAKEBACK, SCRATCH_SCAN, SCRATCH_BLAME, SCRATCH_SHARE)
+# Every ref git-rewind may write, as `git for-each-ref` patterns (a pattern matches whole name components):
+# what a reader of all of ours, gc, purge, sync and the drop-the-store commands go through.
+NAMESPACES = ("refs/rewind", NOTES_REF, SHARE_PREFIX.rstrip("/"), REMOTE_PREFIX.rstrip("/"),
+              INCOMING_PREFIX.rstrip("/"), *SCRATCH_REFS)
+
+
+def is_ours(ref: str) -> bool:
+    """REF is in one of git-rewind's NAMESPACES (matched by whole name components, as for-each-ref does)."""
+    return any(ref == space or ref.startswith(space + "/") for space in NAMESPACES)
+
+
 _NO_WORK_TREE = "this is a bare repository or a .git directory; git rewind needs a work tree"
 
 
@@ -288,12 +308,9 @@ class Repo:
 
     def session_refs(self) -> dict[str, str]:
         """Every session name with the commit its ref points to."""
-        out = self.git(["for-each-ref", "--format=%(refname) %(objectname)", REF_PREFIX])
-        result = {}
-        for line in out.decode().splitlines():
-            ref, oid = line.rsplit(" ", 1)
-            result[ref[len(REF_PREFIX):]] = oid
-        return result
+        from .gitobjects import refs_under
+
+        return {ref[len(REF_PREFIX):]: oid for ref, oid in refs_under(self, REF_PREFIX).items()}
 
     def head(self) -> tuple[str | None, str | None]:
         """(HEAD commit or None when unborn, branch name or None when detached)."""

@@ -21,7 +21,7 @@ import os
 from .checkpoints import Checkpoint
 from .errors import RewindError
 from .note import Note
-from .repo import REMOTE_PREFIX, SHARE_PREFIX
+from .repo import REMOTE_PREFIX, SCRATCH_SHARE, SHARE_PREFIX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .repo import Repo
 
 TRANSCRIPTS = "transcripts/"  # non-note entries of a machine commit's tree: <session>.jsonl
-_PENDING = b"refs/rewind-share/pending"  # fast-import's name for the copies while it writes them (never a ref)
+_PENDING = SCRATCH_SHARE  # fast-import's name for the copies while it writes them (never a ref)
 # Note fields that are structure, not text anyone typed: never passed through the scanner.
 _STRUCTURE = frozenset({"v", "seq", "session", "agent", "trigger", "tool", "head", "branch", "worktree", "created",
                         "prompt_id", "tool_use_id", "message_uuid", "to_commit", "mode", "origins_since"})
@@ -217,9 +217,9 @@ def _plan_new(repo: Repo, new: list[Checkpoint], cache: dict[str, Copied], allow
     files that look like secrets (worked out from what changed since that previous one)."""
     if not new:
         return []
-    from . import gc, redact
+    from . import gitobjects, redact
 
-    commits = gc._read_commits(repo, [c.commit for c in new])
+    commits = gitobjects.read_commits(repo, [c.commit for c in new])
     tip: dict[str, Copied | _Plan] = {}
     for entry in sorted(cache.values(), key=lambda c: c.seq):
         tip[entry.session] = entry
@@ -462,12 +462,10 @@ def _write(repo: Repo, ref: str, old: str | None, plans: list[_Plan], renoted: l
         mark = 0
         for plan in plans:
             mark += 1
-            fi.write(b"reset " + _PENDING + b"\ncommit " + _PENDING + b"\nmark :%d\n" % mark)
-            fi.write(b"committer git-rewind <git-rewind@localhost> %d +0000\n" % int(plan.item.time))
-            fi.data(plan.message)
+            fi.reset(_PENDING)
             parent = plan.parent
-            if parent is not None:
-                fi.write(b"from " + (parent.mark if isinstance(parent, _Plan) else parent.copy).encode() + b"\n")
+            fi.commit(_PENDING, plan.message, int(plan.item.time), mark=mark,
+                      parents=[] if parent is None else [parent.mark if isinstance(parent, _Plan) else parent.copy])
             fi.write(b'M 040000 ' + plan.tree.encode() + b' ""\n')
             _delete(fi, plan.left_out)
             fi.write(b"\n")
@@ -486,14 +484,10 @@ def _write(repo: Repo, ref: str, old: str | None, plans: list[_Plan], renoted: l
             entry.local_note, entry.copy_note = item.note_blob, blob
             notes.append((f":{mark}", entry.copy))
         if plans:
-            fi.write(b"reset " + _PENDING + b"\nfrom " + b"0" * len(plans[0].item.commit) + b"\n\n")
+            fi.reset(_PENDING, "0" * len(plans[0].item.commit))
         mark += 1
-        fi.write(b"commit " + ref.encode() + b"\nmark :%d\n" % mark)
-        fi.write(b"committer git-rewind <git-rewind@localhost> %d +0000\n" % _now())
-        fi.data(_machine_message(plans, renoted, transcripts).encode())
-        parents = ([old] if old else []) + list(tips.values())
-        for i, parent_id in enumerate(parents):
-            fi.write((b"from " if i == 0 else b"merge ") + parent_id.encode() + b"\n")
+        fi.commit(ref, _machine_message(plans, renoted, transcripts).encode(), _now(), mark=mark,
+                  parents=([old] if old else []) + list(tips.values()))
         for blob_id, commit_id in notes:
             fi.write(b"N " + blob_id.encode() + b" " + commit_id.encode() + b"\n")
         for session, content in sorted(transcripts.items()):
@@ -501,7 +495,7 @@ def _write(repo: Repo, ref: str, old: str | None, plans: list[_Plan], renoted: l
             fi.data(content)
         fi.write(b"\n")
         machine = fi.get_mark(mark)
-        fi.write(b"reset " + ref.encode() + b"\n\n")  # the ref moves after, checked against what it was
+        fi.reset(ref)  # the ref moves after, checked against what it was
     return machine
 
 
@@ -563,9 +557,9 @@ def discard_copy(repo: Repo) -> None:
     import shutil
 
     from .fsutil import write_atomic
+    from .gitobjects import refs_under
 
-    refs = repo.git(["for-each-ref", "--format=%(refname) %(objectname)", SHARE_PREFIX]).decode().split("\n")
-    old: dict[str, str | None] = {ref: oid for ref, oid in (line.split(" ") for line in refs if line)}
+    old: dict[str, str | None] = dict(refs_under(repo, SHARE_PREFIX))
     if old:
         repo.move_refs(dict.fromkeys(old), old)
     shutil.rmtree(repo.share_dir, ignore_errors=True)

@@ -17,7 +17,7 @@ import stat
 from . import conversion, gitcmd, journal, minijson
 from .config import xdg_config_home
 from .fsutil import NotRegular, read_regular, write_atomic
-from .repo import Repo, clear_stale_lock, git_dirs
+from .repo import SCRATCH_SCAN, Repo, clear_stale_lock, git_dirs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -533,13 +533,12 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
             # the new ones are written.
             edits.sort(key=lambda e: e.present)
             if edits:
-                fi.write(b"commit refs/rewind-scan\nmark :1\ncommitter git-rewind <git-rewind> 0 +0000\n")
-                fi.data(b"")
+                fi.commit(SCRATCH_SCAN, b"", 0, mark=1)
                 fi.write(b'M 040000 ' + base.encode() + b' ""\n')
                 write_edits(fi, edits)
                 fi.write(b"\n")
                 root = fi.ls(":1", b"")
-                fi.write(b"reset refs/rewind-scan\n\n")  # no ref moves: the commit is scaffolding
+                fi.reset(SCRATCH_SCAN)  # no ref moves: the commit is scaffolding
                 if root is None:
                     raise gitcmd.GitError(["fast-import"], 1, "no tree for the changed paths")
                 tree = root[1]

@@ -13,9 +13,9 @@ from . import checkpoints, snapshot
 from .clock import utc_now
 from .errors import RewindError
 from .fsutil import write_atomic
-from .gitcmd import FastImport, quote_path
+from .gitcmd import FastImport, null_oid, quote_path
 from .note import Note, Oid
-from .repo import NOTES_REF, REF_PREFIX, Repo
+from .repo import NOTES_REF, REF_PREFIX, SCRATCH_ATTACHMENTS, Repo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
     from .note import Json, Position, RewindRecord
 
-COMMITTER = b"git-rewind <git-rewind@localhost>"
 MAX_NOTE_PATHS = 1000
 
 
@@ -423,19 +422,14 @@ def _commit(
         origins_omitted=len(origins) - MAX_NOTE_PATHS if origins is not None and len(origins) > MAX_NOTE_PATHS
         else None, extra=dict(req.extra) if req.extra else None,
     )
-    stamp = _committer_line()
+    now = int(time.time())
     with fi or FastImport(repo.root) as stream:
+        parents = [parent] if parent is not None else []
         if req.attachments is not None:
-            _write_attachments(stream, req.attachments, stamp, repo.object_format)
-        stream.write(b"commit " + (REF_PREFIX + req.session).encode() + b"\nmark :1\n" + stamp)
-        stream.data(f"#{seq} {message}\n".encode("utf-8", "surrogateescape"))
-        if parent is not None:
-            stream.write(b"from " + parent.encode() + b"\n")
-        if req.attachments is not None:
-            if parent is None:  # a merge needs a first parent: start the chain at the attachments' root
-                stream.write(b"from :2\n")
-            else:
-                stream.write(b"merge :2\n")
+            _write_attachments(stream, req.attachments, now, repo.object_format)
+            parents.append(":2")  # a merge; without a parent the chain starts at the attachments' root
+        stream.commit(REF_PREFIX + req.session, f"#{seq} {message}\n".encode("utf-8", "surrogateescape"), now,
+                      mark=1, parents=parents)
         if tree is not None:
             start = tree
         elif start is None and tip is not None and tip.commit != parent:
@@ -444,7 +438,7 @@ def _commit(
             stream.write(b'M 040000 ' + start.encode() + b' ""\n')
         snapshot.write_edits(stream, edits or [])
         stream.write(b"\n")
-        notes_before = _write_note(stream, repo, ":1", note, f"checkpoint #{seq}", stamp, mark=3)
+        notes_before = _write_note(stream, repo, ":1", note, f"checkpoint #{seq}", now, mark=3)
         commit = Oid(stream.get_mark(1))
         notes_after = stream.get_mark(3)
         root = (0, tree) if tree is not None else stream.ls(commit, b"")
@@ -454,7 +448,8 @@ def _commit(
         # fast-import would move the two refs one at a time at its end, and a kill between them
         # would leave a checkpoint without its note (or a note beside no chain): it moves neither,
         # and both move below in one transaction, once every object is written.
-        stream.write(b"reset " + (REF_PREFIX + req.session).encode() + b"\n\nreset " + NOTES_REF.encode() + b"\n\n")
+        stream.reset(REF_PREFIX + req.session)
+        stream.reset(NOTES_REF)
     repo.move_refs({REF_PREFIX + req.session: commit, NOTES_REF: notes_after},
                    {REF_PREFIX + req.session: parent, NOTES_REF: notes_before})
     tip = Tip(commit, new_tree, seq)
@@ -469,35 +464,28 @@ def _commit(
     return Result(tip, note)
 
 
-def _committer_line() -> bytes:
-    return b"committer " + COMMITTER + b" %d +0000\n" % int(time.time())
-
-
-def _write_note(stream: FastImport, repo: Repo, commit: str, note: Note, message: str, stamp: bytes,
+def _write_note(stream: FastImport, repo: Repo, commit: str, note: Note, message: str, when: int,
                 mark: int | None = None) -> str | None:
     """A commit on the notes ref (as MARK) that sets COMMIT's note (a mark or an object id); returns the
     notes ref's value it builds on."""
     notes_tip = repo.read_ref(NOTES_REF)
-    stream.write(b"commit " + NOTES_REF.encode() + b"\n" + (b"mark :%d\n" % mark if mark else b"") + stamp)
-    stream.data(message.encode() + b"\n")
-    if notes_tip:
-        stream.write(b"from " + notes_tip.encode() + b"\n")
+    stream.commit(NOTES_REF, message.encode() + b"\n", when, mark=mark or None,
+                  parents=[notes_tip] if notes_tip else [])
     stream.write(b"N inline " + commit.encode() + b"\n")
     stream.data(note.to_bytes())
     stream.write(b"\n")
     return notes_tip
 
 
-def _write_attachments(fi: FastImport, attachments: Attachments, stamp: bytes, object_format: str = "sha1") -> None:
-    """The attachments' own root commit, mark :2 (no ref: the checkpoint's merge keeps it). The null id that
-    deletes the scratch ref is as long as OBJECT_FORMAT's ids (fast-import refuses 40 zeros under SHA-256)."""
-    fi.write(b"commit refs/rewind-attachments/pending\nmark :2\n" + stamp)
-    fi.data(attachments.message.encode("utf-8", "surrogateescape") + b"\n")
+def _write_attachments(fi: FastImport, attachments: Attachments, when: int, object_format: str = "sha1") -> None:
+    """The attachments' own root commit, mark :2 (no ref: the checkpoint's merge keeps it; the scratch ref is
+    deleted at the end)."""
+    fi.commit(SCRATCH_ATTACHMENTS, attachments.message.encode("utf-8", "surrogateescape") + b"\n", when, mark=2)
     for name, content in attachments.files.items():
         fi.write(b"M 100644 inline " + quote_path(os.fsencode(name)) + b"\n")
         fi.data(content)
-    zero = b"0" * (64 if object_format == "sha256" else 40)
-    fi.write(b"\nreset refs/rewind-attachments/pending\nfrom " + zero + b"\n\n")
+    fi.write(b"\n")
+    fi.reset(SCRATCH_ATTACHMENTS, null_oid(object_format))
 
 
 def update_note(repo: Repo, commit: str, edit: Callable[[Note], object], what: str = "note updated") -> Note:
@@ -513,7 +501,7 @@ def update_note(repo: Repo, commit: str, edit: Callable[[Note], object], what: s
         edit(note)
         if note.to_bytes() != before:
             with FastImport(repo.root) as stream:
-                _write_note(stream, repo, commit, note, f"checkpoint #{note.seq}: {what}", _committer_line())
+                _write_note(stream, repo, commit, note, f"checkpoint #{note.seq}: {what}", int(time.time()))
         return note
 
 

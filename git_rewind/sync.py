@@ -18,7 +18,7 @@ import re
 
 from . import share
 from .errors import RewindError
-from .repo import REMOTE_PREFIX, SHARE_PREFIX
+from .repo import INCOMING_PREFIX, REMOTE_PREFIX, SHARE_PREFIX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .repo import Repo
 
 _OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-INCOMING = "refs/notes/rewind-incoming/"  # a fetch's refs while they are checked (never left behind)
+INCOMING = INCOMING_PREFIX  # a fetch's refs while they are checked (never left behind)
 RETRIES = 5
 STATUS_FILE = "sync.json"  # under Repo.share_dir: the last push's outcome, for `status`
 
@@ -294,10 +294,8 @@ def merge_copies(repo: Repo, ref: str, ours: str, theirs: str) -> int:
     their_files = share.transcript_blobs(repo, theirs)
     our_files = share.transcript_blobs(repo, ours)
     with FastImport(repo.root) as fi:
-        fi.write(b"commit " + ref.encode() + b"\nmark :1\n")
-        fi.write(b"committer git-rewind <git-rewind@localhost> %d +0000\n" % share._now())
-        fi.data(b"git-rewind share: merged another clone's copy of this machine\n")
-        fi.write(b"from " + ours.encode() + b"\nmerge " + theirs.encode() + b"\n")
+        fi.commit(ref, b"git-rewind share: merged another clone's copy of this machine\n", share._now(), mark=1,
+                  parents=[ours, theirs])
         for commit, value in sorted(take.items()):
             if isinstance(value, bytes):
                 fi.write(b"N inline " + commit.encode() + b"\n")
@@ -470,8 +468,9 @@ def _inside(path: str) -> bool:
 
 
 def _refs(repo: Repo, prefix: str) -> list[str]:
-    out = repo.git(["for-each-ref", "--format=%(refname)", prefix]).decode()
-    return [line for line in out.splitlines() if line]
+    from .gitobjects import refs_under
+
+    return list(refs_under(repo, prefix))
 
 
 def _delete_refs(repo: Repo, refs: list[str]) -> None:

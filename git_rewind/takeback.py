@@ -23,6 +23,7 @@ import time
 from . import attribution
 from .errors import RewindError
 from .note import AGENT, OUTSIDE
+from .repo import SCRATCH_TAKEBACK
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -193,17 +194,15 @@ def take_back(repo: Repo, history: list[Step], start: int, current_tree: str, se
     # The run's two ends as commits (theirs has the base as its parent), made in one fast-import.
     ends: list[tuple[str, str]] = []
     with FastImport(repo.root) as fi:
-        stamp = b"committer git-rewind <git-rewind@localhost> 1700000000 +0000\n"
+        when = 1700000000  # a fixed date: the same run makes the same commits
         for i, run in enumerate(runs):  # a reset first: each base is a root commit
-            fi.write(b"reset refs/rewind-tmp/takeback\n\ncommit refs/rewind-tmp/takeback\nmark :%d\n" % (2 * i + 1)
-                     + stamp)
-            fi.data(b"taken back: the agents' change\n")
+            fi.reset(SCRATCH_TAKEBACK)
+            fi.commit(SCRATCH_TAKEBACK, b"taken back: the agents' change\n", when, mark=2 * i + 1)
             fi.write(b'M 040000 ' + run.after.encode() + b' ""\n\n')
-            fi.write(b"commit refs/rewind-tmp/takeback\nmark :%d\n" % (2 * i + 2) + stamp)
-            fi.data(b"taken back: before the agents' change\n")
-            fi.write(b"from :%d\n" % (2 * i + 1))
+            fi.commit(SCRATCH_TAKEBACK, b"taken back: before the agents' change\n", when, mark=2 * i + 2,
+                      parents=[f":{2 * i + 1}"])
             fi.write(b"deleteall\n" + b'M 040000 ' + run.before.encode() + b' ""\n\n')
-        fi.write(b"reset refs/rewind-tmp/takeback\n\n")  # no ref is left: the commits live until git prunes them
+        fi.reset(SCRATCH_TAKEBACK)  # no ref is left: the commits live until git prunes them
         for i in range(len(runs)):
             ends.append((fi.get_mark(2 * i + 1), fi.get_mark(2 * i + 2)))
     tree = current_tree

@@ -89,25 +89,61 @@ def test_uninstall_everything_removes_every_entry_of_ours_and_nothing_else(agent
     assert "no hooks or MCP entries of git-rewind found" in again and _files(w, home) == before
 
 
+def _objects(w: Workdir) -> set[str]:
+    out = w.git("cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
+    return set(out.split())
+
+
+def _kept_by_git(w: Workdir) -> set[str]:
+    """What `git gc --prune=now` must keep: everything reachable from a ref, a HEAD, a reflog or an index."""
+    out = w.git("rev-list", "--objects", "--no-object-names", "--all", "--reflog", "--indexed-objects")
+    return set(out.split())
+
+
 def test_the_printed_commands_drop_the_whole_store_and_nothing_of_the_users(project: Workdir,
                                                                            tmp_path: Path) -> None:
+    """Every kind of ref git-rewind writes is there first (checkpoints, notes, a rewind's transcript copy,
+    this machine's shareable copy, another machine's fetched copy); after the printed commands no ref of
+    ours is left and not one object that only git-rewind made."""
     w = project
     w.ok("snap", "-m", "one")
     w.write("notes.txt", "two\n")
     w.ok("snap", "-m", "two", "--session", "other")
+    w.ok("undo", "1", "--yes")  # a safety checkpoint
+    bare = tmp_path / "shared.git"
+    w.git("init", "-q", "--bare", str(bare))
+    w.git("remote", "add", "team", str(bare))
+    w.ok("push", "team")
+    mate = Workdir(tmp_path / "mate", w.env)
+    w.git("clone", "-q", str(w.path), str(mate.path))
+    mate.git("config", "user.name", "Mate")
+    mate.git("remote", "add", "team", str(bare))
+    mate.write("mate.txt", "theirs\n")
+    mate.ok("snap", "-m", "the mate's")
+    mate.ok("push", "team")
+    w.ok("fetch", "team")
     linked = tmp_path / "linked"
     w.git("worktree", "add", "-q", "-b", "side", str(linked))
     w.ok("snap", "-m", "in the linked worktree", cwd=linked)
     checkpoint = w.git("rev-parse", "refs/rewind/manual").strip()
+    ours = {ref for ref in w.git("for-each-ref", "--format=%(refname)").split() if "rewind" in ref}
+    assert any(r.startswith("refs/notes/rewind-share/") for r in ours), ours
+    assert any(r.startswith("refs/notes/rewind-remote/") for r in ours), ours
     user = w.user_state()
+    w.git("gc", "-q", "--prune=now")  # what is unreachable before git-rewind's store goes is not ours to count
+    users_objects = _objects(w) - _kept_by_git(w)
     out = w.ok("uninstall", "--everything")
     commands = [line.strip() for line in out.split("to drop them all", 1)[1].splitlines() if line.startswith("  ")]
     assert len(commands) == 3
     for command in commands:  # from a subdirectory: the paths printed are absolute
         run = subprocess.run(["sh", "-c", command], cwd=w.path / "src", env=w.env, capture_output=True, text=True)
         assert run.returncode == 0, (command, run.stderr)
-    assert w.git("for-each-ref", "refs/rewind", "refs/rewind-attachments", "refs/notes/rewind") == ""
+    assert [ref for ref in w.git("for-each-ref", "--format=%(refname)").split() if "rewind" in ref] == []
     assert subprocess.run(["git", "cat-file", "-e", checkpoint], cwd=w.path, env=w.env).returncode != 0
+    # Every object left is the person's: reachable from their refs, HEADs, reflogs or indexes.
+    assert _objects(w) - _kept_by_git(w) == set() and users_objects == set()
+    made = w.git("log", "--all", "--format=%H %cn")
+    assert "git-rewind" not in made
     assert not (w.path / ".git" / "rewind").exists()
     assert not (w.path / ".git" / "worktrees" / "linked" / "rewind").exists()
     assert w.user_state() == user

@@ -1,0 +1,74 @@
+"""git's objects and refs as typed values: commits read whole, refs under a prefix, diff-tree entries.
+
+One reader each, so that a change in what git prints (or in what we need of it) is made once; every
+module that reads commits to rewrite them (gc, purge, share), lists refs of ours (checkpoints, sync,
+purge, share) or compares two trees goes through here. Writing goes through gitcmd.FastImport.commit.
+"""
+
+from __future__ import annotations
+
+from .errors import RewindError
+from .gitcmd import cat_file
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .repo import Repo
+
+
+class Commit:
+    """A commit as stored: what a rewrite keeps of it."""
+
+    __slots__ = ("tree", "parents", "time", "message", "author", "committer")
+
+    def __init__(self, tree: str, parents: list[str], time: int, message: bytes, author: bytes = b"",
+                 committer: bytes = b"") -> None:
+        self.tree = tree
+        self.parents = parents
+        self.time = time  # the committer time, seconds
+        self.message = message
+        self.author = author  # the author and committer lines' values as stored (purge writes them back)
+        self.committer = committer
+
+    @classmethod
+    def parse(cls, raw: bytes) -> Commit:
+        """A commit object's bytes (as `cat-file commit` prints them)."""
+        head, _, message = raw.partition(b"\n\n")
+        tree, parents, time, author, committer = "", [], 0, b"", b""
+        for line in head.split(b"\n"):
+            key, _, value = line.partition(b" ")
+            if key == b"tree":
+                tree = value.decode()
+            elif key == b"parent":
+                parents.append(value.decode())
+            elif key == b"author":
+                author = value
+            elif key == b"committer":
+                time = int(value.rsplit(b" ", 2)[1])
+                committer = value
+        return cls(tree, parents, time, message, author, committer)
+
+
+def read_commits(repo: Repo, oids: list[str]) -> dict[str, Commit]:
+    """The commits OIDS, through one `git cat-file --batch` (any object format, any index git reads)."""
+    found: dict[str, Commit] = {}
+    for oid, obj in zip(oids, cat_file(oids, repo.root), strict=True):
+        if obj is None or obj[0] != "commit":
+            raise RewindError(f"checkpoint {oid} is not a commit in this repository")
+        found[oid] = Commit.parse(obj[1])
+    return found
+
+
+def refs_under(repo: Repo, *patterns: str) -> dict[str, str]:
+    """Every ref `git for-each-ref PATTERNS` lists (a pattern matches whole name components: `refs/rewind`
+    is refs/rewind/*, not refs/rewind-scan), name → object id, in git's order. No pattern: nothing (never
+    every ref of the repository by accident)."""
+    if not patterns:
+        return {}
+    out = repo.git(["for-each-ref", "--format=%(objectname) %(refname)", *patterns]).decode("utf-8", "surrogateescape")
+    found: dict[str, str] = {}
+    for line in out.splitlines():
+        oid, _, ref = line.partition(" ")
+        if ref:
+            found[ref] = oid
+    return found
+
