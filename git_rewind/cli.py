@@ -11,14 +11,13 @@ from typing import Any
 
 import click
 
-from . import __version__, agents, checkpoints, config, output, pager, snapcmd, undocmd
+from . import __version__, agents, checkpoints, config, output, pager, snapcmd
 from .errors import RewindError
-from .note import mode_of
 from .repo import Repo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from . import takeback, undo
+    from .request import Report, Request
     from .settingsfile import Change, CommandChange
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -324,39 +323,53 @@ def blame_command(path: str, as_json: bool) -> None:
         click.echo(f"warning: {result.warning}", err=True)
 
 
-def _confirm_plan(repo: Repo, target: checkpoints.Checkpoint, only: list[str], code: bool,
-                  conversation: str | None, dry_run: bool, yes: bool, max_size: int,
-                  cwd: str | None = None, planner: takeback.Planner | None = None) -> tuple[bool, bool]:
+def _confirm(asked: Request, dry_run: bool, yes: bool, as_json: bool = False) -> tuple[bool, bool]:
     """Show what would change (always for --dry-run, on a terminal unless --yes); (go ahead, warnings shown).
-    With PLANNER (an agent-only undo, a revert) the plan is worked out even without asking: it may find
-    nothing to take back, or conflicts, before anything is written."""
-    from . import restore
-
-    if not (dry_run or (sys.stdin.isatty() and not yes)) and planner is None:
+    An agent-only undo or a revert is worked out even without asking: it may find nothing to take back, or
+    conflicts, before anything is written. AS_JSON: a dry run prints the preview's JSON instead."""
+    asking = not as_json and sys.stdin.isatty() and not yes
+    if not (dry_run or asking) and asked.planner is None:
         return True, False
-    plan = restore.preview(repo, target, only, max_size, cwd, retarget=planner) if code else None
-    nothing = undocmd.nothing_to_take_back(planner)
-    if nothing is not None:
-        click.echo(nothing)
+    report = asked.preview()
+    if report.nothing or dry_run:
+        if as_json:
+            click.echo(json.dumps(report.to_json(), indent=2))
+        else:
+            for line, err in report.lines:
+                click.echo(line, err=err)
         return False, True
-    if not (dry_run or (sys.stdin.isatty() and not yes)):
+    if not asking:
         return True, False
-    since = None
-    if plan is not None and planner is None:
-        from . import undo
-
-        since = undo.commits_since(repo, target.note, plan.head_now)
-    for line, err in undocmd.preview_lines(plan, target.label, planner, conversation, since):
+    for line, err in report.lines:
         click.echo(line, err=err)
-    if dry_run or ((plan is None or plan.empty) and conversation is None):
+    if report.empty:
         return False, True
-    what = {(True, False): "the working tree", (False, True): "the conversation",
-            (True, True): "the working tree and the conversation"}.get((code, conversation is not None), "")
-    question = f"Rewind {what} to {target.label}?" if planner is None else f"Go ahead with {planner.what}?"
-    if not click.confirm(question, default=False):
+    if not click.confirm(asked.question, default=False):
         click.echo("nothing changed")
         sys.exit(1)
     return True, True
+
+
+def _report(report: Report, as_json: bool, warned: bool) -> None:
+    """A rewind's result: its lines (the warnings once: the preview showed them), or its JSON."""
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2))
+        return
+    for line, err in report.lines:
+        if not (warned and err and line.startswith("warning: ") and report.result is not None
+                and report.result.outcome is not None and line[9:] in report.data["warnings"]):
+            click.echo(line, err=err)
+
+
+def _json_option(function: Callable[..., None]) -> Callable[..., None]:
+    return click.option("--json", "as_json", is_flag=True,
+                        help="Print the preview (with --dry-run) or the result as JSON, the shape MCP and the "
+                             "page return; asks nothing (give --dry-run or --yes).")(function)
+
+
+def _check_json(as_json: bool, dry_run: bool, yes: bool) -> None:
+    if as_json and not (dry_run or yes):
+        raise click.UsageError("--json asks nothing: give --dry-run or --yes with it")
 
 
 def ask_if_agents_at_work(repo: Repo, yes: bool, dry_run: bool) -> None:
@@ -401,8 +414,9 @@ def ask_if_agents_at_work(repo: Repo, yes: bool, dry_run: bool) -> None:
                    "instead of nothing.")
 @_patch_option
 @_worktree_option
+@_json_option
 def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: bool, only: tuple[str, ...],
-                 agent_only: bool, merge: bool, patch: bool, worktree: str | None) -> None:
+                 agent_only: bool, merge: bool, patch: bool, worktree: str | None, as_json: bool) -> None:
     """Rewind the code, the conversation or both to a checkpoint, after a safety checkpoint.
 
     Without ID: the newest checkpoint of this work tree that is not a safety checkpoint (a second
@@ -417,10 +431,11 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
     With --patch, each change comes hunk by hunk through git's own prompts ([y,n,q,a,d,s,e,?], as
     `git restore -p`), binary files whole first; with --full the conversation is rewound after.
     """
-    from . import undo
+    from .request import Request
 
     paths = _paths()
     _check_patch(patch, paths, mode=mode, fork=fork, dry_run=dry_run)
+    _check_json(as_json, dry_run, yes)
     if fork and mode == "code":
         raise click.UsageError("--fork rewinds a conversation: use it with --conversation or --full")
     if agent_only and mode == "conversation":
@@ -428,44 +443,18 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
     if merge and not agent_only:
         raise click.UsageError("--merge goes with --agent-only (or revert)")
     repo = Repo.discover()
-    settings = config.for_repo(repo)
     items = checkpoints.load_all(repo)
     where = _worktree(repo, items, worktree)
     target = (checkpoints.lookup(repo, ident, items, where) if ident is not None
               else checkpoints.latest_work(repo, where, items))
-    cwd = os.getcwd()
-    handed = None
-    if mode != "code" and target.source is not None:  # another machine's: its conversation is handed over
-        from . import handoff
-
-        handed = handoff.transcript_of(repo, target)
-        conversation = None
-        described: str | None = handoff.describe(target, handoff.prepare(repo, target, handed))  # nothing written
-    else:
-        conversation = undo.plan_conversation(target, fork) if mode != "code" else None
-        described = undo.describe(conversation) if conversation is not None else None
-    ask_if_agents_at_work(repo, yes, dry_run)
-    planner = None
-    if agent_only:
-        from . import takeback
-
-        planner = takeback.agent_only(repo, checkpoints.of_worktree(items, repo.worktree), target, merge,
-                                      list(only), cwd)
-    go, warned = True, False
-    if not patch or described is not None:  # with --patch the hunks are the preview: only a conversation asks
-        go, warned = _confirm_plan(repo, target, list(only), mode != "conversation" and not patch, described,
-                                   dry_run, yes, settings["max_file_size"], cwd, planner)
-    if not go:
-        return
-    if mode != "code" and target.source is not None:
-        target, conversation = undo.plan_handover(repo, target, handed, fork)  # written now, after the preview
-    result = undo.undo(repo, target, mode_of(mode), fork, list(only) + list(paths), settings["max_file_size"],
-                       settings["auto_pack"], plan=conversation, cwd=cwd, retarget=planner,
-                       kind="agent-only" if agent_only else None, patch=patch)
-    if planner is not None:
-        _print_takeback_result(result, planner, warned, patch)
-    else:
-        undocmd.print_result(result, target.label, "patched toward" if patch else "restored", warned, listed=patch)
+    with Request.undo(repo, target, mode, agent_only=agent_only, fork=fork, only=list(only), merge=merge,
+                      cwd=os.getcwd(), patch=patch, paths=list(paths), items=items) as asked:
+        ask_if_agents_at_work(repo, yes, dry_run)
+        go, warned = True, False
+        if not patch or asked.described is not None:  # with --patch the hunks are the preview: only a conversation asks
+            go, warned = _confirm(asked, dry_run, yes, as_json)
+        if go:
+            _report(asked.run(), as_json, warned)
 
 
 def _check_patch(patch: bool, paths: tuple[str, ...], mode: str = "code", fork: bool = False,
@@ -483,30 +472,6 @@ def _check_patch(patch: bool, paths: tuple[str, ...], mode: str = "code", fork: 
     hunks.need_terminal()
 
 
-def _print_takeback_result(result: undo.Result, planner: takeback.Planner, warned: bool,
-                           patch: bool = False) -> None:
-    """The result of an agent-only undo or a revert: the undo's lines, then what was merged or left in conflict."""
-    outcome = planner.outcome
-    how = ", hunk by hunk," if patch else ""
-    undocmd.print_result(result, planner.start.label, "", warned,
-                  headline=f"took back{how} the agents' changes {undocmd.range_words(planner)}", listed=patch)
-    if outcome is None:
-        return
-    if outcome.merged:
-        click.echo(f"merged with later changes: {', '.join(outcome.merged)}")
-    marked = [c for c in outcome.conflicts if c.kind == "content"]
-    if marked:
-        click.echo("conflict markers (<<<<<<< current … >>>>>>> the checkpoint) to resolve in:")
-        for conflict in marked:
-            click.echo(f"  {conflict.describe()}")
-    for conflict in outcome.conflicts:
-        if conflict.kind != "content":
-            click.echo(f"in conflict, left as it is: {conflict.describe()}")
-    if outcome.unknown:
-        shown = ", ".join(outcome.unknown[:5]) + ("…" if len(outcome.unknown) > 5 else "")
-        click.echo(f"warning: attribution is unknown for {shown}: those changes were kept", err=True)
-
-
 @cli.command("revert", cls=_PathsAfterDashes, context_settings=CONTEXT)
 @click.argument("ident", metavar="ID")
 @click.argument("ident2", metavar="[ID2]", required=False)
@@ -517,8 +482,9 @@ def _print_takeback_result(result: undo.Result, planner: takeback.Planner, warne
 @click.option("--only", "only", multiple=True, metavar="PATHSPEC",
               help="Take back only in what these git pathspecs match (relative to the current directory).")
 @_patch_option
+@_json_option
 def revert_command(ident: str, ident2: str | None, merge: bool, dry_run: bool, yes: bool,
-                   only: tuple[str, ...], patch: bool) -> None:
+                   only: tuple[str, ...], patch: bool, as_json: bool) -> None:
     """Take back the agents' changes of one turn, keeping everything after it (like git revert).
 
     ID a prompt checkpoint: its turn, up to the session's next prompt checkpoint; any other
@@ -528,56 +494,45 @@ def revert_command(ident: str, ident2: str | None, merge: bool, dry_run: bool, y
     unless --merge. A safety checkpoint comes first; redo goes back. With --patch, hunk by hunk through
     git's own prompts, as undo --patch.
     """
-    from . import takeback, undo
+    from .request import Request
 
     paths = _paths()
     _check_patch(patch, paths, dry_run=dry_run)
+    _check_json(as_json, dry_run, yes)
     repo = Repo.discover()
-    settings = config.for_repo(repo)
     items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)
     start = checkpoints.lookup(repo, ident, items)
     end = checkpoints.lookup(repo, ident2, items) if ident2 is not None else None
-    cwd = os.getcwd()
-    planner = takeback.revert(repo, items, start, end, merge, list(only) + list(paths), cwd)
-    ask_if_agents_at_work(repo, yes, dry_run)
-    go, warned = True, False
-    if not patch:  # with --patch the hunks are the preview
-        go, warned = _confirm_plan(repo, start, list(only), True, None, dry_run, yes, settings["max_file_size"],
-                                   cwd, planner)
-    if not go:
-        return
-    result = undo.undo(repo, start, "code", False, list(only) + list(paths), settings["max_file_size"],
-                       settings["auto_pack"], cwd=cwd, retarget=planner, kind="revert", patch=patch)
-    _print_takeback_result(result, planner, warned, patch)
+    with Request.revert(repo, start, end, merge=merge, only=list(only), paths=list(paths), cwd=os.getcwd(),
+                        patch=patch, items=items) as asked:
+        ask_if_agents_at_work(repo, yes, dry_run)
+        go, warned = True, False
+        if not patch:  # with --patch the hunks are the preview
+            go, warned = _confirm(asked, dry_run, yes, as_json)
+        if go:
+            _report(asked.run(), as_json, warned)
 
 
 @cli.command("redo", context_settings=CONTEXT)
 @click.option("--dry-run", is_flag=True, help="List what would be written and removed; change nothing.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
-def redo_command(dry_run: bool, yes: bool) -> None:
+@_json_option
+def redo_command(dry_run: bool, yes: bool, as_json: bool) -> None:
     """Reverse the newest undo not yet redone; repeated, walk back through the undos, newest first.
 
     Each redo brings back exactly the files (and conversation) that undo replaced; what is there now
     goes into the redo's own safety checkpoint, so a redo can be undone (git rewind undo N). Checkpoints
     taken since do not clear the stack; a new undo goes on top of it. git rewind status counts them.
     """
-    from . import restore, undo
+    from .request import Request
 
+    _check_json(as_json, dry_run, yes)
     repo = Repo.discover()
-    settings = config.for_repo(repo)
-    plan = undo.plan_redo(repo)
-    ask_if_agents_at_work(repo, yes, dry_run)
-    go, warned = _confirm_plan(repo, plan.target, restore.literal(plan.record.only), plan.record.code,
-                               plan.description, dry_run, yes, settings["max_file_size"])
-    if not go:
-        return
-    result = undo.redo(repo, settings["max_file_size"], settings["auto_pack"], plan)
-    safety = result.outcome.safety if result.outcome is not None else None
-    undocmd.print_result(result, plan.target.label, "restored", warned,
-                  back=f"git rewind undo {safety.seq}" if safety is not None else "git rewind undo")
-    if plan.depth > 1:
-        more = plan.depth - 1
-        click.echo(f"{more} more redo{'s' if more != 1 else ''} available (git rewind redo)")
+    with Request.redo(repo) as asked:
+        ask_if_agents_at_work(repo, yes, dry_run)
+        go, warned = _confirm(asked, dry_run, yes, as_json)
+        if go:
+            _report(asked.run(), as_json, warned)
 
 
 def _seqs(items: list[checkpoints.Checkpoint]) -> str:

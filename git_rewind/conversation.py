@@ -99,6 +99,19 @@ class Plan:
         self.where = ""  # where the cut is, in words
         self.resource: object = None  # what the plan step opened for the apply step (OpenCode: its server)
 
+    def close(self) -> None:
+        """Let go of what planning opened (a server started for the rewind): after the apply step, a preview,
+        or a failure. Closing twice is harmless."""
+        close = getattr(self.resource, "close", None)
+        if callable(close):
+            close()
+
+    def __enter__(self) -> Plan:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     @property
     def kept_lines(self) -> int:
         """`cut`, for the agents that cut a file (their plan always sets it)."""

@@ -1,12 +1,25 @@
 """The one exception the command line turns into a one-line error and an exit code."""
 
 
-class RewindError(Exception):
-    """A failure the user can act on; `exit_code` 1 for bad ids and input, 2 for no repository."""
+# What the person (or agent) can do instead, named by the engine and worded by each face: the command line
+# names a flag, the MCP server a tool, the page a choice (cli.HINTS, mcp.HINTS, web.HINTS).
+CODE_ONLY = "code-only"  # rewind the files alone: the conversation cannot be
 
-    def __init__(self, message: str, exit_code: int = 1) -> None:
+
+class RewindError(Exception):
+    """A failure the user can act on; `exit_code` 1 for bad ids and input, 2 for no repository. The message
+    describes the situation; REMEDY (one of the names above) says what would work instead, for the face
+    to word."""
+
+    def __init__(self, message: str, exit_code: int = 1, remedy: str | None = None) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+        self.remedy = remedy
+
+    def worded(self, hints: dict[str, str]) -> str:
+        """The message with the face's words for the remedy, if it has any."""
+        hint = hints.get(self.remedy) if self.remedy else None
+        return f"{self}; {hint}" if hint else str(self)
 
 
 class NotARepository(RewindError):

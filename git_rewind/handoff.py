@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from . import agents
 from .checkpoints import Checkpoint
-from .errors import RewindError
+from .errors import CODE_ONLY, RewindError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,9 +39,11 @@ def _agent_of(target: Checkpoint) -> str:
     note = target.note
     agent = note.agent
     if not agent or note.conversation is None:
-        raise RewindError(f"{target.ident} has no conversation to hand over (taken by {agent or 'hand'}); use --code")
+        raise RewindError(f"{target.ident} has no conversation to hand over (taken by {agent or 'hand'})",
+                          remedy=CODE_ONLY)
     if agent not in agents.NAMES:
-        raise RewindError(f"{target.ident} was taken by {agent}, an agent this git-rewind does not know; use --code")
+        raise RewindError(f"{target.ident} was taken by {agent}, an agent this git-rewind does not know",
+                          remedy=CODE_ONLY)
     return agent
 
 
@@ -58,13 +60,14 @@ def _adopt(repo: Repo, target: Checkpoint, raw: bytes | None, home: str | None,
     agent = _agent_of(target)
     refusal = agents.get(agent).handover_refusal()
     if refusal is not None:
-        raise RewindError(refusal)
+        raise RewindError(refusal, remedy=CODE_ONLY)
     check_session(target.note.session)  # before anything is said of its transcript: the id is the sender's
     if raw is None:
         shared = target.note.extra.get("shared")
         by = shared.get("by") if isinstance(shared, dict) else None
         raise RewindError(f"{target.ident} was pushed without its conversation (git rewind push "
-                          f"--with-conversation{' on ' + str(by) if by else ''}); nothing was changed; use --code")
+                          f"--with-conversation{' on ' + str(by) if by else ''}); nothing was changed",
+                          remedy=CODE_ONLY)
     return agents.get(agent).adopt_transcript(raw, target.note.session, repo.root, home, environ, write=write)
 
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import sys
 
+# The command line's words for what the engine says would work instead (errors.py).
+HINTS = {"code-only": "use --code"}
+
 
 def main(argv: list[str] | None = None) -> None:
     """Run a command; a RewindError becomes `error: …` on stderr and its exit code (2: not a repository)."""
@@ -18,7 +21,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         _dispatch(args)
     except RewindError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {exc.worded(HINTS)}", file=sys.stderr)
         sys.exit(exc.exit_code)
 
 

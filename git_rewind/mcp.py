@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .checkpoints import Checkpoint
     from .note import Note
     from .repo import Repo
-    from .takeback import Planner
+    from .request import Request
 
 SERVER_NAME = "git-rewind"
 INSTRUCTIONS = (
@@ -195,97 +195,31 @@ class Tools:
                merge: bool = False) -> tuple[str, dict[str, Any]]:
         """An undo. The agent calling is inside its own turn: no question about a running turn is asked
         (the agent asked for this itself)."""
-        from . import checkpoints, takeback
+        from .request import Request
 
-        repo = self.repo()
-        target = self._lookup(ident)
         only = list(selective_files or [])  # git pathspecs, from the work tree's root
-        planner = None
-        if agent_only:
-            if mode == "conversation":
-                raise _error("agent_only takes back file changes: use it with the code or full rewind")
-            items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)
-            planner = takeback.agent_only(repo, items, target, merge, only)
-        return self._restore(target, mode, preview, only, planner, "agent-only" if agent_only else None)
+        asked = Request.undo(self.repo(), self._lookup(ident), mode, only=only, agent_only=agent_only, merge=merge,
+                             by=self.caller())
+        return self._answer(asked, preview)
 
     def revert(self, ident: str | int, ident2: str | int | None = None, preview: bool = False, merge: bool = False,
                selective_files: list[str] | None = None) -> tuple[str, dict[str, Any]]:
-        from . import checkpoints, takeback
+        from .request import Request
 
-        repo = self.repo()
-        items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)
-        start = self._lookup(ident)
         end = self._lookup(ident2) if ident2 is not None and str(ident2) != "" else None
-        only = list(selective_files or [])
-        planner = takeback.revert(repo, items, start, end, merge, only)
-        return self._restore(start, "code", preview, only, planner, "revert")
+        asked = Request.revert(self.repo(), self._lookup(ident), end, merge=merge, only=list(selective_files or []),
+                               by=self.caller())
+        return self._answer(asked, preview)
 
-    def _restore(self, target: "Checkpoint", mode: str, preview: bool, only: list[str],
-                 planner: "Planner | None", kind: str | None) -> tuple[str, dict[str, Any]]:
-        from . import restore, undo
-        from .note import mode_of
-
-        repo = self.repo()
-        settings = self.settings()
-        plan = None
-        if mode != "code" and target.source is not None:  # fetched: handed over by undo.undo (handoff.py)
-            from . import handoff
-
-            handoff.prepare(repo, target, handoff.transcript_of(repo, target))  # every check; nothing written
-        elif mode != "code":
-            plan = undo.plan_conversation(target, fork=False)
-        if preview:
-            code = restore.preview(repo, target, only, settings["max_file_size"], retarget=planner) \
-                if mode != "conversation" else None
-            data: dict[str, Any] = {
-                "checkpoint": target.seq, "preview": True,
-                "write": [c.path for c in code.writes] if code else [],
-                "remove": [c.path for c in code.removals] if code else [],
-                "left_alone": list(code.left_alone) if code else [],
-                "warnings": restore.warnings(code) if code else [],
-                **_takeback_json(planner),
-            }
-            what = f"rewinding to {target.label}" if planner is None else planner.what
-            text = (f"{what} would write {len(data['write'])} and remove "
-                    f"{len(data['remove'])} files") + "".join(f"\n  write {p}" for p in data["write"]) + "".join(
-                f"\n  remove {p}" for p in data["remove"]) + "".join(f"\nwarning: {w}" for w in data["warnings"])
-            text += "".join(f"\n  merge {p}" for p in data.get("merged", []))
-            text += "".join(f"\n  conflict {c['path']}" for c in data.get("conflicts", []))
-            return text, data
+    @staticmethod
+    def _answer(asked: "Request", preview: bool) -> tuple[str, dict[str, Any]]:
         # No "a turn is running: continue?" here (cli.ask_if_agents_at_work): an agent calls this tool from
         # within its own turn, so a turn is always running, and the agent asking is the one that will
         # read the files next.
-        result = undo.undo(repo, target, mode_of(mode), False, only, settings["max_file_size"], settings["auto_pack"],
-                           plan=plan, retarget=planner, kind=kind, by=self.caller())
-        outcome = result.outcome
-        data = {"checkpoint": target.seq, "mode": mode, **_takeback_json(planner),
-                "safety_checkpoint": outcome.safety.seq if outcome and outcome.safety else None,
-                "written": list(outcome.written) if outcome else [],
-                "removed": list(outcome.removed) if outcome else [],
-                "reinstated": list(outcome.reinstated) if outcome else [],
-                "verified": outcome.verified if outcome else False,
-                "warnings": restore.warnings(outcome.plan) if outcome and outcome.safety else [],
-                "conversation": result.applied.as_json() if result.applied else None,
-                "prompt": result.plan.prompt if result.plan else None, "resume": result.resume}
-        lines = []
-        if data["safety_checkpoint"] is None:
-            lines.append(f"the working tree already matches {target.label}; nothing changed")
-        else:
-            lines.append(f"safety checkpoint #{data['safety_checkpoint']} (redo goes back)")
-            if mode != "conversation":
-                checked = " (verified)" if data["verified"] else ""
-                done = f"restored {target.label}" if planner is None else f"done {planner.what}"
-                lines.append(f"{done}: {len(data['written'])} written, {len(data['removed'])} removed{checked}")
-            lines += [f"merged with later changes: {p}" for p in data.get("merged", [])]
-            lines += [f"conflict markers to resolve: {c['text']}" for c in data.get("conflicts", [])]
-            lines += [f"warning: {w}" for w in data["warnings"]]
-        if result.applied:
-            lines.append(result.applied.detail)
-        if data["prompt"]:
-            lines.append(f"the prompt it cut: {data['prompt']}")
-        if result.resume:
-            lines.append(f"resume with: {result.resume}")
-        return "\n".join(lines), data
+        with asked:
+            report = asked.preview() if preview else asked.run(allow_busy=True)
+        data = report.to_json()
+        return data["text"], data
 
     def delete(self, ident: str | int) -> tuple[str, dict[str, Any]]:
         from . import gc
@@ -310,22 +244,16 @@ class Tools:
         return text, {"settings": data, "file": path if any(v is not None for v in changes.values()) else None}
 
 
-def _takeback_json(planner: "Planner | None") -> dict[str, Any]:
-    """What an agent-only undo or a revert merged and left in conflict (nothing for a plain undo)."""
-    outcome = planner.outcome if planner is not None else None
-    if outcome is None:
-        return {}
-    return {"merged": list(outcome.merged), "unknown": list(outcome.unknown),
-            "conflicts": [{"path": c.path, "kind": c.kind, "ranges": [list(r) for r in c.ranges],
-                           "text": c.describe()} for c in outcome.conflicts]}
-
-
 def _checkpoint_json(commit: str, note: "Note", ident: str | None = None) -> dict[str, Any]:
     """A checkpoint as the tools answer; IDENT: the id to use it by (a fetched one's `<remote>/<machine>/<seq>`;
     default its seq)."""
     data = note.to_json()
     keys = ("seq", "session", "agent", "trigger", "tool", "paths", "message", "summary", "tags", "created")
     return {"id": ident or str(note.seq), "commit": commit, **{key: data[key] for key in keys}}
+
+
+# The MCP server's words for what the engine says would work instead (errors.py): a tool to call.
+HINTS = {"code-only": "call checkpoint_rewind_code to rewind the files alone"}
 
 
 def _error(message: str) -> Exception:
@@ -358,7 +286,7 @@ def build(tools: Tools) -> Any:
         try:
             text, data = call()
         except RewindError as exc:  # one sentence, and the library changed nothing
-            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+            return CallToolResult(content=[TextContent(type="text", text=exc.worded(HINTS))], is_error=True)
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
     Ident = Annotated[str, Field(description="A checkpoint: its sequence number (42), '@' for the newest, "
@@ -465,14 +393,20 @@ def build(tools: Tools) -> Any:
         session's next prompt), like git revert, keeping later turns, other sessions and outside edits."""
         return result(lambda: tools.revert(checkpoint_id, checkpoint_id2, preview, merge, selective_files))
 
-    def checkpoint_rewind_conversation(checkpoint_id: Ident) -> CallToolResult:
+    def checkpoint_rewind_conversation(
+        checkpoint_id: Ident,
+        preview: Annotated[bool, Field(description="Only say where the conversation would be cut.")] = False,
+    ) -> CallToolResult:
         """Rewind the agent's conversation to where it stood at a checkpoint (the files stay); the
         transcript is backed up in git first, and the result gives the command to resume."""
-        return result(lambda: tools.rewind(checkpoint_id, "conversation"))
+        return result(lambda: tools.rewind(checkpoint_id, "conversation", preview))
 
-    def checkpoint_rewind_full(checkpoint_id: Ident) -> CallToolResult:
+    def checkpoint_rewind_full(
+        checkpoint_id: Ident,
+        preview: Annotated[bool, Field(description="Only say what would change.")] = False,
+    ) -> CallToolResult:
         """Rewind the working tree and the conversation to a checkpoint, after a safety checkpoint."""
-        return result(lambda: tools.rewind(checkpoint_id, "full"))
+        return result(lambda: tools.rewind(checkpoint_id, "full", preview))
 
     def checkpoint_delete(checkpoint_id: Ident) -> CallToolResult:
         """Delete one checkpoint (its session's chain is rewritten without it)."""

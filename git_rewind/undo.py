@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from . import agents, checkpoints, restore, store
 from .checkpoints import Checkpoint
-from .errors import RewindError
+from .errors import CODE_ONLY, RewindError
 from .note import ConversationRecord, Note, Oid, RewindRecord, mode_of
 from .repo import Repo
 from .snapshot import blob_oid
@@ -97,7 +97,7 @@ def _rewinder(agent: str) -> Rewinder:
     """AGENT's conversation rewind; its refusal, as an error, when it has none."""
     rewinder = agents.get(agent).conversation()
     if isinstance(rewinder, str):  # an agent whose conversation cannot be changed from outside says so plainly
-        raise RewindError(rewinder)
+        raise RewindError(rewinder, remedy=CODE_ONLY)
     return rewinder
 
 
@@ -106,7 +106,7 @@ def _agent_rewinder(note: Note) -> Rewinder:
     if agent in agents.NAMES:
         _rewinder(agent)  # an agent with no conversation rewind says so first, whatever the note holds
     if not agent or note.conversation is None:
-        raise RewindError(f"#{note.seq} has no conversation to rewind (taken by {agent or 'hand'}); use --code")
+        raise RewindError(f"#{note.seq} has no conversation to rewind (taken by {agent or 'hand'})", remedy=CODE_ONLY)
     return _rewinder(agent)
 
 

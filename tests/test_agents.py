@@ -364,9 +364,10 @@ def test_an_agent_is_one_module_and_its_line_in_the_registry(tmp_path: Path, mon
     assert install.uninstall_mcp("fake", "user", None, str(home)).removed
     assert install.uninstall("fake", "user", None, str(home)).removed and not (home / ".fake").exists()
     assert "fake" not in [agent for agent, _scope, _path in install.installed(None, str(home))]
-    with pytest.raises(RewindError, match="conversation rewind is not available for fake; use --code"):
+    with pytest.raises(RewindError, match="^conversation rewind is not available for fake$") as refused:
         from git_rewind import undo
 
         note = Note(1, "s", "2026-11-25T00:00:00Z", agent="fake", conversation=Position("/t.jsonl"))
         undo.plan_conversation(Checkpoint(Oid("0" * 40), note, Oid("0" * 40)), False)
+    assert refused.value.remedy == "code-only"  # each face words it: a flag, a tool, a choice on the page
 

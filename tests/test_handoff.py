@@ -27,7 +27,7 @@ from helpers.samples import CLAUDE_SAMPLES
 from helpers.session import MAIN, PROMPT_ID, Agent
 from helpers.workdir import Workdir, git_env
 
-from git_rewind import agents, checkpoints, handoff, undo, undocmd
+from git_rewind import agents, checkpoints, handoff, request, undo
 from git_rewind.checkpoints import Checkpoint
 from git_rewind.errors import RewindError
 from git_rewind.note import Note
@@ -154,8 +154,7 @@ def test_full_writes_the_transcript_where_claude_looks_for_this_clone_cut_at_the
                          "explicit": True, "rewound": True, "sessionId": MAIN}
     assert (bob.w.path / "hello.py").read_text() == "print('hello')\n"  # the code, as at Alice's #2
     assert result.resume == f"claude --resume {MAIN}"
-    undocmd.print_result(result, target.seq, "restored")
-    assert f"resume with: claude --resume {MAIN}" in capsys.readouterr().out
+    assert (f"resume with: claude --resume {MAIN}", False) in request.result_lines(result, str(target.seq), "restored")
     # The transcript's whole content before the cut is in git, as for any conversation undo.
     assert result.outcome is not None and result.outcome.safety is not None
     safety = checkpoints.load_one(bob.repo, result.outcome.safety.commit)
@@ -527,7 +526,7 @@ def test_the_mcp_tool_hands_over_a_fetched_checkpoint_too(bob: Bob, monkeypatch:
     monkeypatch.setattr(handoff, "transcript_of", lambda repo, checkpoint: bob.raw)
     tools = mcp.Tools(str(bob.w.path), None)
     _text, preview = tools.rewind(target.ident, "full", preview=True)
-    assert preview["preview"] and not (bob.home / ".claude").exists()
+    assert preview["dry_run"] and not (bob.home / ".claude").exists()
     text, data = tools.rewind(target.ident, "full")
     assert data["resume"] == f"claude --resume {MAIN}" and data["prompt"] == "make hello", text
     assert lines(bob.claude_file())[-1]["type"] == "last-prompt"
@@ -538,11 +537,10 @@ def test_the_web_page_previews_then_hands_over_a_fetched_checkpoint(bob: Bob, mo
 
     target = bob.fetched(2)
     monkeypatch.setattr(handoff, "transcript_of", lambda repo, checkpoint: bob.raw)
-    asked = actions.Rewind(bob.repo, [], target, "full", [])
-    preview = asked.preview()
+    preview = actions.act(bob.repo, [], target, "undo", {"mode": "full", "dry_run": True})
     assert preview["conversation"].startswith(f"conversation: handed over from {SOURCE}: would be written to")
     assert not (bob.home / ".claude").exists()
-    done = asked.run(force=True)
+    done = actions.act(bob.repo, [], target, "undo", {"mode": "full", "force": True})
     assert f"resume with: claude --resume {MAIN}" in done["text"]
     assert lines(bob.claude_file())[-1]["type"] == "last-prompt"
 

@@ -13,52 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from helpers.agentcli import disk_files, tree_files
+from helpers.mcpclient import CLIENT, Reply, session
 from helpers.samples import CLAUDE_SAMPLES
 from helpers.session import MAIN, PROMPT_ID, Agent
-from helpers.workdir import REWIND, Workdir
-
-CLIENT = "test-client"
-
-
-class Reply:
-    """One tool result: its text, its structured content, whether it is an error."""
-
-    def __init__(self, result: Any) -> None:
-        self.error = bool(result.is_error)
-        self.text = "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")
-        self.data: dict[str, Any] = result.structured_content or {}
-
-
-def session(w: Workdir, story: Callable[[Callable[..., Reply]], None], repo: Path | None = None,
-            env: dict[str, str] | None = None) -> list[str]:
-    """Start the server for W's repository and run STORY with a blocking `call(tool, **arguments)`.
-
-    Returns the names of the tools the server lists, after checking each one and each of its
-    arguments is described.
-    """
-    from anyio.from_thread import start_blocking_portal
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-    from mcp.types import Implementation
-
-    params = StdioServerParameters(command=REWIND[0], args=[*REWIND[1:], "mcp", "--repo", str(repo or w.path)],
-                                   env={**w.env, **(env or {})}, cwd=str(w.path))
-    with start_blocking_portal() as portal, portal.wrap_async_context_manager(stdio_client(params)) as streams, \
-            portal.wrap_async_context_manager(ClientSession(
-                *streams, client_info=Implementation(name=CLIENT, version="1"))) as client:
-        init = portal.call(client.initialize)
-        assert init.server_info.name == "git-rewind"
-        listed = portal.call(client.list_tools)
-        for tool in listed.tools:
-            assert tool.description and tool.input_schema["type"] == "object", tool.name
-            for name, prop in tool.input_schema.get("properties", {}).items():
-                assert prop.get("description"), f"{tool.name}.{name} has no description"
-
-        def call(tool: str, **arguments: Any) -> Reply:
-            return Reply(portal.call(client.call_tool, tool, arguments))
-
-        story(call)
-    return [tool.name for tool in listed.tools]
+from helpers.workdir import Workdir
 
 
 def notes(w: Workdir) -> list[dict[str, Any]]:
@@ -94,6 +52,7 @@ def test_every_tool_on_a_real_repository(project: Workdir) -> None:
         seen["diff"] = call("checkpoint_diff", checkpoint_id="1")
         seen["preview"] = call("checkpoint_rewind_code", checkpoint_id="1", preview=True)
         assert app.read_text() == "print('refactored')\n"  # a preview changes nothing
+        seen["cli_preview"] = json.loads(w.ok("undo", "1", "--dry-run", "--json"))
         seen["selective"] = call("checkpoint_rewind_code", checkpoint_id="1", selective_files=["src/app.py"])
         assert app.read_text() == "print('hello')\n" and (w.path / "new.txt").exists()  # that file alone
         seen["rewind"] = call("checkpoint_rewind_code", checkpoint_id="1")
@@ -120,6 +79,8 @@ def test_every_tool_on_a_real_repository(project: Workdir) -> None:
     assert files == {"src/app.py": "M", "new.txt": "A"}
     assert "+print('refactored')" in seen["diff"].text and "-print('hello')" in seen["diff"].text
     assert seen["preview"].data["write"] == ["src/app.py"] and seen["preview"].data["remove"] == ["new.txt"]
+    assert seen["preview"].data == seen["cli_preview"]  # one JSON for every face
+    assert seen["preview"].text == seen["cli_preview"]["text"]
     assert seen["selective"].data["written"] == ["src/app.py"] and seen["selective"].data["removed"] == []
     assert seen["selective"].data["verified"] and "1 written, 0 removed (verified)" in seen["selective"].text
     rewound = seen["rewind"]
@@ -161,6 +122,9 @@ def test_errors_are_one_sentence_and_change_nothing(project: Workdir, tmp_path: 
     assert seen["unknown"].error and seen["unknown"].text == "unknown checkpoint: 99"
     for key in ("no_conversation", "full"):
         assert seen[key].error and "no conversation" in seen[key].text and "\n" not in seen[key].text
+        # The engine says what would work; MCP words it as a tool to call, never as a command-line flag.
+        assert seen[key].text.endswith("; call checkpoint_rewind_code to rewind the files alone"), seen[key].text
+        assert "--" not in seen[key].text
     assert seen["delete"].error and "unknown checkpoint" in seen["delete"].text
     assert seen["tier"].error and "tier" in seen["tier"].text and not (w.path / ".git-rewind.toml").exists()
     assert seen["format"].error

@@ -206,7 +206,7 @@ def test_tags_written_at_once_by_many_processes_are_all_kept(project: Workdir) -
 
 
 def test_mcp_checkpoint_list_takes_the_same_filters(project: Workdir) -> None:
-    from test_mcp import session
+    from helpers.mcpclient import session
 
     w = project
     _taken(w, "src/app.py", "v1\n", "app one")

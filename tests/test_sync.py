@@ -371,7 +371,7 @@ def test_sync_auto_pushes_after_a_turn_in_the_background(project: Workdir, bare:
 
 
 def test_an_agent_lists_and_reads_fetched_checkpoints_through_mcp(alice: Workdir, bare: Path, tmp_path: Path) -> None:
-    from test_mcp import session
+    from helpers.mcpclient import session
 
     alice.ok("push", "origin")
     bob = clone(tmp_path, "bob", bare)

@@ -314,19 +314,23 @@ def test_an_undo_from_the_page_is_the_cli_undo(project: Workdir, serve: Serve, t
     assert dry["dry_run"] is True and dry["write"] == ["src/app.py"] and dry["remove"] == []
     cli = w.rewind("undo", "1", "--dry-run")  # the same lines, any warnings (on stderr) last
     assert dry["text"] == (cli.stdout + cli.stderr).rstrip("\n")
+    assert json.loads(w.ok("undo", "1", "--dry-run", "--json")) == dry  # and the same JSON
     assert w.state() == before and w.user_state() == user  # the dry run changed no byte
     assert len(json.loads(w.ok("list", "--json", "-n", "0"))) == 3
     done = server.post("/api/undo", {"id": "1", "mode": "code"})
     assert done.status == 200, done.text
     result = done.json()
-    twin.ok("undo", "1", "--yes")
+    twinned = json.loads(twin.ok("undo", "1", "--yes", "--json"))
     assert w.state() == twin.state()
+    assert {**twinned, "text": None} == {**result, "text": None}  # the CLI's result JSON is the page's
+    assert twinned["text"].replace(twin.git("rev-parse", "refs/rewind/manual").strip()[:7], "") == \
+        result["text"].replace(w.git("rev-parse", "refs/rewind/manual").strip()[:7], "")
     assert (w.path / "src/app.py").read_text() == "print(0)\nprint(1)\n"
-    safety = json.loads(w.ok("show", str(result["safety"]), "--json"))
+    safety = json.loads(w.ok("show", str(result["safety_checkpoint"]), "--json"))
     assert safety["trigger"] == "pre-rewind" and safety["rewind"]["to"] == 1
     assert w.git("show", f"{safety['commit']}:src/app.py") == "print('now')\n"  # nothing lost
     assert "\nrestored #1: 1 written, 0 removed (verified)" in result["text"]
-    line = f"safety checkpoint #{result['safety']} {safety['commit'][:7]} (git rewind redo goes back)"
+    line = f"safety checkpoint #{result['safety_checkpoint']} {safety['commit'][:7]} (git rewind redo goes back)"
     assert line in result["text"]
     assert w.user_state()[0] == user[0]  # the user's index is untouched
     w.ok("redo", "--yes")
@@ -341,7 +345,8 @@ def test_restore_one_file_and_revert(project: Workdir, serve: Serve) -> None:
     assert restored.status == 200, restored.text
     assert (w.path / "src/app.py").read_text() == "print(0)\nprint(1)\nprint(2)\n"
     assert (w.path / "README.md").read_text() == "# changed too\n"  # only that file
-    assert json.loads(w.ok("show", str(restored.json()["safety"]), "--json"))["rewind"]["only"] == ["src/app.py"]
+    safety = restored.json()["safety_checkpoint"]
+    assert json.loads(w.ok("show", str(safety), "--json"))["rewind"]["only"] == ["src/app.py"]
     bad = server.post("/api/restore-file", {"id": "2", "path": "../etc/passwd"})
     assert bad.status == 400 and "not a path inside" in bad.json()["error"]
     revert = server.post("/api/revert", {"id": "1", "dry_run": True})
@@ -353,7 +358,8 @@ def test_restore_one_file_and_revert(project: Workdir, serve: Serve) -> None:
     mode = server.post("/api/undo", {"id": "1", "mode": "everything"})
     assert mode.status == 400 and "unknown mode" in mode.json()["error"]
     talk = server.post("/api/undo", {"id": "1", "mode": "conversation", "dry_run": True})
-    assert talk.status == 400 and talk.json()["error"] == "#1 has no conversation to rewind (taken by hand); use --code"
+    assert talk.status == 400 and talk.json()["error"] == \
+        "#1 has no conversation to rewind (taken by hand); choose “code” beside Undo to rewind the files alone"
 
 
 def test_tags_round_trip(project: Workdir, serve: Serve) -> None:
@@ -390,7 +396,7 @@ def test_an_agent_at_work_is_reported_and_needs_force(agent_project: Workdir, se
     assert refused.status == 409 and "middle of a turn" in refused.json()["error"]
     assert w.state() == before
     forced = server.post("/api/undo", {"id": "1", "force": True})
-    assert forced.status == 200 and forced.json()["safety"] is not None
+    assert forced.status == 200 and forced.json()["safety_checkpoint"] is not None
     assert (w.path / "src/app.py").read_text() == "print('hello')\n"
 
 
@@ -431,7 +437,7 @@ def test_a_full_undo_rewinds_the_conversation_as_the_cli_does(recorded: Agent, s
     every = [json.loads(line) for line in transcript.read_text().splitlines() if line.strip()]
     call = next(line for line in every if EDIT_CALL in json.dumps(line.get("message", {}).get("content", "")))
     assert every[-1]["leafUuid"] == call["parentUuid"]
-    safety = json.loads(w.ok("show", str(done.json()["safety"]), "--json"))
+    safety = json.loads(w.ok("show", str(done.json()["safety_checkpoint"]), "--json"))
     assert safety["rewind"]["mode"] == "full"
     assert w.git("cat-file", "blob", safety["rewind"]["conversation"]["backup_blob"]).encode() == before
 

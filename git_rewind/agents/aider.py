@@ -47,7 +47,7 @@ NO_HOOKS = (f"{NAME} has no hooks: run it as `git rewind watch -- aider …` (ea
 NO_FORK = ("Aider keeps one chat history per work tree (no sessions): --fork is not available; the cut part "
            "is kept in git, and git rewind redo puts it back")
 NO_HANDOVER = ("Aider's chat history lives in the work tree, not in a session store: handing it over is not "
-               "available; use --code")
+               "available")
 
 
 # the chat history file ----------------------------------------------------------------------

@@ -446,13 +446,13 @@ class Agent:
 
     def conversation(self) -> Rewinder | str:
         """The agent's conversation rewind, or the sentence that says why there is none."""
-        return f"conversation rewind is not available for {self.name}; use --code"
+        return f"conversation rewind is not available for {self.name}"
 
     # a conversation handed over from another machine (handoff.py) -----------------------------------
 
     def handover_refusal(self) -> str | None:
         """Why a conversation of this agent cannot be handed over (None: it can)."""
-        return f"handing over a conversation is not available for {self.name}; use --code"
+        return f"handing over a conversation is not available for {self.name}"
 
     def session_of(self, transcript: Transcript) -> str | None:
         """The session id TRANSCRIPT records for itself."""

@@ -207,7 +207,7 @@ def _locate_end_of(transcript: Transcript, note: Note, resolved: str | None) -> 
 def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
     """Where the conversation of a checkpoint stands, checked against the transcript now."""
     from ..conversation import Plan
-    from ..errors import RewindError
+    from ..errors import CODE_ONLY, RewindError
 
     conv = note.position
     transcript = place.load(conv.transcript)
@@ -217,7 +217,7 @@ def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
         lambda line: line.get("type") == "system" and line.get("subtype") == "compact_boundary", index + 1)
     if compacted is not None:
         raise RewindError(f"the conversation was compacted after #{note.seq}: Claude Code no longer "
-                          "resumes from that point (rewind the code alone with --code)")
+                          "resumes from that point", remedy=CODE_ONLY)
     session = str((lines[index] or {}).get("sessionId") or note.session or "")
     plan = Plan(NAME, session, transcript)
     plan.target_uuid = str((lines[index] or {}).get("uuid") or "") or None

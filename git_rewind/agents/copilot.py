@@ -261,7 +261,7 @@ def _locate(transcript: Transcript, note: Note) -> tuple[int, str, str | None]:
 def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
     """Where the conversation of a checkpoint stands, checked against events.jsonl now."""
     from ..conversation import Plan
-    from ..errors import RewindError
+    from ..errors import CODE_ONLY, RewindError
 
     transcript = place.load(note.position.transcript)
     cut, where, prompt = _locate(transcript, note)
@@ -269,7 +269,7 @@ def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
     if transcript.index_where(lambda line: str(line.get("type") or "").startswith("session.compaction"),
                               cut) is not None:
         raise RewindError(f"the conversation was compacted after #{note.seq}: Copilot no longer resumes "
-                          "from that point (rewind the code alone with --code)")
+                          "from that point", remedy=CODE_ONLY)
     plan = Plan(NAME, str(_data(transcript.at(0)).get("sessionId") or note.session or ""), transcript)
     plan.cut = cut
     plan.target_uuid = str((transcript.lines[cut] or {}).get("id") or "") or None \

@@ -153,7 +153,7 @@ def _locate(transcript: Transcript, note: Note) -> tuple[int, str, str | None]:
 def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
     """Where the conversation of a checkpoint stands, checked against the session file now."""
     from ..conversation import Plan
-    from ..errors import RewindError
+    from ..errors import CODE_ONLY, RewindError
 
     conv = note.position
     transcript = place.load(conv.transcript)
@@ -163,7 +163,7 @@ def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
         cut = 1
     if transcript.index_where(lambda line: line.get("type") == "compaction_state", cut) is not None:
         raise RewindError(f"the conversation was compacted after #{note.seq}: Droid no longer resumes "
-                          "from that point (rewind the code alone with --code)")
+                          "from that point", remedy=CODE_ONLY)
     plan = Plan(NAME, str(first.get("id") or note.session or ""), transcript)
     plan.cut = cut
     plan.target_uuid = str((transcript.lines[cut] or {}).get("id") or "") or None if cut < len(transcript.lines) \

@@ -379,12 +379,12 @@ class OpenCodeFamily(Agent):
         import subprocess
         import time
 
-        from ..errors import RewindError
+        from ..errors import CODE_ONLY, RewindError
 
         binary = shutil.which(self.program)
         if binary is None:
             raise RewindError(f"{self.title}'s server is not running and `{self.program}` is not on PATH, so the "
-                              "conversation cannot be rewound (use --code for the files)")
+                              "conversation cannot be rewound", remedy=CODE_ONLY)
         cwd = directory if directory and os.path.isdir(directory) else None
         process = subprocess.Popen([binary, "serve", "--pure", "--port", "0", "--hostname", "127.0.0.1"],
                                    cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -496,7 +496,7 @@ class OpenCodeFamily(Agent):
         writes the database from a file, which git-rewind does not run on the user's data)."""
         return (f"handing over {'an' if self.title[0] in 'AEIOU' else 'a'} {self.title} conversation is not "
                 f"available: {self.title} keeps its sessions in its own database, not in a file git-rewind can "
-                "push and write back; use --code")
+                "push and write back")
 
 
 class OpenCode(OpenCodeFamily):

@@ -231,9 +231,7 @@ class Server:
         from . import actions
 
         target = self.lookup(actions.ident(body))
-        asked = actions.request(self.repo, self.listing.view().every, target, kind, body)
-        dry_run = body.get("dry_run", False) is True
-        return asked.preview() if dry_run else asked.run(body.get("force", False) is True)
+        return actions.act(self.repo, self.listing.view().every, target, kind, body)
 
     # helpers --------------------------------------------------------------------------------------
 
@@ -294,10 +292,16 @@ def _number(text: str | None, default: int, name: str) -> int:
 
 
 async def _bad_request(request: Request, exc: Exception) -> Response:
-    from .actions import Refused
+    from ..request import AgentAtWork
 
-    status = exc.status if isinstance(exc, BadRequest) else 409 if isinstance(exc, Refused) else 400
-    return Compact({"error": str(exc)}, status_code=status)
+    status = exc.status if isinstance(exc, BadRequest) else 409 if isinstance(exc, AgentAtWork) else 400
+    message = exc.worded(HINTS) if isinstance(exc, RewindError) else str(exc)
+    return Compact({"error": message}, status_code=status)
+
+
+# The page's words for what the engine says would work instead (errors.py): a choice in its dialog.
+HINTS = {"code-only": "choose “code” beside Undo to rewind the files alone",
+         "at-work": "confirm to rewind anyway (force)"}
 
 
 def build(repo: Repo, token: str, port: int, read_only: bool) -> Any:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +34,10 @@ from helpers.agentcli import (
     blob,
     decisions,
 )
+from helpers.mcpclient import Reply, session
 from helpers.mockmodel import MockModel, Text, ToolCall, Turn
+from helpers.procs import processes
+from helpers.webserver import Served
 from helpers.workdir import Workdir
 
 PROMPT_1 = "P1-PLAN: write the plan, rewrite it, and leave a note from the shell"
@@ -267,7 +271,41 @@ def play(family: Family, binary: Path, work: Workdir) -> list[Checkpoint]:
         output = rewind(work, env, "undo", str(idle_2.seq), "--code", "--yes")
         agentcli.assert_tree_on_disk(work, idle_2.commit, agentcli.ignored_files(work), "after undo --code")
         assert f"resume with: {family.name} -s {session}" in output, output
+
+        previews_leave_no_server(family, work, env, prompt_1.seq)
     assert agentcli.hook_errors(work) == ""
     assert work.user_state()[1:3] == user[1:3]  # HEAD and branches as before
     work.fsck()
     return found
+
+
+def serving(family: Family) -> list[int]:
+    """The `<agent> serve --pure` processes running on this machine (what a conversation rewind starts)."""
+    return [pid for pid, argv, _cwd in processes()
+            if b"serve" in argv and b"--pure" in argv and os.path.basename(argv[0]).startswith(family.name.encode())]
+
+
+def previews_leave_no_server(family: Family, work: Workdir, env: dict[str, str], seq: int) -> None:
+    """A full rewind previewed from the page and through MCP: each plans the conversation through a `serve`
+    it starts, says where it would cut, and stops that server before it answers (the page's and the MCP
+    server's processes live on: nothing but the plan's own end may stop it)."""
+    assert serving(family) == []
+    served = Served(Workdir(work.path, env))
+    try:
+        reply = served.post("/api/undo", {"id": str(seq), "mode": "full", "dry_run": True})
+        assert reply.status == 200, reply.text
+        assert reply.json()["conversation"].startswith("conversation: cut"), reply.json()
+        assert serving(family) == [], "the page's preview left the agent's server running"
+    finally:
+        served.stop()
+    seen: list[Reply] = []
+    left: list[int] = []
+
+    def story(call: Callable[..., Reply]) -> None:
+        seen.append(call("checkpoint_rewind_full", checkpoint_id=str(seq), preview=True))
+        left.extend(serving(family))  # while the MCP server still runs
+
+    session(Workdir(work.path, env), story)
+    assert not seen[0].error and seen[0].data["dry_run"], seen[0].text
+    assert seen[0].data["conversation"].startswith("conversation: cut"), seen[0].data
+    assert left == [], "the MCP preview left the agent's server running"

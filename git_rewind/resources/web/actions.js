@@ -27,11 +27,12 @@ export async function act(url, body, title, verb) {
   }
   const dialog = $('#confirm');
   $('#confirm-title').textContent = title;
-  const nothing = !(preview.write?.length || preview.remove?.length || preview.merge?.length || preview.conversation);
+  const nothing = !(preview.write?.length || preview.remove?.length || preview.merged?.length || preview.conversation);
   const agents = preview.agents_at_work || [];
   $('#confirm-body').innerHTML =
     pathList('write', preview.write, 'write') + pathList('remove', preview.remove, 'remove') +
-    pathList('merge with later changes', preview.merge, 'merge') + pathList('conflicts', preview.conflicts, 'conflict') +
+    pathList('merge with later changes', preview.merged, 'merge') +
+    pathList('conflicts', (preview.conflicts || []).map((c) => c.text), 'conflict') +
     (preview.conversation ? `<h4>conversation</h4><p>${esc(preview.conversation)}</p>` : '') +
     (nothing ? '<p class="nothing">Nothing to change: the files already match.</p>' : '') +
     (preview.text ? `<details class="cli-text"><summary>as git rewind says it</summary><pre>${esc(preview.text)}</pre></details>` : '') +
@@ -51,7 +52,7 @@ export async function act(url, body, title, verb) {
   if (answer !== 'yes') return;
   try {
     const result = await api(url, { ...body, dry_run: false, force: agents.length > 0 });
-    toast(`${result.text || 'done'}${result.safety != null ? ` (safety checkpoint #${result.safety})` : ''}`);
+    toast(`${result.text || 'done'}${result.safety_checkpoint != null ? ` (safety checkpoint #${result.safety_checkpoint})` : ''}`);
     await refresh();
   } catch (e) {
     toast(e.message, true);
