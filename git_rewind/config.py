@@ -12,7 +12,35 @@ from .errors import RewindError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypedDict
+
+    class Settings(TypedDict):
+        """The values every command reads (DEFAULTS' keys, tier values resolved): a key that is not one of
+        them fails in mypy, not at run time."""
+
+        max_file_size: int
+        gc_keep: int
+        gc_older_than_days: int
+        lock_timeout: int
+        auto_pack: int
+        daemon: str
+        daemon_min_files: int
+        daemon_idle_minutes: int
+        watch_settle_ms: int
+        max_store_size: int
+        tier: str
+        anti_spam_seconds: int
+        min_change_chars: int
+        critical_files: list[str]
+        exclude_patterns: list[str]
+        risky_prompts: list[str]
+        auto_resume_on_start: bool
+        auto_checkpoint_on_clear: bool
+        verify_before_clear: bool
+        sync_name: str | None
+        sync_remote: str | None
+        sync_conversation: bool
+        sync_auto: bool
 
     from .repo import Repo
 
@@ -319,9 +347,14 @@ def resolve_tier(settings: dict[str, Setting]) -> dict[str, Setting]:
     return settings
 
 
-def values(root: str | None, cache_file: str | None = None) -> dict[str, Any]:
+def values(root: str | None, cache_file: str | None = None) -> Settings:
     """Just the values."""
-    return {key: setting.value for key, setting in load(root, cache_file).items()}
+    return as_values(load(root, cache_file))
+
+
+def as_values(settings: dict[str, Setting]) -> Settings:
+    """The values of SETTINGS (load's or defaults'), typed: every key of DEFAULTS is there."""
+    return {key: setting.value for key, setting in settings.items()}  # type: ignore[return-value]
 
 
 def defaults() -> dict[str, Setting]:
@@ -337,7 +370,7 @@ def load_or_defaults(root: str | None, cache_file: str | None = None) -> tuple[d
         return defaults(), str(exc)
 
 
-def for_repo(repo: Repo) -> dict[str, Any]:
+def for_repo(repo: Repo) -> Settings:
     """The values for a command in REPO; its lock timeout is set from them."""
     settings = values(repo.root)
     repo.lock_timeout = float(settings["lock_timeout"])

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from _socket import socket
     from collections.abc import Callable
 
+    from .config import Settings
     from .repo import Repo
 
 TIMEOUT = 0.5  # seconds: the longest a command waits on the daemon before scanning itself
@@ -241,7 +242,7 @@ def index_entries(repo: Repo) -> int:
     return int.from_bytes(header[8:12], "big")
 
 
-def maybe_start(repo: Repo, settings: dict[str, object]) -> bool:
+def maybe_start(repo: Repo, settings: Settings) -> bool:
     """At a hook's event: start the daemon when config says so and none runs (`daemon = "auto"`: the
     repository is larger than `daemon_min_files`). A few stats when one runs already."""
     mode = settings.get("daemon")

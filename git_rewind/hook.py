@@ -20,6 +20,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from .config import Settings
     from .event import Event
     from .policy import Decision
     from .store import Result
@@ -118,7 +119,7 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
     from . import config
 
     loaded, config_error = config.load_or_defaults(repo.root, os.path.join(repo.rewind_dir, "config-cache.json"))
-    settings = {key: setting.value for key, setting in loaded.items()}
+    settings = config.as_values(loaded)
     repo.lock_timeout = min(float(settings["lock_timeout"]), HOOK_LOCK_TIMEOUT)
     paths = _repo_paths(repo, event)
     entry: dict[str, Any] = {
@@ -259,7 +260,7 @@ def _prompt_first(repo: Repo, event: Event) -> int | None:
     return turn.seq
 
 
-def _session_context(repo: Repo, settings: dict[str, Any], taken: Result | None,
+def _session_context(repo: Repo, settings: Settings, taken: Result | None,
                      entry: dict[str, Any], before: int | None = None) -> str | None:
     """What the new session is told about the last checkpoint (before the seq BEFORE, when given); None when
     off, none, or on any error."""
@@ -309,7 +310,7 @@ def _message(event: Event, decision: Decision) -> str:
     return f"before {event.tool} {shown}".strip()
 
 
-def _checkpoint(repo: Repo, event: Event, decision: Decision, settings: dict[str, Any],
+def _checkpoint(repo: Repo, event: Event, decision: Decision, settings: Settings,
                 prompt: str | None) -> Result:
     from . import store
 

@@ -17,6 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from . import search
     from .checkpoints import Checkpoint
+    from .config import Settings
     from .note import Note
     from .repo import Repo
     from .request import Request
@@ -49,7 +50,7 @@ class Tools:
             self._repo = Repo.discover(self.repo_path)
         return self._repo
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> "Settings":
         from . import config
 
         return config.for_repo(self.repo())

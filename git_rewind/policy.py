@@ -26,6 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from .config import Settings
     from .event import Event
 
 SKIP = "skip"
@@ -129,7 +130,7 @@ def risky(prompt: str | None, patterns: list[str]) -> str | None:
     return None
 
 
-def decide(event: Event, settings: dict[str, Any], state: SessionState, now: float,
+def decide(event: Event, settings: Settings, state: SessionState, now: float,
            paths: list[str]) -> Decision:
     """The decision for EVENT; PATHS are its files inside the work tree, relative to the root."""
     tier = settings["tier"]
@@ -169,7 +170,7 @@ def decide(event: Event, settings: dict[str, Any], state: SessionState, now: flo
     return _skip(f"no checkpoint for {event.name or 'this event'}")
 
 
-def _before_clear(event: Event, settings: dict[str, Any]) -> Decision:
+def _before_clear(event: Event, settings: Settings) -> Decision:
     """SessionEnd "clear" and PreCompact: the conversation is about to go; keep where it stood."""
     if event.kind == ev.SESSION_END and event.source != "clear":
         return _skip(f"session end ({event.source or 'unknown'}): only /clear is checkpointed")
@@ -180,7 +181,7 @@ def _before_clear(event: Event, settings: dict[str, Any]) -> Decision:
     return Decision(FULL, what, tags=[tag], allow_empty=True, verify=bool(settings["verify_before_clear"]))
 
 
-def _before_edit(event: Event, settings: dict[str, Any], state: SessionState, now: float,
+def _before_edit(event: Event, settings: Settings, state: SessionState, now: float,
                  paths: list[str]) -> Decision:
     if not paths:
         return _skip("no file inside the repository")

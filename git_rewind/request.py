@@ -127,8 +127,9 @@ class Request:
         """What a face asks before it runs."""
         if self.planner is not None:
             return f"Go ahead with {self.planner.what}?"
+        key = (self.code and not self.patch, self.described is not None)
         what = {(True, False): "the working tree", (False, True): "the conversation",
-                (True, True): "the working tree and the conversation"}.get((self.code and not self.patch, self.described is not None), "")
+                (True, True): "the working tree and the conversation"}.get(key, "")
         return f"Rewind {what} to {self.target.label}?"
 
     def preview(self) -> Report:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .checkpoints import Checkpoint
+    from .config import Settings
     from .repo import Repo
 
 _OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -44,7 +45,7 @@ class Remote:
         self.label = label
 
 
-def resolve(repo: Repo, given: str | None, settings: dict[str, Any]) -> Remote:
+def resolve(repo: Repo, given: str | None, settings: Settings) -> Remote:
     """The remote to talk to: GIVEN, else `sync_remote`; never an implicit `origin`."""
     name = given or settings.get("sync_remote")
     if not name:
@@ -79,13 +80,13 @@ def url_label(url: str) -> str:
     return (text[:80].rstrip(".-") or "remote").removesuffix(".lock")
 
 
-def _settings(repo: Repo) -> dict[str, Any]:
+def _settings(repo: Repo) -> Settings:
     from . import config
 
     return config.for_repo(repo)
 
 
-def machine_name(repo: Repo, settings: dict[str, Any]) -> str:
+def machine_name(repo: Repo, settings: Settings) -> str:
     """This machine's name on remotes: `sync_name`, else a slug of user and host."""
     return settings.get("sync_name") or share.default_name(repo)
 

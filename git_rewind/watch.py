@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .agents.base import Agent
+    from .config import Settings
     from .repo import Repo
     from .store import Result
     from .watcher import Watcher
@@ -176,7 +177,7 @@ def exit_with(status: int) -> int:
 class Session:
     """The checkpoints of one watch run: which session, which program, and what its agent adds."""
 
-    def __init__(self, repo: Repo, settings: dict[str, Any], session: str, program: str | None) -> None:
+    def __init__(self, repo: Repo, settings: Settings, session: str, program: str | None) -> None:
         from . import agents
 
         self.repo = repo
@@ -455,7 +456,7 @@ def _sweep_cookies(repo: Repo) -> None:
 # the command -------------------------------------------------------------------------------------------
 
 
-def _prepare(command: list[str], session: str | None) -> tuple[Repo, dict[str, Any], str, str | None]:
+def _prepare(command: list[str], session: str | None) -> tuple[Repo, Settings, str, str | None]:
     """Everything that can fail before the program starts: the repository, the settings, the session, the
     program's file. Nothing is written."""
     from . import config

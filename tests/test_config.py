@@ -314,3 +314,13 @@ def test_max_store_size_defaults_to_a_gibibyte_and_reads_sizes(isolated: Path, m
     assert config.load(str(isolated))["max_store_size"].value == 2 << 30
     monkeypatch.setenv("GIT_REWIND_MAX_STORE_SIZE", "0")  # no cap
     assert config.load(str(isolated))["max_store_size"].value == 0
+
+
+def test_the_typed_settings_name_every_default_and_nothing_else() -> None:
+    """config.Settings (what mypy checks every `settings[...]` against) has exactly DEFAULTS' keys."""
+    import ast
+
+    tree = ast.parse(Path(config.__file__).read_text())
+    typed = next(node for node in ast.walk(tree) if isinstance(node, ast.ClassDef) and node.name == "Settings")
+    fields = [n.target.id for n in typed.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)]
+    assert fields == list(config.DEFAULTS)
