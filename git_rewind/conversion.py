@@ -331,12 +331,9 @@ def differences(repo: Repo, tree: str, env: dict[str, str] | None = None,
 
 
 def _differences(out: bytes) -> dict[str, Entry]:
-    parts = out.split(b"\0")
-    found = {}
-    for meta, name in zip(parts[0:-1:2], parts[1::2], strict=False):
-        fields = meta.lstrip(b":").split()
-        found[os.fsdecode(name)] = (int(fields[0], 8), int(fields[1], 8), fields[2].decode(), fields[3].decode())
-    return found
+    from .gitobjects import raw_diff
+
+    return {e.path: (e.old_mode, e.new_mode, e.old_oid, e.new_oid) for e in raw_diff(out)}
 
 
 def disagreements(repo: Repo, differ: dict[str, Entry], every: bool,

@@ -72,3 +72,48 @@ def refs_under(repo: Repo, *patterns: str) -> dict[str, str]:
             found[ref] = oid
     return found
 
+
+
+class DiffEntry:
+    """One change in git's raw diff format (`diff-tree`/`diff-index` `-z --raw`): both sides' modes and
+    objects, its status letter and path."""
+
+    __slots__ = ("old_mode", "new_mode", "old_oid", "new_oid", "status", "path")
+
+    def __init__(self, old_mode: int, new_mode: int, old_oid: str, new_oid: str, status: str, path: str) -> None:
+        self.old_mode = old_mode  # 0: absent on that side
+        self.new_mode = new_mode
+        self.old_oid = old_oid
+        self.new_oid = new_oid
+        self.status = status  # A, D, M, T (no renames: every caller passes --no-renames)
+        self.path = path  # as git names it, relative to the top, decoded as the filesystem does
+
+
+def raw_diff(out: bytes) -> list[DiffEntry]:
+    """The changes of `-z --raw` output without commit headers (`diff-tree A B`, `diff-index`)."""
+    return [entry for entries in raw_diff_by_commit(out).values() for entry in entries]
+
+
+def raw_diff_by_commit(out: bytes) -> dict[str, list[DiffEntry]]:
+    """The changes of `-z --raw` output per commit: `diff-tree --stdin` names each commit before its changes
+    (changes before any commit id, as plain `diff-tree A B` prints them, are under "")."""
+    import os
+
+    tokens = out.split(b"\0")
+    found: dict[str, list[DiffEntry]] = {}
+    current = found.setdefault("", [])
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token.startswith(b":") and i + 1 < len(tokens):
+            old_mode, new_mode, old_oid, new_oid, status = token[1:].decode().split(" ")
+            current.append(DiffEntry(int(old_mode, 8), int(new_mode, 8), old_oid, new_oid, status[:1],
+                                     os.fsdecode(tokens[i + 1])))
+            i += 2
+            continue
+        if token.strip():
+            current = found.setdefault(token.decode().strip(), [])
+        i += 1
+    if not found[""]:
+        del found[""]
+    return found

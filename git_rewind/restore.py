@@ -158,20 +158,12 @@ def _diff(repo: Repo, old_tree: str, new_tree: str, only: list[str] | None = Non
           cwd: str | None = None) -> list[Change]:
     """The changes from OLD_TREE to NEW_TREE, limited to the pathspecs ONLY as git reads them from CWD."""
     from . import gitcmd
+    from .gitobjects import raw_diff
 
     spec = ["--", *only] if only else []
     out = gitcmd.run(["diff-tree", "-r", "-z", "--no-renames", old_tree, new_tree, *spec], cwd=cwd or repo.root)
-    parts = out.split(b"\0")
-    changes = []
-    for i in range(0, len(parts) - 1, 2):
-        old_mode, new_mode, _old_oid, new_oid, status = parts[i][1:].decode().split(" ")
-        path = os.fsdecode(parts[i + 1])
-        if status == "D":
-            changes.append(Change(path, None, None, int(old_mode, 8)))
-        else:
-            changes.append(Change(path, int(new_mode, 8), new_oid,
-                                  int(old_mode, 8) if status != "A" else None))
-    return changes
+    return [Change(e.path, None, None, e.old_mode) if e.status == "D"
+            else Change(e.path, e.new_mode, e.new_oid, e.old_mode or None) for e in raw_diff(out)]
 
 
 def plan_locked(

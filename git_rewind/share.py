@@ -278,23 +278,11 @@ def _changes(repo: Repo, bases: dict[str, str | None]) -> dict[str, list[tuple[s
 
 
 def _parse_diff(out: bytes) -> dict[str, list[tuple[str, str | None, str]]]:
-    """`diff-tree -r -z --stdin` output: a commit id, then `:modes oids status` and a path per change."""
-    tokens = out.split(b"\0")
-    found: dict[str, list[tuple[str, str | None, str]]] = {}
-    current: list[tuple[str, str | None, str]] = []
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        if token.startswith(b":") and i + 1 < len(tokens):
-            _, new_mode, _, new_oid, status = token[1:].decode().split(" ")
-            deleted = status == "D"
-            current.append((os.fsdecode(tokens[i + 1]), None if deleted else new_oid, new_mode))
-            i += 2
-            continue
-        if token.strip():
-            current = found.setdefault(token.decode().strip(), [])
-        i += 1
-    return found
+    """`diff-tree -r -z --stdin` output per commit: (path, its new blob or None when deleted, its new mode)."""
+    from .gitobjects import raw_diff_by_commit
+
+    return {commit: [(e.path, None if e.status == "D" else e.new_oid, f"{e.new_mode:06o}") for e in entries]
+            for commit, entries in raw_diff_by_commit(out).items()}
 
 
 def _existing(repo: Repo, oids: list[str]) -> set[str]:

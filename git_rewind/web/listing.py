@@ -136,17 +136,15 @@ def changed_since(repo: Repo, old: str, new: str) -> tuple[bytes, set[str]] | No
         out = repo.git(["diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", old, new])
     except GitError:
         return None
-    fields = out.split(b"\0")
+    from ..gitobjects import raw_diff
+
     listing = bytearray()
     touched: set[str] = set()
-    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
-        parts = meta.decode().split()
-        if len(parts) != 5:
-            return None
-        commit = path.decode().replace("/", "")
+    for entry in raw_diff(out):
+        commit = entry.path.replace("/", "")  # a notes tree's fan-out
         touched.add(commit)
-        if parts[4] != "D":
-            listing += f"{parts[3]} {commit}\n".encode()
+        if entry.status != "D":
+            listing += f"{entry.new_oid} {commit}\n".encode()
     return bytes(listing), touched
 
 
