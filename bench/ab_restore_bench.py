@@ -42,7 +42,7 @@ def main() -> None:
         with open(timer, "w") as fh:
             fh.write(B.SAFETY_TIMER)
         for python in args.pythons:  # fill each install's bytecode cache
-            B.run([python, "-c", "import git_rewind.main, git_rewind.restore, git_rewind.undo"], base, env)
+            B.run([python, "-c", "import git_rewind.main, git_rewind.ops.restore, git_rewind.ops.undo"], base, env)
         b.sync("rewind")
         b.sync("cli")
         seq = b.rewind_snap("--allow-empty", "-m", "restore target", expect=r"#\d+ ").split()[0].lstrip("#")

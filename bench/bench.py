@@ -1036,8 +1036,8 @@ def main(argv: list[str] | None = None) -> int:
                        None if args.python_env_as_is else os.path.join(base, "pycache"))
     for _ in range(2):  # fill the bytecode cache
         run([*rewind, "--version"], base, env)
-        run([sys.executable, "-c", "import git_rewind.snapcmd, git_rewind.store, git_rewind.cli, "
-             "git_rewind.restore, pygit2"], base, env)
+        run([sys.executable, "-c", "import git_rewind.faces.snapcmd, git_rewind.store.store, git_rewind.faces.cli, "
+             "git_rewind.ops.restore, pygit2"], base, env)
     load = os.getloadavg()
     git_version = out(["git", "--version"], base, env)
     started = time.perf_counter()

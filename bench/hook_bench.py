@@ -656,8 +656,8 @@ def main(argv: list[str] | None = None) -> int:
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("PYTHONPYCACHEPREFIX", None)
     for _ in range(2):
-        run([sys.executable, "-c", "import git_rewind.hook, git_rewind.policy, git_rewind.store, "
-             "git_rewind.agents.claude_code, git_rewind.snapshot, git_rewind.config"], base, env)
+        run([sys.executable, "-c", "import git_rewind.hook.hook, git_rewind.hook.policy, git_rewind.store.store, "
+             "git_rewind.agents.claude_code, git_rewind.store.snapshot, git_rewind.base.config"], base, env)
     where = out([sys.executable, "-c", "import git_rewind; print(git_rewind.__file__)"], base, env)
     git_version = out(["git", "--version"], base, env)
     load = os.getloadavg()

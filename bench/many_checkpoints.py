@@ -19,7 +19,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from git_rewind.note import Note, Position, RewindRecord  # noqa: E402
+from git_rewind.base.note import Note, Position, RewindRecord  # noqa: E402
 
 AGENTS = ("claude-code", "codex", "gemini", "opencode", None)
 TOOLS = ("Edit", "Write", "Bash", "MultiEdit")

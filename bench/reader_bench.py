@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 
-READER = ("from git_rewind import checkpoints; from git_rewind.repo import Repo; "
+READER = ("from git_rewind.store import checkpoints; from git_rewind.base.repo import Repo; "
           "items = checkpoints.load_all(Repo.discover()); assert len(items) == {n}, len(items)")
 PYGIT2 = ("import json, pygit2; r = pygit2.Repository('.git'); "
           "items = [json.loads(n.message) for n in r.notes('refs/notes/rewind')]; assert len(items) == {n}")

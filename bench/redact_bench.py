@@ -26,8 +26,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from git_rewind import redact  # noqa: E402
-from git_rewind.repo import Repo  # noqa: E402
+from git_rewind.base.repo import Repo  # noqa: E402
+from git_rewind.sharing import redact  # noqa: E402
 
 DEFAULT_TREES = [f"/usr/lib/python3.{sys.version_info.minor}", "/usr/lib/python3/dist-packages", "/usr/include",
                  "/usr/share/doc"]

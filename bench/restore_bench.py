@@ -34,7 +34,7 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAM
 IN_PROCESS = """
 import sys, time
 from git_rewind import checkpoints, restore
-from git_rewind.repo import Repo
+from git_rewind.base.repo import Repo
 repo = Repo.discover()
 target = checkpoints.lookup(repo, "1")
 start = time.perf_counter()

@@ -88,8 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.clear()
     os.environ.update(env)
     os.chdir(b.repo)
-    from git_rewind import checkpoints, gc, storage, store
-    from git_rewind.repo import Repo
+    from git_rewind.base.repo import Repo
+    from git_rewind.ops import gc
+    from git_rewind.store import checkpoints, storage, store
 
     repo = Repo.discover(b.repo)
     gitdir = os.path.join(b.repo, ".git")

@@ -75,9 +75,9 @@ def part1(root: str, checkpoints: int, files: int) -> None:
     subprocess.run(["git", "update-ref", "-d", ref], cwd=work, check=True)
     # The copy and its redaction alone, in process (what the first push spends before any network).
     os.environ.update(env)
-    from git_rewind import checkpoints as cps
-    from git_rewind import share
-    from git_rewind.repo import Repo
+    from git_rewind.base.repo import Repo
+    from git_rewind.sharing import share
+    from git_rewind.store import checkpoints as cps
 
     repo = Repo.discover(work)
     items = cps.load_all(repo)
@@ -89,7 +89,7 @@ def part1(root: str, checkpoints: int, files: int) -> None:
     # The transport alone, in process (sync._send: git push of the built copy, reading its answer), against
     # `git push` of the same commits as a branch; alternating, each into a new bare repository, so neither
     # side gets the warmer cache.
-    from git_rewind import sync
+    from git_rewind.sharing import sync
 
     def send(remote: str) -> float:
         started = time.perf_counter()

@@ -83,8 +83,9 @@ def start_rows(b: Bench, rewind: list[str], runs: int) -> list[dict[str, Any]]:
 
 def settle_rows(b: Bench, runs: int) -> list[dict[str, Any]]:
     """A settle checkpoint in a resident watch (this process), against git add -A + write-tree."""
-    from git_rewind import config, watch
-    from git_rewind.repo import Repo
+    from git_rewind.base import config
+    from git_rewind.base.repo import Repo
+    from git_rewind.watching import watch
 
     os.environ.clear()
     os.environ.update(b.env)

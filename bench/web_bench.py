@@ -37,7 +37,8 @@ from many_checkpoints import build  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = shutil.which("git-rewind", path=os.path.dirname(sys.executable)) or shutil.which("git-rewind")
 REWIND = [SCRIPT] if SCRIPT else [sys.executable, "-m", "git_rewind"]
-LOAD_ALL = "from git_rewind import checkpoints; from git_rewind.repo import Repo; checkpoints.load_all(Repo.discover())"
+LOAD_ALL = ("from git_rewind.store import checkpoints; from git_rewind.base.repo import Repo; "
+            "checkpoints.load_all(Repo.discover())")
 
 
 class Server:

@@ -15,7 +15,7 @@ HINTS = {"code-only": "use --code"}
 
 def main(argv: list[str] | None = None) -> None:
     """Run a command; a RewindError becomes `error: …` on stderr and its exit code (2: not a repository)."""
-    from .errors import RewindError
+    from .base.errors import RewindError
 
     args = sys.argv[1:] if argv is None else argv
     try:
@@ -27,17 +27,17 @@ def main(argv: list[str] | None = None) -> None:
 
 def _dispatch(args: list[str]) -> None:
     if args[:1] not in (["hook"], ["mcp"]):  # a person's command: make `git rewind --help` find the page
-        from .manpage import link_beside
+        from .base.manpage import link_beside
 
         link_beside()
     if args[:1] == ["snap"]:
-        from . import snapcmd
+        from .faces import snapcmd
 
         options = snapcmd.parse(args[1:])
         if options is not None:
             sys.exit(snapcmd.run(options))
     if args[:1] == ["undo"]:
-        from . import undocmd
+        from .faces import undocmd
 
         plain = undocmd.parse(args[1:])
         if plain is not None:
@@ -45,19 +45,19 @@ def _dispatch(args: list[str]) -> None:
     if args[:1] == ["watch"]:
         parsed = _plain_watch(args[1:])
         if parsed is not None:  # the program starts before click could even be imported
-            from . import watch
+            from .watching import watch
 
             sys.exit(watch.run(*parsed))
     if args[:1] == ["hook"] and not {"-h", "--help"} & set(args):
-        from . import hook
+        from .hook import hook
 
         sys.exit(hook.main(args[1:]))  # never raises: a hook never fails the agent
     if args[:1] == ["mcp"] and _plain_mcp(args[1:]):
-        from . import mcp  # the server, without click: `initialize` waits for every import
+        from .faces import mcp  # the server, without click: `initialize` waits for every import
 
         mcp.serve(args[2] if len(args) == 3 else (args[1].split("=", 1)[1] if len(args) == 2 else None))
         return
-    from .cli import run
+    from .faces.cli import run
 
     run(args)
 

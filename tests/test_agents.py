@@ -14,11 +14,11 @@ import pytest
 from helpers.samples import claude_sample
 
 from git_rewind import agents
-from git_rewind import event as ev
 from git_rewind.agents import claude_code, droid
-from git_rewind.checkpoints import Checkpoint
-from git_rewind.errors import RewindError
-from git_rewind.note import Note, Oid, Position
+from git_rewind.agents import event as ev
+from git_rewind.base.errors import RewindError
+from git_rewind.base.note import Note, Oid, Position
+from git_rewind.store.checkpoints import Checkpoint
 
 MAIN = "4f9eba75-a32a-4359-9724-af1840817a93"  # the recorded main session
 PROMPT_ID = "28e4b330-6feb-4007-a1fa-39a7c2d93298"  # its prompt "make hello"
@@ -320,7 +320,7 @@ def test_the_refusal_and_the_defaults_are_explicit() -> None:
 
 FAKE_AGENT = """
 from git_rewind.agents.base import Agent
-from git_rewind.event import Event
+from git_rewind.agents.event import Event
 
 
 class Fake(Agent):
@@ -341,7 +341,7 @@ def test_an_agent_is_one_module_and_its_line_in_the_registry(tmp_path: Path, mon
     """A new agent needs nothing outside its module: install, status, uninstall and MCP all go by the interface."""
     import sys
 
-    from git_rewind import install
+    from git_rewind.agents import install
 
     (tmp_path / "fake_agent_module.py").write_text(FAKE_AGENT)
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -365,7 +365,7 @@ def test_an_agent_is_one_module_and_its_line_in_the_registry(tmp_path: Path, mon
     assert install.uninstall("fake", "user", None, str(home)).removed and not (home / ".fake").exists()
     assert "fake" not in [agent for agent, _scope, _path in install.installed(None, str(home))]
     with pytest.raises(RewindError, match="^conversation rewind is not available for fake$") as refused:
-        from git_rewind import undo
+        from git_rewind.ops import undo
 
         note = Note(1, "s", "2026-11-25T00:00:00Z", agent="fake", conversation=Position("/t.jsonl"))
         undo.plan_conversation(Checkpoint(Oid("0" * 40), note, Oid("0" * 40)), False)

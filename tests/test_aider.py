@@ -20,10 +20,11 @@ from typing import Any
 import pytest
 from helpers.workdir import Workdir
 
-from git_rewind import agents, store
+from git_rewind import agents
 from git_rewind.agents import aider
-from git_rewind.conversation import Transcript
-from git_rewind.repo import Repo
+from git_rewind.agents.conversation import Transcript
+from git_rewind.base.repo import Repo
+from git_rewind.store import store
 
 SAMPLE = Path(__file__).resolve().parent / "samples" / "aider" / "chat.history.md"
 SESSION = "watch-aider-1"

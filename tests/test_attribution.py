@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from helpers.workdir import Workdir
 
-from git_rewind import turns
+from git_rewind.base import turns
 
 
 def _claude(event: str, root: Path, **fields: Any) -> dict[str, Any]:
@@ -137,7 +137,7 @@ def test_a_turn_quiet_for_long_is_over_for_others_but_claims_only_what_it_wrote(
     only when the file was modified while the turn was at work."""
     import os
 
-    from git_rewind.repo import Repo
+    from git_rewind.base.repo import Repo
 
     w = agent_project
     w.ok("snap", "-m", "start")
@@ -156,7 +156,7 @@ def test_a_turn_quiet_for_long_is_over_for_others_but_claims_only_what_it_wrote(
 
 def test_turn_files_survive_garbage(agent_project: Workdir, git_environ: dict[str, str]) -> None:
     """A turn file that is not JSON, or names no session, is ignored, never an error."""
-    from git_rewind.repo import Repo
+    from git_rewind.base.repo import Repo
 
     w = agent_project
     w.ok("snap", "-m", "start")

@@ -270,8 +270,8 @@ def test_checkpoints_without_origins_say_attribution_is_unknown(project: Workdir
 
 def test_origins_across_a_deleted_checkpoint_are_unknown(project: Workdir, git_environ: dict[str, str]) -> None:
     """Origins computed against a checkpoint that was deleted since cover two steps in one: not guessed."""
-    from git_rewind import gc
-    from git_rewind.repo import Repo
+    from git_rewind.base.repo import Repo
+    from git_rewind.ops import gc
 
     w = project
     w.ok("snap", "-m", "first")
@@ -328,7 +328,7 @@ def test_no_checkpoint_yet_and_a_file_no_checkpoint_holds(project: Workdir) -> N
 
 
 def test_origin_of_a_path_left_out_past_the_notes_limit() -> None:
-    from git_rewind.blame import origin_of
+    from git_rewind.ops.blame import origin_of
 
     assert origin_of(None, None, "a") is None
     assert origin_of({"a": "agent"}, None, "a") == "agent"
@@ -338,8 +338,8 @@ def test_origin_of_a_path_left_out_past_the_notes_limit() -> None:
 
 
 def test_plain_rows_leave_out_empty_columns_and_align() -> None:
-    from git_rewind.blame import Line
-    from git_rewind.output import blame as rows
+    from git_rewind.faces.output import blame as rows
+    from git_rewind.ops.blame import Line
 
     lines = [Line(1, "x = 1", "outside", 3, created="2026-11-25T10:00:00Z"),
              Line(2, "", "base"),

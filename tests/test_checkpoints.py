@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from git_rewind import checkpoints
-from git_rewind.checkpoints import Checkpoint
-from git_rewind.errors import RewindError
-from git_rewind.note import Note, Oid
-from git_rewind.repo import Repo
+from git_rewind.base.errors import RewindError
+from git_rewind.base.note import Note, Oid
+from git_rewind.base.repo import Repo
+from git_rewind.store import checkpoints
+from git_rewind.store.checkpoints import Checkpoint
 
 
 def _item(seq: int, commit: str, session: str = "s", tags: list[str] | None = None) -> Checkpoint:
@@ -88,7 +88,7 @@ def test_an_empty_store_reads_as_nothing(repo: Any) -> None:
 
 
 def _safety(seq: int, trigger: str, to: int | None = None, worktree: str | None = None) -> Checkpoint:
-    from git_rewind.note import RewindRecord
+    from git_rewind.base.note import RewindRecord
 
     record = RewindRecord(to, None, [], "code") if trigger.startswith("pre-") else None
     note = Note(seq, "manual", "2026-11-22T10:00:00Z", trigger=trigger, rewind=record, worktree=worktree)

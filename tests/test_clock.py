@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from git_rewind.clock import age, parse_utc, utc_now
+from git_rewind.base.clock import age, parse_utc, utc_now
 
 THEN = "2026-11-22T10:00:00Z"
 T0 = parse_utc(THEN)
@@ -40,7 +40,7 @@ def test_a_stamp_parses_by_arithmetic_as_strptime_parses_it() -> None:
     import random
     import time
 
-    from git_rewind.clock import STAMP, _parse_stamp
+    from git_rewind.base.clock import STAMP, _parse_stamp
 
     rng = random.Random(7)
     stamps = ["1970-01-01T00:00:00Z", "2000-02-29T23:59:59Z", "2100-03-01T00:00:00Z", "2026-11-22T23:59:60Z"]

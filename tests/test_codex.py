@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from helpers.workdir import Workdir
 
-from git_rewind import agents, install
-from git_rewind import event as ev
-from git_rewind.agents import codex
-from git_rewind.errors import RewindError
-from git_rewind.note import Note
+from git_rewind import agents
+from git_rewind.agents import codex, install
+from git_rewind.agents import event as ev
+from git_rewind.base.errors import RewindError
+from git_rewind.base.note import Note
 
 ROOT = Path(__file__).resolve().parent.parent
 SESSION = "01a209a6-456d-7881-bac0-fed42950f067"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from helpers.workdir import Workdir
 
-from git_rewind import config
-from git_rewind.errors import RewindError
+from git_rewind.base import config
+from git_rewind.base.errors import RewindError
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from git_rewind import conversation
-from git_rewind.errors import RewindError
+from git_rewind.agents import conversation
+from git_rewind.base.errors import RewindError
 
 
 def any_object(transcript: conversation.Transcript) -> str | None:
@@ -47,7 +47,7 @@ def test_append_keeps_what_the_agent_added_meanwhile_and_refuses_a_rewritten_fil
 
 
 def test_a_transcript_write_keeps_the_mode_of_the_file_it_replaces(tmp_path: Path) -> None:
-    from git_rewind.fsutil import write_atomic
+    from git_rewind.base.fsutil import write_atomic
 
     path = tmp_path / "t.jsonl"
     path.write_text("old\n")

@@ -291,7 +291,7 @@ def _line(name: str, value: str | None) -> str:
 def test_which_attributes_make_the_index_decide_is_gits_own_answer(repo: Workdir) -> None:
     """conversion._auto against git: a file with CRLF whose index blob has CRLF keeps it exactly where git's
     eol action is an auto one; for every combination of text, eol, crlf and core.autocrlf."""
-    from git_rewind.conversion import _auto
+    from git_rewind.store.conversion import _auto
 
     combos = list(itertools.product(_VALUES["text"], _VALUES["eol"], _VALUES["crlf"]))
     lines = []

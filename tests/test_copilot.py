@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from helpers.workdir import Workdir
 
-from git_rewind import agents, install
-from git_rewind import event as ev
-from git_rewind.agents import copilot
+from git_rewind import agents
+from git_rewind.agents import copilot, install
+from git_rewind.agents import event as ev
 
 SAMPLES = Path(__file__).parent / "samples" / "copilot"
 SESSION = "f3551e92-5974-4d44-8f9f-bc76519f90b5"

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from helpers.workdir import Run, Workdir
 
-from git_rewind import agents, event
-from git_rewind.agents import cursor
+from git_rewind import agents
+from git_rewind.agents import cursor, event
 
 ROOT = Path(__file__).resolve().parent.parent
 CONVERSATION = "c0ffee00-1111-4222-8333-444455556666"

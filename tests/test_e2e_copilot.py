@@ -272,7 +272,7 @@ def test_project_hooks_run_only_in_a_trusted_folder(copilot: Path, agent_project
 
 def test_a_broken_git_rewind_never_denies_a_tool(copilot: Path, agent_project: Workdir, tmp_path: Path) -> None:
     """The user's hooks name a git-rewind that is gone: Copilot still runs every tool (our entries exit 0)."""
-    from git_rewind import install
+    from git_rewind.agents import install
 
     work = agent_project
     gone = tmp_path / "gone" / "git-rewind"

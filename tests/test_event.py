@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_rewind import event as ev
+from git_rewind.agents import event as ev
 
 _TEXT = st.text(alphabet="ab\n ", max_size=30)
 

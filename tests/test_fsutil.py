@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from git_rewind.fsutil import write_atomic
+from git_rewind.base.fsutil import write_atomic
 
 
 def test_replaces_the_bytes_and_keeps_the_mode(tmp_path: Path) -> None:
@@ -60,7 +60,7 @@ def test_makedirs_and_a_failed_write_leaves_nothing(tmp_path: Path) -> None:
 
 
 def test_read_regular_reads_files_and_refuses_fifos_without_blocking(tmp_path: Path) -> None:
-    from git_rewind.fsutil import NotRegular, read_regular
+    from git_rewind.base.fsutil import NotRegular, read_regular
 
     path = tmp_path / "f"
     path.write_bytes(b"0123456789" * 300_000)
@@ -79,7 +79,7 @@ def test_read_regular_reads_files_and_refuses_fifos_without_blocking(tmp_path: P
 def test_sweep_removes_only_the_temporaries_of_processes_that_are_gone(tmp_path: Path) -> None:
     import subprocess
 
-    from git_rewind.fsutil import sweep_temporaries
+    from git_rewind.base.fsutil import sweep_temporaries
 
     dead_pid = subprocess.Popen(["true"])
     dead_pid.wait()
@@ -97,7 +97,7 @@ def test_sweep_removes_only_the_temporaries_of_processes_that_are_gone(tmp_path:
 def test_scratch_dir_removes_what_killed_commands_left_and_keeps_the_living_ones(tmp_path: Path) -> None:
     import subprocess
 
-    from git_rewind.fsutil import scratch_dir
+    from git_rewind.base.fsutil import scratch_dir
 
     dead = subprocess.Popen(["true"])
     dead.wait()

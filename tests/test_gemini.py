@@ -19,7 +19,7 @@ from helpers.agentcli import disk_files
 from helpers.workdir import Workdir
 
 from git_rewind import agents
-from git_rewind import event as ev
+from git_rewind.agents import event as ev
 from git_rewind.agents import gemini
 
 SAMPLES = Path(__file__).parent / "samples" / "gemini"
@@ -109,7 +109,7 @@ def lines(path: Path) -> list[dict[str, Any]]:
 
 def replayed(path: Path) -> list[dict[str, Any]]:
     """The messages Gemini would load from PATH, in order."""
-    from git_rewind.conversation import Transcript
+    from git_rewind.agents.conversation import Transcript
 
     return list(gemini._Replay(Transcript(str(path), path.read_bytes())).messages.values())
 

@@ -9,7 +9,7 @@ from helpers.workdir import Workdir
 
 
 def test_ls_many_and_get_marks_answer_in_order_past_the_pipe_size(repo: Workdir, git_environ: dict[str, str]) -> None:
-    from git_rewind.gitcmd import FastImport
+    from git_rewind.base.gitcmd import FastImport
 
     w = repo
     long_dir = "d" * 200

@@ -27,11 +27,14 @@ from helpers.samples import CLAUDE_SAMPLES
 from helpers.session import MAIN, PROMPT_ID, Agent
 from helpers.workdir import Workdir, git_env
 
-from git_rewind import agents, checkpoints, handoff, request, undo
-from git_rewind.checkpoints import Checkpoint
-from git_rewind.errors import RewindError
-from git_rewind.note import Note
-from git_rewind.repo import Repo
+from git_rewind import agents
+from git_rewind.base.errors import RewindError
+from git_rewind.base.note import Note
+from git_rewind.base.repo import Repo
+from git_rewind.ops import request, undo
+from git_rewind.sharing import handoff
+from git_rewind.store import checkpoints
+from git_rewind.store.checkpoints import Checkpoint
 
 EDIT_CALL = "toolu_mock_601f38abdb2f4e42b38d"  # the recorded Edit's tool_use id
 SAMPLE_CWD = "/home/dev/work/proj-main"  # the recorded session's project
@@ -519,7 +522,7 @@ def test_push_fetch_and_undo_full_hand_the_session_over_through_a_bare_repositor
 
 
 def test_the_mcp_tool_hands_over_a_fetched_checkpoint_too(bob: Bob, monkeypatch: pytest.MonkeyPatch) -> None:
-    from git_rewind import mcp
+    from git_rewind.faces import mcp
 
     target = bob.fetched(1)
     monkeypatch.setattr(checkpoints, "lookup", lambda *args, **kwargs: target)
@@ -533,7 +536,7 @@ def test_the_mcp_tool_hands_over_a_fetched_checkpoint_too(bob: Bob, monkeypatch:
 
 
 def test_the_web_page_previews_then_hands_over_a_fetched_checkpoint(bob: Bob, monkeypatch: pytest.MonkeyPatch) -> None:
-    from git_rewind.web import actions
+    from git_rewind.faces.web import actions
 
     target = bob.fetched(2)
     monkeypatch.setattr(handoff, "transcript_of", lambda repo, checkpoint: bob.raw)

@@ -238,7 +238,8 @@ def test_version(installed: Installed) -> None:
 
 
 def test_man_page_documents_every_command_and_option() -> None:
-    from git_rewind import cli, config
+    from git_rewind.base import config
+    from git_rewind.faces import cli
 
     text = _deroff(MAN_SOURCE.read_text(encoding="utf-8"))
     synopsis = text.split(".SH SYNOPSIS", 1)[1].split(".SH", 1)[0]

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from git_rewind import ignore
-from git_rewind.repo import Repo
+from git_rewind.base.repo import Repo
+from git_rewind.store import ignore
 
 # The directories every example holds (the rules may name them), each with these files, as the root.
 DIRS = ["a", "b", "a/b", "a/a", "b/a/b", "c d"]

@@ -206,9 +206,9 @@ def describe(graph: dict[str, dict[str, list[str]]], cycle: list[str]) -> str:
 def test_the_walker_sees_lazy_relative_and_registry_imports() -> None:
     graph, unreadable = import_graph()
     assert unreadable == []  # a dynamic import the walker cannot read would hide an edge
-    assert "git_rewind.errors" in graph["git_rewind.hook"]  # `from .errors import …` at module level
-    assert "git_rewind.store" in graph["git_rewind.hook"]  # `from . import store` inside a function
-    assert "git_rewind.event" in graph["git_rewind.agents.claude_code"]  # `from .. import event as ev`
+    assert "git_rewind.base.errors" in graph["git_rewind.hook.hook"]  # `from .errors import …` at module level
+    assert "git_rewind.store.store" in graph["git_rewind.hook.hook"]  # `from . import store` inside a function
+    assert "git_rewind.agents.event" in graph["git_rewind.agents.claude_code"]  # `from .. import event as ev`
     assert "git_rewind.agents.claude_code" in graph["git_rewind.agents"]  # importlib.import_module(f"{__name__}.…")
     for module in graph:
         assert module not in graph[module]
@@ -251,8 +251,8 @@ WEB_LIBRARIES = ("starlette", "uvicorn", "sse_starlette", "pygments", "unidiff")
 
 def test_the_hook_path_imports_no_click_pygit2_or_mcp() -> None:
     """What an agent's hook call loads: the entry, the hook, what it imports lazily, every agent module."""
-    hot = ["git_rewind.main", "git_rewind.hook", "git_rewind.policy", "git_rewind.lock", "git_rewind.config",
-           "git_rewind.store", "git_rewind.resume"]
+    hot = ["git_rewind.main", "git_rewind.hook.hook", "git_rewind.hook.policy", "git_rewind.base.lock",
+           "git_rewind.base.config", "git_rewind.store.store", "git_rewind.hook.resume"]
     hot += sorted(name for name in modules() if name.startswith(f"{NAME}.agents."))
     code = f"import sys\nimport {', '.join(hot)}\nprint(__import__('json').dumps(sorted(sys.modules)))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -266,13 +266,15 @@ ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 
 def documented_layers(known: dict[str, Path]) -> dict[str, int]:
-    """Module → layer number, from the tables of docs/architecture.md (`## N. …` sections)."""
+    """Module → layer number, from the tables of docs/architecture.md (`## N. `package/` …` sections)."""
     layers: dict[str, int] = {}
     layer = 0
     for line in ARCHITECTURE.read_text().splitlines():
-        heading = re.match(r"## (\d+)\. ", line)
+        heading = re.match(r"## (\d+)\. (?:`([a-z_]+)/`)?", line)
         if heading:
             layer = int(heading.group(1))
+            if heading.group(2):  # a sub-package's section: its __init__ is in its layer
+                layers.setdefault(f"{NAME}.{heading.group(2)}", layer)
             continue
         cell = re.match(r"\| `([^`]+)` \|", line)
         if not (cell and layer):
@@ -326,7 +328,7 @@ def test_asking_the_daemon_imports_no_socket_module_json_or_selectors(tmp_path: 
     thread = threading.Thread(target=answer, daemon=True)
     thread.start()
     code = (
-        "import sys\nfrom git_rewind import daemon\n"
+        "import sys\nfrom git_rewind.base import daemon\n"
         f"class R:\n    rewind_dir = {str(tmp_path)!r}\n"
         "link = daemon.Link.open(R())\nassert link is not None\nprint(link.ask({'op': 'status'}))\nlink.close()\n"
         "print(sorted(m for m in ('socket', 'json', 'selectors', 'pygit2') if m in sys.modules))\n"
@@ -337,3 +339,14 @@ def test_asking_the_daemon_imports_no_socket_module_json_or_selectors(tmp_path: 
     answered, loaded = proc.stdout.splitlines()
     assert answered == "{'pid': 1, 'answered': {'changes': 0, 'full': 0}}"
     assert loaded == "[]"
+
+
+def test_the_top_of_the_package_is_sub_packages_and_the_dispatching_entry() -> None:
+    """A newcomer sees the layers in the folders: at the top, only the entry (main.py dispatches) and the
+    sub-packages docs/architecture.md describes."""
+    files = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert files == ["__init__.py", "__main__.py", "main.py"]
+    folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists())
+    assert folders == ["agents", "base", "faces", "hook", "ops", "resources", "sharing", "store", "watching"]
+    text = ARCHITECTURE.read_text()
+    assert all(f"`{name}/`" in text for name in folders)

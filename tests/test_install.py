@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 from helpers.workdir import Workdir
 
-from git_rewind import agents, install
+from git_rewind import agents
+from git_rewind.agents import install
 
 ROOT = Path(__file__).resolve().parent.parent
 # SessionEnd (reason "clear") and PreCompact: a checkpoint before the conversation is wiped or summarised.

@@ -14,8 +14,8 @@ from helpers.opencodeserver import SESSION, FakeOpenCode, note
 from helpers.opencodeserver import hook as plugin_hook
 from helpers.workdir import Workdir
 
-from git_rewind import agents, event
-from git_rewind.agents import kilo, opencode
+from git_rewind import agents
+from git_rewind.agents import event, kilo, opencode
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = Path(".kilo") / "plugin" / "git-rewind.ts"

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from git_rewind.note import ConversationRecord, Note, Oid, Position, RewindRecord, mode_of
+from git_rewind.base.note import ConversationRecord, Note, Oid, Position, RewindRecord, mode_of
 
 FULL = {
     "v": 1, "seq": 42, "session": "4f9e", "agent": "claude-code", "trigger": "PreToolUse", "tool": "Edit",

@@ -13,8 +13,8 @@ import pytest
 from helpers.opencodeserver import MESSAGES, SESSION, FakeOpenCode, hook, note
 from helpers.workdir import Workdir
 
-from git_rewind import agents, event
-from git_rewind.agents import opencode
+from git_rewind import agents
+from git_rewind.agents import event, opencode
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from helpers.workdir import Workdir
 
-from git_rewind import checkpoints, output
-from git_rewind.repo import Repo
+from git_rewind.base.repo import Repo
+from git_rewind.faces import output
+from git_rewind.store import checkpoints
 
 
 def _items(w: Workdir) -> list[checkpoints.Checkpoint]:

@@ -10,7 +10,7 @@ import pytest
 from helpers import terminal
 from helpers.workdir import REWIND, Workdir
 
-from git_rewind import output, pager
+from git_rewind.faces import output, pager
 
 COMMANDS = (["list"], ["show", "2"], ["show", "2", "--patch"], ["diff", "1", "2"])
 

@@ -221,7 +221,8 @@ def test_any_target_tree_can_be_patched_toward(project: Workdir) -> None:
     blob = _hash(project, "".join(merged))
     base_tree = project.tree_of(_notes(project)[0]["commit"])
     tree = _tree_with(project, base_tree, "two.txt", blob)
-    script = ("import sys; from git_rewind import checkpoints, patch; from git_rewind.repo import Repo\n"
+    script = ("import sys; from git_rewind.store import checkpoints; from git_rewind.ops import patch\n"
+              "from git_rewind.base.repo import Repo\n"
               "repo = Repo.discover(); target = checkpoints.lookup(repo, '1', checkpoints.load_all(repo))\n"
               f"out = patch.patch(repo, target, [], 1 << 20, retarget=lambda _current: {tree!r})\n"
               "print('WRITTEN', out.written, 'SAFETY', out.safety.seq)\n")

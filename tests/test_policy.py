@@ -13,10 +13,11 @@ from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from git_rewind import config, policy
-from git_rewind import event as ev
-from git_rewind.event import Event
-from git_rewind.policy import FULL, PATHS, SKIP, SessionState
+from git_rewind.agents import event as ev
+from git_rewind.agents.event import Event
+from git_rewind.base import config
+from git_rewind.hook import policy
+from git_rewind.hook.policy import FULL, PATHS, SKIP, SessionState
 
 T0 = 1_800_000_000.0  # an arbitrary "now", in seconds
 

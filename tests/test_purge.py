@@ -343,8 +343,8 @@ def test_sha256_with_a_transcript_backup_a_multi_pack_index_and_a_split_commit_g
         tmp_path: Path, env: dict[str, str], git_environ: object) -> None:
     """A SHA-256 repository whose checkpoints sit in two packs under a multi-pack index and a split
     commit-graph, one of them with a transcript backup as its first parent (a session's first checkpoint)."""
-    from git_rewind import store
-    from git_rewind.repo import Repo
+    from git_rewind.base.repo import Repo
+    from git_rewind.store import store
 
     path = tmp_path / "sha256"
     subprocess.run(["git", "init", "-q", "--object-format=sha256", "-b", "main", str(path)], env=env, check=True)

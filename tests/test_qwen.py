@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from helpers.workdir import Workdir
 
-from git_rewind import agents, install
-from git_rewind.agents import qwen
-from git_rewind.errors import RewindError
-from git_rewind.event import OTHER, POST_TOOL, PRE_TOOL, PROMPT, SHELL, STOP, WRITE
-from git_rewind.note import Note
+from git_rewind import agents
+from git_rewind.agents import install, qwen
+from git_rewind.agents.event import OTHER, POST_TOOL, PRE_TOOL, PROMPT, SHELL, STOP, WRITE
+from git_rewind.base.errors import RewindError
+from git_rewind.base.note import Note
 
 SAMPLES = Path(__file__).parent / "samples" / "qwen"
 SESSION = "78ed24d6-0987-4370-9d7e-bf3d9cd993d5"

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_rewind import redact
-from git_rewind.repo import Repo
+from git_rewind.base.repo import Repo
+from git_rewind.sharing import redact
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted([*ROOT.glob("tests/samples/**/*.jsonl"), *Path("/work/shared/agents/samples").glob("**/*.jsonl")])
@@ -483,7 +483,7 @@ def test_the_cache_lives_where_share_keeps_its_caches(tmp_path: Path) -> None:
 
 
 def test_detect_secrets_is_imported_only_when_something_is_scanned() -> None:
-    code = ("import sys\nfrom git_rewind import redact\nassert 'detect_secrets' not in sys.modules\n"
+    code = ("import sys\nfrom git_rewind.sharing import redact\nassert 'detect_secrets' not in sys.modules\n"
             "redact.redact_text('a ghp_R8f3kQz1Lm0XcV7bN2pW9yT4sA6dJ5hG3uE1')\n"
             "assert 'detect_secrets' in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
@@ -494,7 +494,7 @@ def test_no_baseline_or_user_setting_changes_what_is_found(tmp_path: Path) -> No
     baseline = {"version": "1.5.0", "plugins_used": [], "filters_used": [
         {"path": "detect_secrets.filters.regex.should_exclude_line", "pattern": [".*"]}], "results": {}}
     (tmp_path / ".secrets.baseline").write_text(json.dumps(baseline))
-    code = ("from git_rewind import redact\n"
+    code = ("from git_rewind.sharing import redact\n"
             "print(redact.redact_text('a ghp_R8f3kQz1Lm0XcV7bN2pW9yT4sA6dJ5hG3uE1')[0])\n")
     out = subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path, capture_output=True, text=True,
                          env={**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}).stdout

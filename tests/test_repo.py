@@ -11,8 +11,8 @@ from helpers.workdir import Workdir
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from git_rewind.errors import RewindError
-from git_rewind.repo import Repo, check_session
+from git_rewind.base.errors import RewindError
+from git_rewind.base.repo import Repo, check_session
 
 
 @pytest.fixture

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from helpers.workdir import REWIND, Workdir
 
-from git_rewind import journal, restore, snapshot
-from git_rewind.repo import Repo
+from git_rewind.base.repo import Repo
+from git_rewind.ops import restore
+from git_rewind.store import journal, snapshot
 
 
 def _notes(w: Workdir) -> list[dict]:
@@ -89,7 +90,7 @@ def test_a_scripted_undo_loads_no_click_and_prints_what_the_click_command_prints
 
 
 def test_a_scripted_undo_reads_only_its_plain_forms() -> None:
-    from git_rewind import undocmd
+    from git_rewind.faces import undocmd
 
     assert undocmd.parse(["3", "--yes"]) == ("3",)
     assert undocmd.parse(["-y", "--code"]) == (None,)
@@ -627,7 +628,7 @@ def test_the_read_back_finds_every_way_a_path_can_differ(project: Workdir, git_e
     """What the read-back compares, on a real restore: contents (hashed by git), exec bits, links, and
     removed paths; then each is spoiled as a writer racing the restore (an agent still running, an
     editor saving its old buffer) would."""
-    from git_rewind import checkpoints
+    from git_rewind.store import checkpoints
 
     os.symlink("README.md", project.path / "link")
     project.ok("snap")

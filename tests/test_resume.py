@@ -18,7 +18,7 @@ from helpers.samples import claude_sample
 from helpers.session import BIG, Agent, chain, decisions
 from helpers.workdir import Workdir
 
-from git_rewind import summary
+from git_rewind.base import summary
 
 # Summaries as people and agents write them -----------------------------------------------------
 

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from helpers.workdir import REWIND, Run, Workdir
 
-from git_rewind import agents, rewinds
+from git_rewind import agents
+from git_rewind.base import rewinds
 
 NO_LIMITS = {"GIT_REWIND_ANTI_SPAM_SECONDS": "0", "GIT_REWIND_MIN_CHANGE_CHARS": "0"}
 HEADER = "git-rewind: the working tree was rewound from outside this session: "
@@ -141,7 +142,7 @@ def test_a_rewind_that_changed_no_file_is_not_told(agent_project: Workdir) -> No
 
 
 def test_a_rewind_through_mcp_within_a_turn_is_told_to_the_others_not_to_the_caller(agent_project: Workdir) -> None:
-    from git_rewind.mcp import Tools
+    from git_rewind.faces.mcp import Tools
 
     w = agent_project
     three_files(w)
@@ -170,7 +171,7 @@ def test_a_damaged_log_line_is_skipped(agent_project: Workdir, garbage: bytes) -
 
 
 def test_the_log_keeps_its_newest_lines(tmp_path: Path, agent_project: Workdir) -> None:
-    from git_rewind.repo import Repo
+    from git_rewind.base.repo import Repo
 
     repo = Repo.discover(str(agent_project.path))
     for seq in range(1, 400):

@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 from helpers.workdir import REWIND, Workdir
 
-from git_rewind import search, store
-from git_rewind.checkpoints import Checkpoint
-from git_rewind.note import Note, Oid
-from git_rewind.repo import Repo
+from git_rewind.base.note import Note, Oid
+from git_rewind.base.repo import Repo
+from git_rewind.ops import search
+from git_rewind.store import store
+from git_rewind.store.checkpoints import Checkpoint
 
 
 def _item(seq: int, session: str = "s", tags: list[str] | None = None, agent: str | None = None,

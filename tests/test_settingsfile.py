@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from git_rewind import settingsfile as sf
-from git_rewind.errors import RewindError
+from git_rewind.agents import settingsfile as sf
+from git_rewind.base.errors import RewindError
 
 OURS = {"type": "command", "command": "/opt/venv/bin/git-rewind hook --agent claude-code", "timeout": 30}
 ENTRIES = {"PreToolUse": [{"matcher": "Edit", "hooks": [OURS]}], "Stop": [{"hooks": [OURS]}]}

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from git_rewind import status
+from git_rewind.faces import status
 
 
 @pytest.fixture

@@ -13,9 +13,9 @@ from helpers.checkpoints import listing
 from helpers.session import Agent
 from helpers.workdir import Workdir
 
-from git_rewind import checkpoints, storage
-from git_rewind.lock import Lock
-from git_rewind.repo import Repo
+from git_rewind.base.lock import Lock
+from git_rewind.base.repo import Repo
+from git_rewind.store import checkpoints, storage
 
 KIB = 1024
 NO_CAP = {"GIT_REWIND_MAX_STORE_SIZE": "0"}  # setup checkpoints start no enforcement of their own

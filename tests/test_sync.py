@@ -210,7 +210,7 @@ def test_two_machines_write_two_refs(project: Workdir, bare: Path, tmp_path: Pat
 
 
 def test_notes_merge_field_by_field_by_when_each_changed() -> None:
-    from git_rewind.sync import merge_notes
+    from git_rewind.sharing.sync import merge_notes
 
     base = {"seq": 1, "created": "2026-01-01T00:00:00Z", "message": "m", "tags": [], "summary": None}
     ours = {**base, "tags": ["a"], "shared": {"by": "x", "times": {"tags": "2026-01-03T00:00:00Z"}}}
@@ -313,9 +313,9 @@ def test_after_a_purge_only_push_prune_replaces_the_copy(alice: Workdir, bare: P
 
 def test_with_conversation_the_transcript_goes_redacted(project: Workdir, bare: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from git_rewind.checkpoints import lookup_fetched
-    from git_rewind.repo import Repo
-    from git_rewind.share import transcript_of
+    from git_rewind.base.repo import Repo
+    from git_rewind.sharing.share import transcript_of
+    from git_rewind.store.checkpoints import lookup_fetched
 
     project.git("remote", "add", "origin", str(bare))
     agent = Agent(project)

@@ -409,8 +409,8 @@ def test_agent_only_leaves_exactly_the_persons_changes(rounds: list[tuple], crlf
 def test_a_step_across_a_deleted_checkpoint_is_unknown_and_kept(w: Workdir, git_environ: dict[str, str]) -> None:
     """Origins hold for the step from the checkpoint they were computed against: with the turn end deleted,
     the next prompt's origins cover only part of the change, so that step is kept and named, not guessed."""
-    from git_rewind import gc
-    from git_rewind.repo import Repo
+    from git_rewind.base.repo import Repo
+    from git_rewind.ops import gc
 
     _a, first, second = two_turns(w)
     turn_end = next(n for n in notes(w) if first < n["seq"] < second)

@@ -64,7 +64,7 @@ def test_a_dry_run_does_not_ask_and_a_finished_turn_is_not_asked_about(busy: Wor
 
 
 def test_a_turn_quiet_for_longer_than_live_seconds_is_not_asked_about(busy: Workdir) -> None:
-    from git_rewind import turns
+    from git_rewind.base import turns
 
     w = busy
     (turn,) = (w.path / ".git" / "rewind" / "turns").glob("*.json")
@@ -110,8 +110,8 @@ def test_on_a_terminal_yes_goes_on_to_the_preview(busy: Workdir, tmp_path: Path)
 
 
 def test_the_question_names_each_running_turn(busy: Workdir) -> None:
-    from git_rewind import turns
-    from git_rewind.repo import Repo
+    from git_rewind.base import turns
+    from git_rewind.base.repo import Repo
 
     w = busy
     data = {"session_id": "gem-2", "transcript_path": None, "cwd": str(w.path), "hook_event_name": "BeforeAgent",

@@ -27,9 +27,9 @@ from helpers.procs import processes
 from helpers.webserver import Served
 from helpers.workdir import REWIND, Workdir
 
-from git_rewind import mcp
-from git_rewind.repo import check_session
-from git_rewind.watch import session_name
+from git_rewind.base.repo import check_session
+from git_rewind.faces import mcp
+from git_rewind.watching.watch import session_name
 
 HANG = 30.0
 SESSION = "w1"

@@ -29,7 +29,7 @@ from helpers.workdir import Workdir, git_env
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from git_rewind.watcher import Watcher, WatchError
+from git_rewind.watching.watcher import Watcher, WatchError
 
 # the Watcher itself -----------------------------------------------------------------------------
 

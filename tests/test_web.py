@@ -463,10 +463,11 @@ def test_a_new_checkpoint_arrives_as_an_event(project: Workdir, serve: Serve) ->
 
 
 def test_the_hook_and_the_cli_do_not_load_the_web_libraries() -> None:
-    hot = ["git_rewind.main", "git_rewind.hook", "git_rewind.store", "git_rewind.cli", "git_rewind.undocmd"]
+    hot = ["git_rewind.main", "git_rewind.hook.hook", "git_rewind.store.store", "git_rewind.faces.cli",
+           "git_rewind.faces.undocmd"]
     code = f"import sys\nimport {', '.join(hot)}\nprint(sorted(sys.modules))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    for name in ("starlette", "uvicorn", "sse_starlette", "pygments", "unidiff", "anyio", "git_rewind.web"):
+    for name in ("starlette", "uvicorn", "sse_starlette", "pygments", "unidiff", "anyio", "git_rewind.faces.web"):
         assert f"'{name}'" not in loaded, name
 
 
@@ -475,9 +476,9 @@ def test_the_hook_and_the_cli_do_not_load_the_web_libraries() -> None:
 
 def test_the_cache_follows_every_change_of_the_notes(project: Workdir, git_environ: dict[str, str]) -> None:
     """Read once, then only the notes that changed (from the notes ref's history): always what load_all reads."""
-    from git_rewind import checkpoints
-    from git_rewind.repo import Repo
-    from git_rewind.web.listing import Listing, item_json
+    from git_rewind.base.repo import Repo
+    from git_rewind.faces.web.listing import Listing, item_json
+    from git_rewind.store import checkpoints
 
     w = snaps(project)
     repo = Repo.discover(str(w.path))

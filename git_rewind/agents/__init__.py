@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-from ..errors import RewindError
+from ..base.errors import RewindError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

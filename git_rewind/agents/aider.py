@@ -27,9 +27,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from ..conversation import Applied, Place, Plan, Transcript
-    from ..event import Event
-    from ..note import ConversationRecord, Note
+    from ..base.note import ConversationRecord, Note
+    from .conversation import Applied, Place, Plan, Transcript
+    from .event import Event
 
 NAME = "aider"
 HISTORY = ".aider.chat.history.md"  # the only chat history file name git-rewind reads or writes
@@ -135,7 +135,7 @@ def _read_from(path: str, offset: int) -> tuple[bytes, int]:
     """The whole lines of PATH after OFFSET (the end of the last part read), at most READ_LIMIT bytes of them (a
     larger growth: its last part, from a line start); (text, the offset it ends at). Never blocks on a FIFO
     (fsutil.read_regular refuses it)."""
-    from ..fsutil import read_regular
+    from ..base.fsutil import read_regular
 
     size = os.stat(path).st_size
     if size < offset:  # cut or replaced since: read it afresh
@@ -171,7 +171,7 @@ def watch_context(root: str, memo: dict[str, Any]) -> dict[str, Any]:
     """The prompts typed and the commits Aider made since the last call, and where its history stands (see
     Agent.watch_context). MEMO keeps "aider.offset", "aider.head", "aider.prompt" between calls; MEMO["argv"],
     when watch gives it, is the watched command (for --chat-history-file)."""
-    from ..note import Position
+    from ..base.note import Position
 
     context: dict[str, Any] = {}
     try:
@@ -206,7 +206,7 @@ def watch_context(root: str, memo: dict[str, Any]) -> dict[str, Any]:
 
 def _head_moves(root: str, memo: dict[str, Any], told: list[str]) -> list[str]:
     """Aider's commits since the HEAD MEMO recorded (and record the new one)."""
-    from ..repo import Repo
+    from ..base.repo import Repo
 
     head, _branch = Repo.find(root).head()
     old = memo.get("aider.head")
@@ -224,8 +224,8 @@ def _head_moves(root: str, memo: dict[str, Any], told: list[str]) -> list[str]:
 
 def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
     """The history as it stood at the checkpoint: the file cut where the next prompt (or run) began."""
-    from ..conversation import Plan
-    from ..errors import RewindError
+    from ..base.errors import RewindError
+    from .conversation import Plan
 
     if fork:
         raise RewindError(NO_FORK)
@@ -263,8 +263,8 @@ def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
 
 def apply_rewind(plan: Plan) -> Applied:
     """Write the history cut at the plan's boundary (its whole content is in git already)."""
-    from ..conversation import Applied
-    from ..errors import RewindError
+    from ..base.errors import RewindError
+    from .conversation import Applied
 
     transcript = plan.transcript
     place = transcript.place
@@ -286,8 +286,8 @@ def apply_rewind(plan: Plan) -> Applied:
 def apply_redo(info: ConversationRecord, backup: bytes | None, place: Place) -> Applied:
     """Put the history back as it was before the rewind (what Aider wrote since is in the redo's safety
     checkpoint)."""
-    from ..conversation import Applied
-    from ..errors import RewindError
+    from ..base.errors import RewindError
+    from .conversation import Applied
 
     if backup is None:
         raise RewindError("the chat history backup of that rewind is missing from the repository")
@@ -311,13 +311,13 @@ class Aider(Agent):
 
     def parse(self, payload: dict[str, Any]) -> Event:
         """Aider sends no payloads: a `hook --agent aider` call is an event the policy skips."""
-        from .. import event as ev
+        from . import event as ev
 
         return ev.Event(NAME, "", ev.OTHER, "", os.getcwd())
 
     def target(self, scope: str, root: str | None, home: str | None = None) -> str:
         """No settings file at any scope: install and uninstall say how to run Aider instead."""
-        from ..errors import RewindError
+        from ..base.errors import RewindError
 
         raise RewindError(NO_HOOKS)
 
@@ -335,8 +335,8 @@ class Aider(Agent):
 
     def transcript_folders(self, home: str, environ: Mapping[str, str]) -> tuple[str, ...]:
         """The current work tree: Aider's history file lives in it (none outside a repository)."""
-        from ..errors import RewindError
-        from ..repo import Repo
+        from ..base.errors import RewindError
+        from ..base.repo import Repo
 
         try:
             return (Repo.find(os.getcwd()).root,)

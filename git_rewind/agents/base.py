@@ -15,10 +15,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-    from ..conversation import Adopted, Applied, Place, Plan, Transcript
-    from ..event import Event
-    from ..note import ConversationRecord, Note
-    from ..settingsfile import Change
+    from ..base.note import ConversationRecord, Note
+    from .conversation import Adopted, Applied, Place, Plan, Transcript
+    from .event import Event
+    from .settingsfile import Change
 
 TIMEOUT = 30  # seconds the agent gives our hook
 MCP_SCOPES = ("user", "project")
@@ -56,8 +56,8 @@ def cut_in_place(plan: Plan, resume: str, program: str, unit: str) -> Applied:
     left: Droid, Copilot CLI); a file PROGRAM wrote to since it was read is left as it is. RESUME: its command."""
     import os
 
-    from ..conversation import Applied
-    from ..errors import RewindError
+    from ..base.errors import RewindError
+    from .conversation import Applied
 
     transcript, cut = plan.transcript, plan.kept_lines
     place = transcript.place
@@ -73,8 +73,8 @@ def put_back(info: ConversationRecord, backup: bytes | None, place: Place, resum
              fork: Callable[[Transcript], str]) -> Applied:
     """Redo of cut_in_place: the session file as it was before the rewind (BACKUP); what was written to it since
     the rewind first goes to a session of its own (FORK writes a transcript as a new session, its id)."""
-    from ..conversation import Applied
-    from ..errors import RewindError
+    from ..base.errors import RewindError
+    from .conversation import Applied
 
     session = str(info.session or "")
     if info.fork:
@@ -183,7 +183,7 @@ class LeafRewind:
         import os
         import uuid as uuidlib
 
-        from ..conversation import Applied, uuid_chain
+        from .conversation import Applied, uuid_chain
 
         transcript = plan.transcript
         place = transcript.place
@@ -207,8 +207,8 @@ class LeafRewind:
 
     def apply_redo(self, info: ConversationRecord, backup: bytes | None, place: Place) -> Applied:
         """Point the session back at the leaf it had before the rewind; what was said since stays a branch."""
-        from ..conversation import Applied
-        from ..errors import RewindError
+        from ..base.errors import RewindError
+        from .conversation import Applied
 
         if info.fork:
             return Applied(info.session, self.resume(str(info.session)), info.transcript,
@@ -315,7 +315,7 @@ class Agent:
         """settings_file, after checking SCOPE is one of ours and a project scope has a work tree."""
         import os
 
-        from ..errors import RewindError
+        from ..base.errors import RewindError
 
         if scope not in self.scopes:
             raise RewindError(f"{self.name} has no {scope} scope (one of {', '.join(self.scopes)})")
@@ -333,7 +333,7 @@ class Agent:
         is not installed. EVENT_NAME None: the command as `install` shows it."""
         import json
 
-        from ..settingsfile import hook_command
+        from .settingsfile import hook_command
 
         reply = self.hook_reply(event_name)
         return hook_command(self.name, program, None if reply is None else json.dumps(reply, separators=(",", ":")))
@@ -365,7 +365,7 @@ class Agent:
 
     def hooks_installed(self, path: str) -> bool:
         """The settings file PATH holds our hooks."""
-        from ..settingsfile import has_own_hooks
+        from .settingsfile import has_own_hooks
 
         return has_own_hooks(path, self.wrapped)
 
@@ -376,13 +376,13 @@ class Agent:
 
     def write_hooks(self, path: str, program: list[str] | None) -> Change:
         """Our groups into the Claude-style hooks file PATH (after the others of each event)."""
-        from ..settingsfile import write_hooks
+        from .settingsfile import write_hooks
 
         return write_hooks(path, self.entries(program), self.wrapped, lambda: self.seed(path), self.agent_keys)
 
     def remove_hooks(self, path: str) -> Change:
         """Our groups out of the Claude-style hooks file PATH."""
-        from ..settingsfile import remove_hooks
+        from .settingsfile import remove_hooks
 
         return remove_hooks(path, self.wrapped, self.agent_keys)
 
@@ -430,7 +430,7 @@ class Agent:
         """The gate every read and write of this agent's session files goes through (conversation.Place)."""
         import os
 
-        from ..conversation import Place
+        from .conversation import Place
 
         folders = self.transcript_folders(home or os.path.expanduser("~"), os.environ if environ is None else environ)
         return Place(self.name, self.transcript_noun, folders, self.transcript_problem, self.transcript_suffix)
@@ -439,7 +439,7 @@ class Agent:
         """PATH is where this agent keeps session files (the hook records no other; the file is not read)."""
         import os
 
-        from ..fsutil import within
+        from ..base.fsutil import within
 
         folders = self.transcript_folders(os.path.expanduser("~"), environ)
         return path.endswith(self.transcript_suffix) and within(path, folders) is not None
@@ -484,9 +484,9 @@ class Agent:
         session already here is never replaced: one that already holds RAW is used as it is, one RAW extends
         (nothing of it lost) is extended, any other stays and RAW goes in as a new session (forked).
         Every check comes first; WRITE false: only say where it would go. Every write goes through the Place."""
-        from ..conversation import Adopted, Transcript
-        from ..errors import RewindError
-        from ..repo import check_session
+        from ..base.errors import RewindError
+        from ..base.repo import check_session
+        from .conversation import Adopted, Transcript
 
         refusal = self.handover_refusal()
         if refusal is not None:

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import os
 
-from .. import event as ev
-from ..event import Event, changed_chars, text
+from . import event as ev
 from .base import Agent, LeafRewind, Rewinder, dashed, first_session, home_folders, rehome_cwd
+from .event import Event, changed_chars, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from ..conversation import Place, Plan, Transcript
-    from ..note import Note
+    from ..base.note import Note
+    from .conversation import Place, Plan, Transcript
 
 NAME = "claude-code"
 SCOPES = ("user", "project", "local")
@@ -133,7 +133,7 @@ def current_leaf(transcript: Transcript) -> str | None:
 
 def _locate(transcript: Transcript, note: Note) -> tuple[int, str | None, str, str | None]:
     """(index of the checkpoint's message, uuid of the last message kept, where in words, prompt to resend)."""
-    from ..errors import RewindError
+    from ..base.errors import RewindError
 
     conv = note.position
     trigger = note.trigger
@@ -176,7 +176,7 @@ def _locate(transcript: Transcript, note: Note) -> tuple[int, str | None, str, s
 
 def _locate_end_of(transcript: Transcript, note: Note, resolved: str | None) -> tuple[int, str | None, str, None]:
     """A checkpoint between turns (session start, turn end, /clear): keep what had been said by then."""
-    from ..errors import RewindError
+    from ..base.errors import RewindError
 
     conv = note.position
     lines = transcript.lines
@@ -206,8 +206,8 @@ def _locate_end_of(transcript: Transcript, note: Note, resolved: str | None) -> 
 
 def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
     """Where the conversation of a checkpoint stands, checked against the transcript now."""
-    from ..conversation import Plan
-    from ..errors import CODE_ONLY, RewindError
+    from ..base.errors import CODE_ONLY, RewindError
+    from .conversation import Plan
 
     conv = note.position
     transcript = place.load(conv.transcript)
@@ -231,7 +231,7 @@ def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
 
 def _chain(transcript: Transcript, leaf: str) -> list[int]:
     """Line indexes of the chain from the root to LEAF, in file order (a compaction links by logicalParentUuid)."""
-    from ..conversation import uuid_chain
+    from .conversation import uuid_chain
 
     return uuid_chain(transcript, leaf, ("parentUuid", "logicalParentUuid"))
 
@@ -315,7 +315,7 @@ class ClaudeCode(Agent):
 
     def transcript_problem(self, transcript: Transcript) -> str | None:
         """Every line a JSON object with a "type" (user, assistant, attachment, system, last-prompt…)."""
-        from ..conversation import jsonl_problem
+        from .conversation import jsonl_problem
 
         return jsonl_problem(transcript, ("type",))
 

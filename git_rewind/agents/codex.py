@@ -16,18 +16,18 @@ from __future__ import annotations
 
 import os
 
-from .. import event as ev
-from ..event import Event
+from . import event as ev
 from .base import Agent, Rewinder, agent_home, home_folders, moved, rewrite_lines
+from .event import Event
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from ..conversation import Applied, Place, Plan, Transcript
-    from ..note import ConversationRecord, Note
-    from ..settingsfile import Change
+    from ..base.note import ConversationRecord, Note
+    from .conversation import Applied, Place, Plan, Transcript
+    from .settingsfile import Change
 
 NAME = "codex"
 
@@ -125,7 +125,7 @@ class _Handler:
 
 def _handlers(path: str) -> list[_Handler]:
     """Every handler of the hooks file PATH (none when it is missing)."""
-    from ..settingsfile import is_own, load_json
+    from .settingsfile import is_own, load_json
 
     hooks = load_json(path).get("hooks")  # the errors install gives; a missing file has none
     found: list[_Handler] = []
@@ -154,8 +154,8 @@ class _Config:
     """The user's config.toml, parsed with tomlkit so that its comments and layout stay."""
 
     def __init__(self, path: str) -> None:
-        from ..errors import RewindError
-        from ..settingsfile import parse_toml, read_text
+        from ..base.errors import RewindError
+        from .settingsfile import parse_toml, read_text
 
         self.path = path
         self.original = read_text(path)
@@ -197,7 +197,7 @@ class _Config:
         """
         import tomlkit
 
-        from ..settingsfile import BACKUP_SUFFIX, remove_created, restore_backup, same_toml, write_text
+        from .settingsfile import BACKUP_SUFFIX, remove_created, restore_backup, same_toml, write_text
 
         text_now = tomlkit.dumps(self.doc)
         if text_now == (self.original or ""):
@@ -323,7 +323,7 @@ _OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call
 
 def _locate(transcript: Transcript, note: Note) -> tuple[int, str, str | None]:
     """(lines to keep, where in words, the prompt to send again)."""
-    from ..errors import RewindError
+    from ..base.errors import RewindError
 
     conv = note.position
     trigger = note.trigger
@@ -360,7 +360,7 @@ def _locate(transcript: Transcript, note: Note) -> tuple[int, str, str | None]:
 
 def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
     """Where the conversation of a checkpoint stands, checked against the rollout now."""
-    from ..conversation import Plan
+    from .conversation import Plan
 
     conv = note.position
     transcript = place.load(conv.transcript)
@@ -433,7 +433,7 @@ def write_prefix(transcript: Transcript, upto: int, old: str) -> tuple[str, str]
 
 def apply_rewind(plan: Plan) -> Applied:
     """Write the kept prefix as a new session; the original rollout is left exactly as it is."""
-    from ..conversation import Applied
+    from .conversation import Applied
 
     new, path = write_prefix(plan.transcript, plan.kept_lines, plan.session)
     return Applied(new, resume_command(new), path,
@@ -443,7 +443,7 @@ def apply_rewind(plan: Plan) -> Applied:
 
 def apply_redo(info: ConversationRecord, backup: bytes | None, place: Place) -> Applied:
     """Nothing to put back: the rewind never changed the original session, which is resumed as it was."""
-    from ..conversation import Applied
+    from .conversation import Applied
 
     session = str(info.session or "")
     return Applied(session, resume_command(session), info.transcript,
@@ -473,7 +473,7 @@ class Codex(Agent):
 
     def transcript_problem(self, transcript: Transcript) -> str | None:
         """JSONL of {"timestamp", "type", "payload"} lines, the first Codex's session_meta with its id."""
-        from ..conversation import jsonl_problem
+        from .conversation import jsonl_problem
 
         first = transcript.at(0)
         if first.get("type") != "session_meta" or not _payload(first).get("id"):

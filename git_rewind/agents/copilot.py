@@ -19,18 +19,18 @@ from __future__ import annotations
 
 import os
 
-from .. import event as ev
-from ..event import Event, changed_chars, text
+from . import event as ev
 from .base import TIMEOUT, Agent, Rewinder, agent_home, cut_in_place, home_folders, moved, put_back, rewrite_lines
+from .event import Event, changed_chars, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from ..conversation import Applied, Place, Plan, Transcript
-    from ..note import ConversationRecord, Note, Position
-    from ..settingsfile import Change
+    from ..base.note import ConversationRecord, Note, Position
+    from .conversation import Applied, Place, Plan, Transcript
+    from .settingsfile import Change
 
 NAME = "copilot"
 VERSION = 1  # the hooks files' schema version
@@ -223,7 +223,7 @@ def _turn_of_call(transcript: Transcript, note: Note, anchor: int | None) -> int
 
 def _locate(transcript: Transcript, note: Note) -> tuple[int, str, str | None]:
     """(lines to keep, where in words, the prompt to resend)."""
-    from ..errors import RewindError
+    from ..base.errors import RewindError
 
     conv = note.position
     trigger = note.trigger
@@ -260,8 +260,8 @@ def _locate(transcript: Transcript, note: Note) -> tuple[int, str, str | None]:
 
 def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
     """Where the conversation of a checkpoint stands, checked against events.jsonl now."""
-    from ..conversation import Plan
-    from ..errors import CODE_ONLY, RewindError
+    from ..base.errors import CODE_ONLY, RewindError
+    from .conversation import Plan
 
     transcript = place.load(note.position.transcript)
     cut, where, prompt = _locate(transcript, note)
@@ -287,7 +287,7 @@ def _fork(transcript: Transcript, upto: int) -> tuple[str, str]:
     import json
     import uuid as uuidlib
 
-    from ..conversation import Transcript
+    from .conversation import Transcript
 
     place = transcript.place
     assert place is not None, "session files are read through their place"
@@ -310,7 +310,7 @@ def _fork(transcript: Transcript, upto: int) -> tuple[str, str]:
 
 def apply_rewind(plan: Plan) -> Applied:
     """Cut events.jsonl at the checkpoint (or write the cut as a new session with --fork)."""
-    from ..conversation import Applied
+    from .conversation import Applied
 
     if plan.fork:
         new, path = _fork(plan.transcript, plan.kept_lines)
@@ -368,7 +368,7 @@ class Copilot(Agent):
 
     def install_hooks(self, scope: str, root: str | None, home: str | None, program: list[str] | None) -> Change:
         """One handler per event in our own hooks file ("version": 1); a second install changes nothing."""
-        from ..settingsfile import write_flat_hooks
+        from .settingsfile import write_flat_hooks
 
         return write_flat_hooks(self.target(scope, root, home),
                                 {name: self.handler(self.command(name, program)) for name in HOOKS}, VERSION)
@@ -376,7 +376,7 @@ class Copilot(Agent):
     def uninstall_hooks(self, scope: str, root: str | None, home: str | None) -> Change:
         """Remove exactly our handlers; the file, which we created, goes when nothing else is left in it (and a
         project's .github/ with it when we left it empty)."""
-        from ..settingsfile import remove_flat_hooks
+        from .settingsfile import remove_flat_hooks
 
         path = self.target(scope, root, home)
         change = remove_flat_hooks(path, VERSION)
@@ -388,7 +388,7 @@ class Copilot(Agent):
         return change
 
     def hooks_installed(self, path: str) -> bool:
-        from ..settingsfile import has_own_flat_hooks
+        from .settingsfile import has_own_flat_hooks
 
         return has_own_flat_hooks(path)
 
@@ -401,7 +401,7 @@ class Copilot(Agent):
 
     def transcript_problem(self, transcript: Transcript) -> str | None:
         """JSONL with a "type" on every line, the first Copilot's session.start."""
-        from ..conversation import jsonl_problem
+        from .conversation import jsonl_problem
 
         if transcript.at(0).get("type") != "session.start":
             return "it does not start with Copilot's session.start event"

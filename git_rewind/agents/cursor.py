@@ -16,15 +16,15 @@ does that side.
 
 from __future__ import annotations
 
-from .. import event as ev
-from ..event import Event, changed_chars, text
+from . import event as ev
 from .base import Agent
+from .event import Event, changed_chars, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from ..settingsfile import Change
+    from .settingsfile import Change
 
 NAME = "cursor"
 VERSION = 1  # hooks.json schema version Cursor documents
@@ -136,20 +136,20 @@ class Cursor(Agent):
 
     def install_hooks(self, scope: str, root: str | None, home: str | None, program: list[str] | None) -> Change:
         """Add one command per event to hooks.json ("version": 1 kept or set); a second install changes nothing."""
-        from ..settingsfile import write_flat_hooks
+        from .settingsfile import write_flat_hooks
 
         return write_flat_hooks(self.target(scope, root, home),
                                 {name: {"command": self.command(name, program)} for name in HOOKS}, VERSION)
 
     def uninstall_hooks(self, scope: str, root: str | None, home: str | None) -> Change:
         """Remove exactly our commands; a file we created and left empty goes, else its old bytes come back."""
-        from ..settingsfile import remove_flat_hooks
+        from .settingsfile import remove_flat_hooks
 
         return remove_flat_hooks(self.target(scope, root, home), VERSION)
 
     def hooks_installed(self, path: str) -> bool:
         """PATH holds at least one of our commands."""
-        from ..settingsfile import has_own_flat_hooks
+        from .settingsfile import has_own_flat_hooks
 
         return has_own_flat_hooks(path)
 

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import os
 
-from .. import event as ev
-from ..event import Event, changed_chars, text
+from . import event as ev
 from .base import Agent, Rewinder, cut_in_place, home_folders, moved, put_back, rewrite_lines
+from .event import Event, changed_chars, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from ..conversation import Applied, Place, Plan, Transcript
-    from ..note import ConversationRecord, Note
+    from ..base.note import ConversationRecord, Note
+    from .conversation import Applied, Place, Plan, Transcript
 
 NAME = "droid"
 
@@ -112,7 +112,7 @@ def _tool_call_matches(line: dict[str, Any], tool: str | None, paths: list[str])
 
 def _locate(transcript: Transcript, note: Note) -> tuple[int, str, str | None]:
     """(lines to keep, where in words, the prompt to resend)."""
-    from ..errors import RewindError
+    from ..base.errors import RewindError
 
     conv = note.position
     lines = transcript.lines
@@ -152,8 +152,8 @@ def _locate(transcript: Transcript, note: Note) -> tuple[int, str, str | None]:
 
 def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
     """Where the conversation of a checkpoint stands, checked against the session file now."""
-    from ..conversation import Plan
-    from ..errors import CODE_ONLY, RewindError
+    from ..base.errors import CODE_ONLY, RewindError
+    from .conversation import Plan
 
     conv = note.position
     transcript = place.load(conv.transcript)
@@ -200,7 +200,7 @@ def _fork(transcript: Transcript, upto: int, old: str) -> tuple[str, str]:
 
 def apply_rewind(plan: Plan) -> Applied:
     """Cut the session file at the checkpoint (or write the cut as a new session with --fork)."""
-    from ..conversation import Applied
+    from .conversation import Applied
 
     if plan.fork:
         new, path = _fork(plan.transcript, plan.kept_lines, plan.session)
@@ -229,7 +229,7 @@ class Droid(Agent):
 
     def seed(self, path: str) -> dict[str, Any]:
         """Droid reads settings.json's "hooks" only while hooks.json is absent: carry them over."""
-        from ..settingsfile import copy_json, load_json
+        from .settingsfile import copy_json, load_json
 
         hooks = load_json(os.path.join(os.path.dirname(path), "settings.json")).get("hooks")
         return copy_json(hooks) if isinstance(hooks, dict) else {}
@@ -244,7 +244,7 @@ class Droid(Agent):
 
     def transcript_problem(self, transcript: Transcript) -> str | None:
         """JSONL with a "type" on every line, the first Droid's session_start."""
-        from ..conversation import jsonl_problem
+        from .conversation import jsonl_problem
 
         if transcript.at(0).get("type") != "session_start":
             return "it does not start with Droid's session_start line"

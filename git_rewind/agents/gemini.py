@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import os
 
-from .. import event as ev
-from ..event import Event
+from . import event as ev
 from .base import Agent, Rewinder, home_folders, moved, rewrite_lines
+from .event import Event
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from ..conversation import Applied, Place, Plan, Transcript
-    from ..note import ConversationRecord, Note
+    from ..base.note import ConversationRecord, Note
+    from .conversation import Applied, Place, Plan, Transcript
 
 NAME = "gemini"
 TIMEOUT_MS = 30_000
@@ -163,7 +163,7 @@ def _calls(message: dict[str, Any], tool: str | None, paths: list[str]) -> bool:
 
 def _locate(transcript: Transcript, replay: _Replay, note: Note) -> tuple[str | None, str, str | None]:
     """(id of the first message dropped, None: nothing after the checkpoint; where in words; prompt to resend)."""
-    from ..errors import RewindError
+    from ..base.errors import RewindError
 
     conv = note.position
     offset = conv.offset
@@ -205,8 +205,8 @@ def _locate(transcript: Transcript, replay: _Replay, note: Note) -> tuple[str | 
 
 def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
     """Where the conversation of a checkpoint stands, checked against the session file now."""
-    from ..conversation import Plan
-    from ..errors import RewindError
+    from ..base.errors import RewindError
+    from .conversation import Plan
 
     conv = note.position
     transcript = replay = located = None
@@ -246,7 +246,7 @@ def _session_files(place: Place, recorded: str | None, session: str) -> list[str
     minute is given (and its hooks report) a new file name, while the messages may stay in the
     first file (seen live): Gemini finds a session by its id, and so do we.
     """
-    from ..errors import RewindError
+    from ..base.errors import RewindError
 
     found: list[tuple[int, str]] = []
     if recorded and session:
@@ -294,7 +294,7 @@ def _write_session(place: Place, like: str, replay: _Replay, keep: list[str]) ->
 
 def apply_rewind(plan: Plan) -> Applied:
     """Append `{"$rewindTo": id}` (or write the kept messages as a new session with --fork)."""
-    from ..conversation import Applied
+    from .conversation import Applied
 
     transcript = plan.transcript
     place = transcript.place
@@ -323,8 +323,8 @@ def apply_rewind(plan: Plan) -> Applied:
 
 def apply_redo(info: ConversationRecord, backup: bytes | None, place: Place) -> Applied:
     """Put the session file back as it was before the rewind; messages written since become a new session."""
-    from ..conversation import Applied
-    from ..errors import RewindError
+    from ..base.errors import RewindError
+    from .conversation import Applied
 
     session = str(info.session or "")
     if info.fork:
@@ -377,8 +377,8 @@ def _marker_owner(place: Place, folder: str) -> str | None:
 def project_slug(place: Place, root: str) -> str:
     """ROOT's slug folder below Gemini's tmp folder (PLACE's first), as Gemini finds or would claim it. (Gemini also
     checks the markers under ~/.gemini/history, outside its transcripts' folder: not read here.)"""
-    from ..errors import RewindError
-    from ..settingsfile import load_json
+    from ..base.errors import RewindError
+    from .settingsfile import load_json
 
     tmp = place.folders[0]
     try:
@@ -443,7 +443,7 @@ class Gemini(Agent):
 
     def transcript_problem(self, transcript: Transcript) -> str | None:
         """Every line a metadata record (sessionId), a message (id), or a `$set` / `$rewindTo` record."""
-        from ..conversation import jsonl_problem
+        from .conversation import jsonl_problem
 
         return jsonl_problem(transcript, ("sessionId", "id", "$set", "$rewindTo"))
 
@@ -463,7 +463,7 @@ class Gemini(Agent):
         import glob
         import re
 
-        from ..errors import RewindError
+        from ..base.errors import RewindError
 
         slug = project_slug(place, os.path.abspath(root))
         chats = os.path.join(place.folders[0], slug, "chats")
@@ -489,7 +489,7 @@ class Gemini(Agent):
     def prepare_folder(self, path: str, root: str, place: Place) -> None:
         """The project's marker in its slug folder, when there is none: how Gemini finds a root it has not
         registered (created only if absent, never replaced)."""
-        from ..errors import RewindError
+        from ..base.errors import RewindError
 
         slug_folder = os.path.dirname(os.path.dirname(path))
         place.mark(os.path.join(slug_folder, PROJECT_MARKER), os.path.abspath(root).encode())

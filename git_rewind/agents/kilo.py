@@ -74,7 +74,7 @@ class Kilo(OpenCodeFamily):
     def check_install(self, scope: str, root: str | None, home: str, path: str) -> list[str]:
         """Refuse while our plugin sits in another of SCOPE's directories (Kilo would run both); tell when the
         other scope has it too (both run: every hook twice, the second call finding nothing new)."""
-        from ..errors import RewindError
+        from ..base.errors import RewindError
 
         here = self.copies(scope, root, home)
         if here:

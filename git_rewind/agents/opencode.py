@@ -22,18 +22,18 @@ from __future__ import annotations
 
 import os
 
-from .. import event as ev
-from ..event import Event, changed_chars, text
+from . import event as ev
 from .base import Agent, Rewinder
+from .event import Event, changed_chars, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
     from typing import Any
 
-    from ..conversation import Applied, Place, Plan
-    from ..note import ConversationRecord, Note, Position
-    from ..settingsfile import Change
+    from ..base.note import ConversationRecord, Note, Position
+    from .conversation import Applied, Place, Plan
+    from .settingsfile import Change
 
 HOOKS: dict[str, str | None] = {}  # no hooks file: the plugin decides what it sends
 
@@ -74,7 +74,7 @@ class OpenCodeEvent(Event):
         """Session, message and call ids: what the fork at rewind time needs (no transcript file)."""
         import time
 
-        from ..note import Position
+        from ..base.note import Position
 
         return Position(None, self.prompt_id, self.tool_use_id, None, None,
                         {"server": self.server_url, "directory": self.directory, "time_ms": int(time.time() * 1000)})
@@ -105,7 +105,7 @@ def _normalised(content: str) -> str:
 
 
 def _read(path: str) -> str | None:
-    from ..settingsfile import read_text
+    from .settingsfile import read_text
 
     try:
         return read_text(path)
@@ -132,7 +132,7 @@ class Server:
         import urllib.parse
         import urllib.request
 
-        from ..errors import RewindError
+        from ..base.errors import RewindError
 
         query = "?" + urllib.parse.urlencode({"directory": self.directory}) if self.directory else ""
         data = json.dumps(body).encode() if body is not None else None
@@ -184,7 +184,7 @@ def _text_of(message: dict[str, Any]) -> str:
 
 def _locate(messages: list[dict[str, Any]], note: Note, title: str) -> tuple[int, str, str | None]:
     """(messages kept, where in words, the prompt to resend)."""
-    from ..errors import RewindError
+    from ..base.errors import RewindError
 
     conv = note.position
     ids = [str((m.get("info") or {}).get("id") or "") for m in messages]
@@ -305,8 +305,8 @@ class OpenCodeFamily(Agent):
         """Copy the plugin into the agent's plugin directory, running PROGRAM (None: as shipped, the
         `git-rewind` on PATH, for a project's shared files; a missing one is an error the plugin
         swallows); a second install changes nothing."""
-        from ..fsutil import write_atomic
-        from ..settingsfile import Change, free_backup
+        from ..base.fsutil import write_atomic
+        from .settingsfile import Change, free_backup
 
         home = home or os.path.expanduser("~")
         path = self.target(scope, root, home)
@@ -327,8 +327,8 @@ class OpenCodeFamily(Agent):
 
     def uninstall_hooks(self, scope: str, root: str | None, home: str | None) -> Change:
         """Remove our plugin (putting back what it replaced); a plugin the user changed stays."""
-        from ..errors import RewindError
-        from ..settingsfile import BACKUP_SUFFIX, Change, remove_created
+        from ..base.errors import RewindError
+        from .settingsfile import BACKUP_SUFFIX, Change, remove_created
 
         path = self.target(scope, root, home)
         current = _read(path)
@@ -362,7 +362,7 @@ class OpenCodeFamily(Agent):
 
     def _answers(self, url: str, directory: str | None, session: str) -> bool:
         """URL is a server of this agent that knows SESSION."""
-        from ..errors import RewindError
+        from ..base.errors import RewindError
 
         try:
             info = Server(self.title, url, directory).request("GET", f"/session/{session}", timeout=PROBE_TIMEOUT)
@@ -379,7 +379,7 @@ class OpenCodeFamily(Agent):
         import subprocess
         import time
 
-        from ..errors import CODE_ONLY, RewindError
+        from ..base.errors import CODE_ONLY, RewindError
 
         binary = shutil.which(self.program)
         if binary is None:
@@ -430,8 +430,8 @@ class OpenCodeFamily(Agent):
         """
         import json
 
-        from ..conversation import Plan, Transcript
-        from ..errors import RewindError
+        from ..base.errors import RewindError
+        from .conversation import Plan, Transcript
 
         conv = note.position
         session = str(note.session or "")
@@ -465,8 +465,8 @@ class OpenCodeFamily(Agent):
 
     def apply_rewind(self, plan: Plan) -> Applied:
         """Fork the session before the checkpoint's message; the original session stays as it is."""
-        from ..conversation import Applied
-        from ..errors import RewindError
+        from ..base.errors import RewindError
+        from .conversation import Applied
 
         server = plan.resource
         assert isinstance(server, Server), "plan_rewind connects to the server"
@@ -484,7 +484,7 @@ class OpenCodeFamily(Agent):
 
     def apply_redo(self, info: ConversationRecord, backup: bytes | None, place: Place) -> Applied:
         """Nothing to put back: the rewind forked a new session and the original was never changed."""
-        from ..conversation import Applied
+        from .conversation import Applied
 
         session = str(info.session or "")
         return Applied(session, self.resume_command(session), None,

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import os
 
-from .. import event as ev
-from ..event import Event
+from . import event as ev
 from .base import Agent, LeafRewind, Rewinder, agent_home, dashed, first_session, rehome_cwd
+from .event import Event
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from ..conversation import Place, Plan, Transcript
-    from ..note import Note
+    from ..base.note import Note
+    from .conversation import Place, Plan, Transcript
 
 NAME = "qwen"
 TIMEOUT_MS = 30_000  # Qwen reads a command hook's timeout in milliseconds
@@ -132,7 +132,7 @@ def _parent(line: dict[str, Any]) -> str | None:
 def _locate(transcript: Transcript, note: Note) -> tuple[int | None, str | None, str, str | None]:
     """(index of the record the checkpoint stands at, None: before any; uuid of the last record kept; where in
     words; the prompt to send again)."""
-    from ..errors import RewindError
+    from ..base.errors import RewindError
 
     conv = note.position
     offset = conv.offset
@@ -187,7 +187,7 @@ def _locate(transcript: Transcript, note: Note) -> tuple[int | None, str | None,
 def _locate_end_of(transcript: Transcript, note: Note, resolved: str | None,
                    at: int | None) -> tuple[int | None, str | None, str, None]:
     """A checkpoint between turns (turn end, session start or end, compaction): what had been said by then."""
-    from ..errors import RewindError
+    from ..base.errors import RewindError
 
     lines = transcript.lines
     if resolved:
@@ -216,7 +216,7 @@ def _locate_end_of(transcript: Transcript, note: Note, resolved: str | None,
 
 def _said(transcript: Transcript, leaf: str | None) -> list[int]:
     """The prompts, model turns and tool results on the chain that ends at LEAF."""
-    from ..conversation import uuid_chain
+    from .conversation import uuid_chain
 
     return [i for i in (uuid_chain(transcript, leaf) if leaf else [])
             if transcript.at(i).get("type") in ("user", "assistant", "tool_result")]
@@ -224,7 +224,7 @@ def _said(transcript: Transcript, leaf: str | None) -> list[int]:
 
 def plan_rewind(note: Note, fork: bool, place: Place) -> Plan:
     """Where the conversation of a checkpoint stands, checked against the session file now."""
-    from ..conversation import Plan
+    from .conversation import Plan
 
     transcript = place.load(note.position.transcript)
     index, leaf, where, prompt = _locate(transcript, note)
@@ -305,7 +305,7 @@ class Qwen(Agent):
 
     def transcript_problem(self, transcript: Transcript) -> str | None:
         """Every line a record with a "uuid"; the first names its session."""
-        from ..conversation import jsonl_problem
+        from .conversation import jsonl_problem
 
         if not isinstance(transcript.at(0).get("sessionId"), str):
             return "its first record names no sessionId"

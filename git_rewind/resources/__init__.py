@@ -23,7 +23,7 @@ def read(*parts: str) -> bytes:
         with open(where, "rb") as fh:
             return fh.read()
     except OSError as exc:
-        from ..errors import RewindError
+        from ..base.errors import RewindError
 
         raise RewindError(f"{where} is missing ({exc.strerror}): is git-rewind installed whole?") from None
 
@@ -36,7 +36,7 @@ def listing(*parts: str, suffix: str = "") -> dict[str, bytes]:
     except OSError:
         names = []
     if not names:
-        from ..errors import RewindError
+        from ..base.errors import RewindError
 
         raise RewindError(f"no {suffix or 'files'} in {folder}: is git-rewind installed whole?")
     return {name: read(*parts, name) for name in names}

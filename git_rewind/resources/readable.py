@@ -47,7 +47,7 @@ def differences(directory: str = HOOKS_DIR) -> list[str]:
 
 def write(directory: str = HOOKS_DIR) -> list[str]:
     """Rewrite the readable copies under DIRECTORY (removing files no agent generates); what changed."""
-    from ..fsutil import write_atomic
+    from ..base.fsutil import write_atomic
 
     changed = differences(directory)
     expected = files()

@@ -1,0 +1,57 @@
+"""`git rewind web`: a local page over this work tree's checkpoints (Starlette on uvicorn, 127.0.0.1 only).
+
+Imported only by the `web` command: the hook's path never loads the web libraries.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import sys
+
+from ...base.repo import Repo
+
+
+def serve(repo: Repo, port: int = 0, open_browser: bool = True, read_only: bool = False) -> int:
+    """Serve until Ctrl-C or SIGTERM; the first line printed is the URL with this run's token. Exit code 0."""
+    import uvicorn
+
+    from .app import build
+    from .guard import new_token
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        from ...base.errors import RewindError
+
+        raise RewindError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
+    sock.listen(128)  # from now on a request waits in the backlog: the URL below is good at once
+    bound = sock.getsockname()[1]
+    token = new_token()
+    url = f"http://127.0.0.1:{bound}/?token={token}"
+    print(url, flush=True)
+    app = build(repo, token, bound, read_only)  # it starts reading the checkpoints meanwhile
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                            timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(url)
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    # uvicorn handles both signals itself, then raises them again once it has stopped: ours turn that
+    # last one into a quiet exit 0 (SIGTERM's default would kill the process with status -15).
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
+    print("stopped", file=sys.stderr, flush=True)
+    return 0

@@ -1,0 +1,330 @@
+"""The routes of `git rewind web`: the page, its static files and the JSON API (web-contract.md).
+
+Handlers are thin: they read the request, call the library (listing, diffs, actions) and answer
+JSON. Plain `def` handlers run in Starlette's thread pool, since the library runs git.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from ...base.errors import RewindError
+from ...base.repo import Repo
+from ...store import checkpoints
+from . import diffs
+from .guard import COOKIE, Guard
+from .listing import Listing, View, compact, detail_json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ...ops import search
+    from ...store.checkpoints import Checkpoint
+
+PAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "resources",
+                        "web")
+MISSING_PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><meta name=\"rewind-token\" content=\"\">"
+                "<title>git rewind</title></head><body><p>The page's files are missing from this installation "
+                "(git_rewind/resources/web/); the API works.</p></body></html>")
+DEFAULT_LIMIT = 500
+POLL_SECONDS = 1.0
+PING_SECONDS = 15
+
+
+class Compact(JSONResponse):
+    """JSON without spaces."""
+
+    def render(self, content: Any) -> bytes:
+        return compact(content)
+
+
+class BadRequest(Exception):
+    """A request the API refuses with 400 (or STATUS) and one line."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Server:
+    """One repository served to one page: the state every handler shares."""
+
+    def __init__(self, repo: Repo, token: str, read_only: bool) -> None:
+        self.repo = repo
+        self.token = token
+        self.read_only = read_only
+        self.listing = Listing(repo)
+        self.colour = diffs.Colour()
+        self._last_selection: tuple[View, tuple[tuple[str, str], ...], list[int]] | None = None
+
+    # the page -------------------------------------------------------------------------------------
+
+    def page(self, request: Request) -> Response:
+        try:
+            with open(os.path.join(PAGE_DIR, "index.html"), encoding="utf-8") as fh:
+                html = fh.read()
+        except FileNotFoundError:
+            html = MISSING_PAGE
+        response = HTMLResponse(fill_token(html, self.token))
+        response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict", path="/")
+        return response
+
+    # reading --------------------------------------------------------------------------------------
+
+    def info(self, request: Request) -> Response:
+        head, branch = self.repo.head()
+        view = self.listing.view()
+        return Compact({"repo": self.repo.root, "name": os.path.basename(self.repo.root),
+                        "worktree": self.repo.worktree, "branch": branch, "head": head,
+                        "read_only": self.read_only, "count": len(view.items), "now": time.time()})
+
+    def checkpoints(self, request: Request) -> Response:
+        params = request.query_params
+        offset = _number(params.get("offset"), 0, "offset")
+        limit = _number(params.get("limit"), DEFAULT_LIMIT, "limit")
+        view = self.listing.view()
+        query = self.query(request)
+        positions: Sequence[int] = range(len(view.rows))
+        if query:
+            positions = self.selected(view, query, request)
+        body = b'{"total":%d,"offset":%d,"items":%s,"sessions":%s}' % (
+            len(positions), offset, view.encoded(positions[offset:offset + limit]), view.encoded_sessions())
+        return Response(body, media_type="application/json")
+
+    def selected(self, view: View, query: search.Query, request: Request) -> list[int]:
+        """The rows QUERY selects (positions in view.rows); the last selection is kept while the store and
+        the filters stay, so the next page of it (another offset) is not searched again (a path filter
+        over 10,000 checkpoints takes most of a second)."""
+        from ...ops import search
+
+        filters = tuple(sorted((k, v) for k, v in request.query_params.multi_items() if k not in ("offset", "limit")))
+        last = self._last_selection
+        if last is not None and last[0] is view and last[1] == filters:
+            return last[2]
+        positions = [view.index[c.seq] for c in reversed(search.select(self.repo, view.items, query))]
+        self._last_selection = (view, filters, positions)
+        return positions
+
+    def query(self, request: Request) -> search.Query:
+        """The list's filters (web-contract.md) as the library's search.Query, as `list` reads its options."""
+        from ...ops import search
+
+        params = request.query_params
+        return search.Query(text=params.getlist("q"), paths=[diffs.check_path(p) for p in params.getlist("path") if p],
+                            tags=params.getlist("tag"), agent=params.get("agent"), session=params.get("session"),
+                            since=params.get("since"), until=params.get("until"), cwd=self.repo.root)
+
+    def checkpoint(self, request: Request) -> Response:
+        item = self.lookup(request.path_params["ident"])
+        return Compact(detail_json(item, self.listing.previous(item)))
+
+    def diff(self, request: Request) -> Response:
+        params = request.query_params
+        ident = params.get("from")
+        if not ident:
+            raise BadRequest("name a checkpoint: from=ID")
+        context = _number(params.get("context"), 3, "context")
+        paths = [diffs.check_path(p) for p in params.getlist("path") if p]
+        item = self.lookup(ident)
+        to = params.get("to") or "previous"
+        old: str
+        new: str
+        end: dict[str, Any]
+        if to == "previous":  # the checkpoint's own step, as `show` compares it
+            before = self.listing.previous(item)
+            old, new = checkpoints.compared_with(self.repo, self.listing.view().every, item), item.commit
+            start, end = _side(before) if before is not None else {"seq": None, "commit": old}, _side(item)
+        elif to == "worktree":
+            old, new = item.commit, self.worktree_tree()
+            start, end = _side(item), {"worktree": True}
+        else:
+            other = self.lookup(to)
+            old, new = item.commit, other.commit
+            start, end = _side(item), _side(other)
+        files = diffs.diff(self.repo, old, new, paths, min(context, 1000), self.colour)
+        return Compact({"from": start, "to": end, "files": files})
+
+    def tree(self, request: Request) -> Response:
+        return Compact({"files": diffs.tree(self.repo, self.treeish(request.path_params["ident"]))})
+
+    def file(self, request: Request) -> Response:
+        path = diffs.check_path(request.query_params.get("path", ""))
+        treeish = self.treeish(request.path_params["ident"])
+        try:
+            return Compact(diffs.file(self.repo, treeish, path, self.colour))
+        except LookupError as exc:
+            raise BadRequest(str(exc.args[0]), 404) from None
+
+    # live -----------------------------------------------------------------------------------------
+
+    async def events(self, request: Request) -> Response:
+        """`checkpoint` events whenever the notes ref moves (one small file read a second), pings every 15 s."""
+        import json
+
+        import anyio
+        from sse_starlette import EventSourceResponse, ServerSentEvent
+
+        listing = self.listing
+
+        async def stream() -> Any:
+            seen = await anyio.to_thread.run_sync(listing.state)
+            while True:
+                await anyio.sleep(POLL_SECONDS)
+                state = await anyio.to_thread.run_sync(listing.state)
+                if state == seen:
+                    continue
+                seen = state
+                view = await anyio.to_thread.run_sync(listing.view)
+                yield {"event": "checkpoint", "data": json.dumps({"count": len(view.items), "newest": view.newest})}
+
+        return EventSourceResponse(stream(), ping=PING_SECONDS, ping_message_factory=lambda: ServerSentEvent(
+            comment="ping"), headers={"Cache-Control": "no-store"})
+
+    # changing -------------------------------------------------------------------------------------
+
+    async def action(self, request: Request) -> Response:
+        """POST /api/undo, /api/revert, /api/restore-file: the dry run, or the rewind itself."""
+        from starlette.concurrency import run_in_threadpool
+
+        body = await _json_body(request)
+        kind = request.url.path.rsplit("/", 1)[-1]
+        return Compact(await run_in_threadpool(self._act, kind, body))
+
+    async def tags(self, request: Request) -> Response:
+        """POST /api/tags: remove, then add (a tag it does not carry is an error before anything changes)."""
+        from starlette.concurrency import run_in_threadpool
+
+        body = await _json_body(request)
+        return Compact(await run_in_threadpool(self._tag, body))
+
+    def _tag(self, body: dict[str, Any]) -> dict[str, Any]:
+        from ...ops import tags
+        from ...store.checkpoints import Checkpoint
+
+        lists = {}
+        for key in ("add", "remove"):
+            value = body.get(key) or []
+            if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+                raise BadRequest(f"{key} must be a list of tags")
+            lists[key] = tags.check(value)
+        if not lists["add"] and not lists["remove"]:
+            raise BadRequest("nothing to do: give add or remove")
+        from .actions import ident
+
+        found = self.lookup(ident(body))
+        item = Checkpoint(found.commit, found.note, found.note_blob)  # the cached one stays as it was read
+        if lists["remove"]:
+            item = tags.remove(self.repo, item, lists["remove"])
+        if lists["add"]:
+            item = tags.add(self.repo, item, lists["add"])
+        return {"ok": True, "tags": list(item.note.tags)}
+
+    def _act(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
+        from . import actions
+
+        target = self.lookup(actions.ident(body))
+        return actions.act(self.repo, self.listing.view().every, target, kind, body)
+
+    # helpers --------------------------------------------------------------------------------------
+
+    def worktree_tree(self) -> str:
+        """The working tree as a tree in the object store, as `git rewind diff ID` compares it."""
+        from ...base import config
+        from ...store import snapshot
+
+        return snapshot.current_tree(self.repo, config.for_repo(self.repo)["max_file_size"])
+
+    def treeish(self, ident: str) -> str:
+        """IDENT's commit, or the working tree's tree for `worktree`."""
+        return self.worktree_tree() if ident == "worktree" else self.lookup(ident).commit
+
+    def lookup(self, ident: str) -> Checkpoint:
+        """IDENT's checkpoint; an unknown one is a 404."""
+        try:
+            return self.listing.lookup(ident)
+        except RewindError as exc:
+            raise BadRequest(str(exc), 404) from None
+
+
+def _side(item: Checkpoint) -> dict[str, Any]:
+    return {"seq": item.seq, "commit": item.commit}
+
+
+def fill_token(html: str, token: str) -> str:
+    """The page with TOKEN in its `<meta name="rewind-token">` (added after `<head>` when it has none)."""
+    import re
+
+    meta = f'<meta name="rewind-token" content="{token}">'
+    filled, count = re.subn(r'<meta\s+name="rewind-token"\s+content="[^"]*"\s*/?>', lambda _: meta, html, count=1)
+    if count:
+        return filled
+    return re.sub(r"<head[^>]*>", lambda m: m.group(0) + meta, html, count=1)
+
+
+async def _json_body(request: Request) -> dict[str, Any]:
+    """The POST's JSON object; anything else is a 400 (a form post cannot send application/json)."""
+    import json
+
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        raise BadRequest("send JSON (Content-Type: application/json)")
+    try:
+        body = json.loads(await request.body())
+    except ValueError:
+        raise BadRequest("the body is not JSON") from None
+    if not isinstance(body, dict):
+        raise BadRequest("the body must be a JSON object")
+    return body
+
+
+def _number(text: str | None, default: int, name: str) -> int:
+    if text is None or text == "":
+        return default
+    if not text.isdigit():
+        raise BadRequest(f"{name} must be a whole number, not {text!r}")
+    return int(text)
+
+
+async def _bad_request(request: Request, exc: Exception) -> Response:
+    from ...ops.request import AgentAtWork
+
+    status = exc.status if isinstance(exc, BadRequest) else 409 if isinstance(exc, AgentAtWork) else 400
+    message = exc.worded(HINTS) if isinstance(exc, RewindError) else str(exc)
+    return Compact({"error": message}, status_code=status)
+
+
+# The page's words for what the engine says would work instead (errors.py): a choice in its dialog.
+HINTS = {"code-only": "choose “code” beside Undo to rewind the files alone",
+         "at-work": "confirm to rewind anyway (force)"}
+
+
+def build(repo: Repo, token: str, port: int, read_only: bool) -> Any:
+    """The ASGI application: the routes behind the guard."""
+    server = Server(repo, token, read_only)
+    server.listing.warm()  # 10,000 checkpoints take a second to read: start before the page asks
+    routes: list[BaseRoute] = [
+        Route("/", server.page),
+        Route("/api/info", server.info),
+        Route("/api/checkpoints", server.checkpoints),
+        Route("/api/checkpoints/{ident:path}", server.checkpoint),
+        Route("/api/diff", server.diff),
+        Route("/api/tree/{ident:path}", server.tree),
+        Route("/api/file/{ident:path}", server.file),
+        Route("/api/events", server.events),
+        Route("/api/undo", server.action, methods=["POST"]),
+        Route("/api/revert", server.action, methods=["POST"]),
+        Route("/api/restore-file", server.action, methods=["POST"]),
+        Route("/api/tags", server.tags, methods=["POST"]),
+    ]
+    if os.path.isdir(PAGE_DIR):  # Starlette's StaticFiles: no path out of it, `..` or encoded
+        routes.append(Mount("/static", StaticFiles(directory=PAGE_DIR)))
+    app = Starlette(routes=routes, exception_handlers={BadRequest: _bad_request, RewindError: _bad_request})
+    return Guard(app, token, port, read_only)

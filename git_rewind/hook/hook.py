@@ -1,0 +1,434 @@
+"""`git rewind hook`: one agent hook call → Event → policy → checkpoint, never failing the agent.
+
+Runs before tool calls, so it is lean: no click, no pygit2, no process for repository
+discovery, and a skip costs one small JSON read and one log line. Whatever goes wrong, the
+agent sees exit 0 and at most one line on stderr; the trace goes to .git/rewind/hook-errors.log.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from ..base import minijson
+from ..base.clock import utc_now
+from ..base.errors import NotARepository, RewindError
+from ..base.repo import Repo, check_session
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ..agents.event import Event
+    from ..base.config import Settings
+    from ..store.store import Result
+    from .policy import Decision
+
+LOG = "hook.log"
+ERROR_LOG = "hook-errors.log"
+MAX_LOG = 1 << 20  # bytes; the log is rotated to hook.log.1 past this
+HOOK_LOCK_TIMEOUT = 20.0  # seconds; agents time hooks out (we install 30 s)
+
+
+def main(argv: list[str]) -> int:
+    """Handle one hook call; always returns 0."""
+    started = time.time()
+    agent = _agent_option(argv)
+    repo: Repo | None = None
+    payload: Any = None
+    printed = False  # the session-start context, the one JSON object on stdout
+    try:
+        raw = sys.stdin.buffer.read()
+        try:
+            payload = minijson.loads(raw.decode("utf-8", "surrogateescape"))
+        except ValueError as exc:
+            raise RewindError(f"hook payload is not JSON ({exc})") from None
+        if not isinstance(payload, dict):
+            raise RewindError("hook payload is not a JSON object")
+        from .. import agents
+
+        agent = agent or agents.detect(payload, os.environ)
+        event = agents.get(agent).parse(payload)
+        if event.transcript and not agents.get(agent).recognises_transcript_path(event.transcript, os.environ):
+            event.transcript = None  # a payload naming any other file (/etc/passwd) plants nothing in a note
+        cwd = event.cwd if event.cwd and os.path.isdir(event.cwd) else os.getcwd()
+        try:
+            repo = Repo.find(cwd)
+        except NotARepository as exc:
+            _log_outside_repository(cwd, str(exc))
+            return 0  # the reply, if the agent wants one, is printed on the way out
+        if not event.session:
+            raise RewindError(f"{event.name or 'hook'} payload has no session_id")
+        entry, context = handle(repo, event)
+        entry["ms"] = round((time.time() - started) * 1000, 1)
+        log_decision(repo, entry)
+        if context:
+            _print_context(agents.get(agent).context_reply(event.name, context))
+            printed = True
+    except Exception as exc:  # a hook never breaks the agent
+        _report_error(repo, agent, exc)
+    finally:
+        if not printed:
+            _reply(agent, payload)
+    return 0
+
+
+def _reply(agent: str | None, payload: Any) -> None:
+    """The JSON an agent expects on stdout whatever happened (Agent.hook_reply): Cursor's
+    {"permission": "allow"}, Gemini CLI's `{}` (it reads stdout as JSON and would show our stderr line
+    as a message otherwise); agents without one get nothing."""
+    try:
+        from .. import agents
+
+        name = payload.get("hook_event_name") if isinstance(payload, dict) else None
+        answer = agents.get(agent).hook_reply(name) if agent in agents.NAMES else None
+        if answer is not None:
+            sys.stdout.write(minijson.dumps(answer) + "\n")
+            sys.stdout.flush()
+    except Exception:  # stdout closed: the agent goes on without it
+        pass
+
+
+def _print_context(reply: dict[str, Any]) -> None:
+    """The one JSON object an agent reads from a SessionStart or prompt hook's stdout (Agent.context_reply)."""
+    import json  # ASCII-only output, whatever the locale's encoding; only when there is context to give
+
+    sys.stdout.write(json.dumps(reply) + "\n")
+    sys.stdout.flush()
+
+
+def _agent_option(argv: list[str]) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg == "--agent" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--agent="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
+    """Decide and, if so decided, checkpoint; returns the log entry and, at session start, the context
+    (for an agent with context_on_prompt, at the session's first prompt); at a prompt, for an agent with
+    prompt_context, what was rewound under the session since it last heard (rewinds.py)."""
+    from ..base.lock import Lock
+    from . import policy
+
+    check_session(event.session)
+    os.makedirs(repo.rewind_dir, exist_ok=True)  # the config cache and the session state live here
+    from ..base import config
+
+    loaded, config_error = config.load_or_defaults(repo.root, os.path.join(repo.rewind_dir, "config-cache.json"))
+    settings = config.as_values(loaded)
+    repo.lock_timeout = min(float(settings["lock_timeout"]), HOOK_LOCK_TIMEOUT)
+    paths = _repo_paths(repo, event)
+    entry: dict[str, Any] = {
+        "time": utc_now(), "agent": event.agent,
+        "session": event.session, "event": event.name, "tool": event.tool, "paths": paths,
+    }
+    if config_error:
+        entry["config_error"] = config_error
+    state_dir = os.path.join(repo.rewind_dir, "sessions")
+    os.makedirs(state_dir, exist_ok=True)
+    state_file = os.path.join(state_dir, event.session + ".json")
+    from .. import agents
+
+    # An agent that would lose the prompt a session start context is glued to (Gemini CLI in -p mode) gets it
+    # with the session's first prompt instead.
+    on_prompt = agents.get(event.agent).context_on_prompt
+    told_of = agents.get(event.agent).prompt_context
+    pending = None
+    rewound = None
+    # One session's hooks run in parallel (parallel tool calls): decide and take under its lock.
+    with Lock(state_file + ".lock", repo.lock_timeout):
+        data: dict[str, Any] = minijson.load_file(state_file)
+        before = minijson.dumps(data)
+        if on_prompt and event.kind == "prompt":
+            pending = data.pop("pending_context", None)
+        if told_of:
+            rewound = _rewinds_since(repo, event, data)
+        state = policy.SessionState(data.get("policy"))
+        if event.kind == "prompt" and event.prompt:
+            data["prompt"] = event.prompt[:4000]
+        now = time.time()
+        decision = policy.decide(event, settings, state, now, paths)
+        entry["reason"] = decision.reason
+        result = None
+        if decision.action == policy.SKIP:
+            entry["action"] = "skip"
+        else:
+            result = _checkpoint(repo, event, decision, settings, data.get("prompt"))
+            policy.record(state, decision, result.created, now)
+            entry["action"] = "checkpoint" if result.created else "unchanged"
+            entry["seq"] = result.seq
+            if decision.verify and result.created:
+                entry["changes"] = result.note.changes if result.note is not None else None
+        data["policy"] = state.to_dict()
+        if minijson.dumps(data) != before:  # most skips change nothing: no file to write
+            minijson.dump_file(state_file, data)
+        _follow_turn(repo, event, paths, result, now)
+    context = None
+    if event.kind == "session_start":
+        context = _session_context(repo, settings, result, entry, _prompt_first(repo, event))
+        if on_prompt:
+            with Lock(state_file + ".lock", repo.lock_timeout):
+                data = minijson.load_file(state_file)
+                data.pop("pending_context", None)
+                if context:
+                    data["pending_context"] = context
+                minijson.dump_file(state_file, data)
+            context = None
+    elif isinstance(pending, str) and pending:
+        context = pending
+        entry["context"] = "delivered with the prompt"
+    if rewound:
+        context = f"{context}\n\n{rewound}" if context else rewound
+        entry["rewound"] = "told"
+    if settings["sync_auto"] and event.kind in ("stop", "session_end") and settings["sync_remote"]:
+        from ..sharing import sync
+
+        try:  # the push runs detached: its failures go to `git rewind status`, never to the agent
+            sync.start_background_push(repo)
+            entry["sync"] = "push started"
+        except OSError as exc:
+            entry["sync"] = f"not started: {exc}"
+    if settings["daemon"] != "off":
+        from ..base import daemon
+
+        try:  # the next checkpoint reads only what changed; never a reason to fail the agent
+            if daemon.maybe_start(repo, settings):
+                entry["daemon"] = "started"
+        except OSError as exc:
+            entry["daemon"] = f"not started: {exc}"
+    return entry, context
+
+
+def _rewinds_since(repo: Repo, event: Event, data: dict[str, Any]) -> str | None:
+    """At a prompt, what the agent is told about rewinds of this work tree made from outside the session
+    since it last heard (rewinds.py; one stat when there are none). The session's first call marks the log
+    as it is: a session started after a rewind is not told about it."""
+    seen = data.get("rewinds")
+    if seen is not None and event.kind != "prompt":
+        return None
+    from ..base import rewinds
+
+    try:  # an unreadable log costs the news, never the checkpoint
+        if seen is None:
+            data["rewinds"] = rewinds.mark(repo)
+            return None
+        found = rewinds.news(repo, seen, event.session)
+    except OSError:
+        return None
+    if found is None:
+        return None
+    new, data["rewinds"] = found
+    return rewinds.context(new) if new else None
+
+
+def _follow_turn(repo: Repo, event: Event, paths: list[str], taken: Result | None, now: float) -> None:
+    """Keep turns.py's record of the session's turn: opened by a prompt (after its checkpoint, which holds
+    what changed before it), closed by a turn end or session end (after theirs), touched by everything
+    between, with the tool that is about to change each path."""
+    from ..base import turns
+
+    if event.kind == "prompt":
+        turns.start(repo, turns.Turn(event.session, event.agent, (event.prompt or "")[:4000] or None,
+                                     taken.seq if taken is not None else None, now))
+    elif event.kind in ("stop", "session_end"):
+        turns.end(repo, event.session)
+    else:
+        editing = event.kind in ("pre_tool", "post_tool") and event.tool_kind in ("write", "edit")
+        open_turn = turns.touch(repo, event.session, event.tool if editing else None, paths if editing else None)
+        if not open_turn and event.kind in ("pre_tool", "post_tool"):
+            # A tool call with no turn open: the agent is at work though no prompt hook came (`droid exec`
+            # sends no UserPromptSubmit). Its turn opens here, or all it changes would be taken for outside.
+            tools = {p: event.tool for p in paths} if editing and event.tool else None
+            turns.start(repo, turns.Turn(event.session, event.agent, None, None, now, tools=tools))
+
+
+def _prompt_first(repo: Repo, event: Event) -> int | None:
+    """The seq of the session's prompt checkpoint when its prompt hook ran before this session start (the
+    agent runs both at once and says when the session started: Event.time): what came from it is not
+    earlier work. None: the prompt comes after, as usual."""
+    if event.time is None:
+        return None
+    from ..base import turns
+
+    turn = turns.get(repo, event.session)
+    if turn is None or turn.seq is None or turn.started < event.time:
+        return None
+    return turn.seq
+
+
+def _session_context(repo: Repo, settings: Settings, taken: Result | None,
+                     entry: dict[str, Any], before: int | None = None) -> str | None:
+    """What the new session is told about the last checkpoint (before the seq BEFORE, when given); None when
+    off, none, or on any error."""
+    if not settings["auto_resume_on_start"]:
+        entry["context"] = "off: auto_resume_on_start = false"
+        return None
+    try:
+        from . import resume
+
+        text, info = resume.context(repo, taken, settings["max_file_size"], before)
+    except Exception as exc:  # the session starts without it; the checkpoint above stands
+        entry["context"] = "error"
+        entry["context_error"] = str(exc)
+        where = _trace(repo, entry.get("agent"), exc)
+        print(f"git-rewind: no resume context, {type(exc).__name__}: {exc} (details: {where})", file=sys.stderr)
+        return None
+    entry.update(info)
+    return text
+
+
+def _repo_paths(repo: Repo, event: Event) -> list[str]:
+    """The event's files inside the work tree, root-relative; others are ignored, not followed."""
+    paths = []
+    for path in event.paths:
+        try:
+            rel = repo.relpath(path, event.cwd or repo.root)
+        except RewindError:
+            continue
+        if rel:
+            paths.append(rel)
+    return paths
+
+
+def _message(event: Event, decision: Decision) -> str:
+    if event.kind == "prompt":
+        first = " ".join((event.prompt or "").split())
+        return "prompt: " + (first[:60] + "…" if len(first) > 60 else first)
+    if event.kind == "session_start":
+        return f"session start ({event.source or 'startup'})"
+    if event.kind == "stop":
+        return "turn end"
+    if event.kind in ("session_end", "pre_compact"):
+        return decision.reason  # "before /clear", "before compaction (manual)"
+    if event.kind == "post_tool":
+        return f"after {event.tool}"
+    shown = " ".join(decision.paths[:3]) + (f" (+{len(decision.paths) - 3})" if len(decision.paths) > 3 else "")
+    return f"before {event.tool} {shown}".strip()
+
+
+def _checkpoint(repo: Repo, event: Event, decision: Decision, settings: Settings,
+                prompt: str | None) -> Result:
+    from ..store import store
+
+    request = store.Request(
+        session=event.session,
+        message=_message(event, decision),
+        agent=event.agent,
+        trigger=event.name,
+        tool=event.tool,
+        paths=decision.paths if decision.action == "paths" else [],
+        tags=decision.tags,
+        prompt=event.prompt if event.kind == "prompt" else prompt,
+        conversation=event.conversation(),
+        count_changes=decision.verify,
+        allow_empty=decision.allow_empty,
+        max_file_size=settings["max_file_size"],
+        auto_pack=settings["auto_pack"],
+        max_store_size=settings["max_store_size"],
+        attribute=settings["tier"] != "minimal",
+        kind=event.kind,
+    )
+    return store.save(repo, request)
+
+
+def _append(path: str, text: str) -> None:
+    """Append to a log, rotating it to PATH.1 once it passes MAX_LOG."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        if os.path.getsize(path) > MAX_LOG:
+            os.replace(path, path + ".1")
+    except FileNotFoundError:
+        pass
+    # One write() of a line under PIPE_BUF-ish size to an O_APPEND file: parallel hooks interleave whole lines.
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, text.encode("utf-8", "surrogateescape"))
+    finally:
+        os.close(fd)
+
+
+def log_decision(repo: Repo, entry: dict[str, Any]) -> None:
+    """One JSON line per hook call in .git/rewind/hook.log: what was decided and why."""
+    _append(os.path.join(repo.rewind_dir, LOG), minijson.dumps(entry) + "\n")
+
+
+def read_decisions(repo: Repo, limit: int) -> list[dict[str, Any]]:
+    """The newest LIMIT decisions (0: every one in the log), oldest first."""
+    path = os.path.join(repo.rewind_dir, LOG)
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - 64 * 1024 * max(1, limit // 100)) if limit else 0)
+            lines = fh.read().splitlines()
+    except FileNotFoundError:
+        return []
+    entries: list[dict[str, Any]] = []
+    for line in lines[-limit:] if limit else lines:
+        try:
+            entry = minijson.loads(line.decode("utf-8", "replace"))
+        except ValueError:
+            continue  # the first line of a seek may be partial
+        if isinstance(entry, dict):
+            entries.append(entry)
+    return entries[-limit:] if limit else entries
+
+
+def state_home() -> str:
+    """$XDG_STATE_HOME/git-rewind: where a hook outside any repository logs."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "git-rewind")
+
+
+def _log_outside_repository(cwd: str, why: str) -> None:
+    """Log a hook run outside a repository once per directory; the agent hears nothing."""
+    path = os.path.join(state_home(), LOG)
+    line = minijson.dumps({"time": utc_now(), "cwd": cwd,
+                       "action": "skip", "reason": why}) + "\n"
+    try:
+        with open(path, encoding="utf-8") as fh:
+            marker = minijson.dumps(cwd)
+            if any(marker in seen for seen in fh):
+                return
+    except FileNotFoundError:
+        pass
+    try:
+        _append(path, line)
+    except OSError:
+        pass
+
+
+def _trace(repo: Repo | None, agent: str | None, exc: BaseException) -> str:
+    """Append EXC's trace to hook-errors.log; returns where it went."""
+    import traceback
+
+    where = os.path.join(repo.rewind_dir if repo else state_home(), ERROR_LOG)
+    trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    stamp = utc_now()
+    try:
+        _append(where, f"--- {stamp} agent={agent}\n{trace}")
+    except OSError:
+        return "(log not writable)"
+    return where
+
+
+def _report_error(repo: Repo | None, agent: str | None, exc: BaseException) -> None:
+    """One line on stderr; the trace in .git/rewind/hook-errors.log (or the state dir)."""
+    if repo is None:
+        try:
+            repo = Repo.find(os.getcwd())  # agents run hooks in the project directory
+        except Exception:
+            repo = None
+    where = _trace(repo, agent, exc)
+    stamp = utc_now()
+    try:
+        if repo is not None:
+            log_decision(repo, {"time": stamp, "agent": agent, "action": "error", "reason": str(exc)})
+    except OSError:
+        where = "(log not writable)"
+    message = str(exc) if isinstance(exc, RewindError) else f"{type(exc).__name__}: {exc}"
+    print(f"git-rewind: hook skipped, {message} (details: {where})", file=sys.stderr)

@@ -1,0 +1,129 @@
+"""Finding checkpoints: by text, path, tag, agent, session and time.
+
+One selection for every reader (`list`, the MCP server's `checkpoint_list`, the web page), so a filter
+means the same everywhere. git decides whatever git already has rules for: dates are read by git's own
+date parser (`gitcmd.dates`: "yesterday", "2 hours ago", "last friday", ISO 8601), and paths
+by git's pathspecs (`git diff-tree --stdin -- PATHSPEC` over each checkpoint and the one before it: a
+checkpoint matches when it changed a matching path since).
+"""
+
+from __future__ import annotations
+
+from ..base.errors import RewindError
+from ..base.repo import Repo
+from ..store.checkpoints import Checkpoint
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+class Query:
+    """What to look for. Every field narrows (all must hold); an empty field does not.
+
+    TEXT: any of these (case-insensitive) in the message, prompt or summary, as `git log --grep` ORs its
+    patterns. PATHS: git pathspecs, read from CWD. TAGS: every one of these. AGENT: the agent that took
+    it (`claude-code`, `manual`...). SESSION: a session or the start of one. SINCE / UNTIL: dates in git's
+    syntax, inclusive.
+    """
+
+    __slots__ = ("text", "paths", "tags", "agent", "session", "since", "until", "cwd")
+
+    def __init__(self, text: Sequence[str] = (), paths: Sequence[str] = (), tags: Sequence[str] = (),
+                 agent: str | None = None, session: str | None = None, since: str | None = None,
+                 until: str | None = None, cwd: str | None = None) -> None:
+        self.text = [t for t in text if t]
+        self.paths = [p for p in paths if p]
+        self.tags = [t for t in tags if t]
+        self.agent = agent or None
+        self.session = session or None
+        self.since = since or None
+        self.until = until or None
+        self.cwd = cwd
+
+    def __bool__(self) -> bool:
+        return bool(self.text or self.paths or self.tags or self.agent or self.session or self.since or self.until)
+
+    def describe(self) -> str:
+        """The filters as a person typed them, for "no checkpoints matching ..."."""
+        parts = [f"--grep {t!r}" for t in self.text] + [f"--path {p}" for p in self.paths]
+        parts += [f"--tag {t}" for t in self.tags]
+        for name, value in (("agent", self.agent), ("session", self.session), ("since", self.since),
+                            ("until", self.until)):
+            if value:
+                parts.append(f"--{name} {value!r}" if " " in value else f"--{name} {value}")
+        return " ".join(parts)
+
+
+def select(repo: Repo, items: list[Checkpoint], query: Query) -> list[Checkpoint]:
+    """The checkpoints of ITEMS (kept in their order) that QUERY matches."""
+    if not query:
+        return items
+    from ..store.checkpoints import session_named
+
+    chosen = items
+    if query.session:
+        session = session_named(items, query.session)
+        chosen = [c for c in chosen if c.session == session]
+    if query.agent:
+        agent = query.agent.lower()
+        chosen = [c for c in chosen if (c.note.agent or "manual").lower() == agent]
+    if query.tags:
+        wanted = set(query.tags)
+        chosen = [c for c in chosen if wanted <= set(c.note.tags)]
+    if query.since or query.until:
+        from ..base.gitcmd import dates
+
+        since, until = dates(repo.root, [query.since, query.until])
+        chosen = [c for c in chosen if (since is None or c.time >= since) and (until is None or c.time <= until)]
+    if query.text:
+        needles = [t.casefold() for t in query.text]
+        chosen = [c for c in chosen if any(n in haystack(c) for n in needles)]
+    if query.paths and chosen:
+        touched = _touching(repo, items, chosen, query.paths, query.cwd)
+        chosen = [c for c in chosen if c.commit in touched]
+    return chosen
+
+
+def haystack(item: Checkpoint) -> str:
+    """What text search looks in: the message, the prompt and the summary, case-folded."""
+    from ..base.summary import render
+
+    note = item.note
+    summary = "\n".join(render(note.summary)) if note.summary else ""
+    return "\n".join((note.message, note.prompt or "", summary)).casefold()
+
+
+def _touching(repo: Repo, every: list[Checkpoint], chosen: list[Checkpoint], pathspecs: list[str],
+              cwd: str | None) -> set[str]:
+    """The commits of CHOSEN that changed a path PATHSPECS match since the checkpoint before them: the
+    previous one of their session, or for a session's first (a root commit, which holds every file) the
+    previous one of its work tree, as `origins` counts; the very first compares with nothing. One
+    `git diff-tree --stdin` for all (git reads the pathspecs, from CWD)."""
+    from ..base import gitcmd
+
+    before = _bases(every)
+    lines = [f"{c.commit} {before[c.commit]}" if before.get(c.commit) else c.commit for c in chosen]
+    where = repo.pathspec_base(cwd)
+    try:
+        out = gitcmd.run(["diff-tree", "-r", "--root", "--name-only", "--no-renames", "--stdin", "--", *pathspecs],
+                         cwd=where, input=("\n".join(lines) + "\n").encode())
+    except gitcmd.GitError as exc:
+        last = exc.stderr.strip().splitlines()[-1] if exc.stderr.strip() else str(exc)
+        raise RewindError(f"--path: {last.removeprefix('fatal: ')}") from None
+    ours = {c.commit for c in chosen}
+    return {line for line in out.decode(errors="replace").splitlines() if line in ours}
+
+
+def _bases(items: list[Checkpoint]) -> dict[str, str]:
+    """Each checkpoint's commit → the one it is compared with: the previous of its session, else of its
+    work tree (ITEMS oldest first)."""
+    last_of_session: dict[str, str] = {}
+    last_of_worktree: dict[str | None, str] = {}
+    bases: dict[str, str] = {}
+    for item in items:
+        base = last_of_session.get(item.session) or last_of_worktree.get(item.note.worktree)
+        if base:
+            bases[item.commit] = base
+        last_of_session[item.session] = last_of_worktree[item.note.worktree] = item.commit
+    return bases

@@ -1,0 +1,341 @@
+"""`git rewind undo` and `redo`: the code, the conversation, or both, with nothing lost.
+
+Order of work for an undo: check the conversation can be rewound, its transcript read only
+through the agent's `Place` (its own folders, its format; any failure: an error and nothing
+changed) → safety checkpoint of the working tree with the transcript's full content attached
+(store.Attachments) and what redo needs in its note → restore the code → change the transcript
+through the agent module and its Place → record the resolved message in the target's note.
+"""
+
+from __future__ import annotations
+
+from .. import agents
+from ..base.errors import CODE_ONLY, RewindError
+from ..base.note import ConversationRecord, Note, Oid, RewindRecord, mode_of
+from ..base.repo import Repo
+from ..store import checkpoints, store
+from ..store.checkpoints import Checkpoint
+from ..store.snapshot import blob_oid
+from . import restore
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..agents import conversation  # (a code undo has no conversation: nor its module's imports)
+    from ..agents.base import Rewinder
+    from ..base.note import Mode
+
+
+class Result:
+    """What an undo or redo did, for the command to print."""
+
+    __slots__ = ("outcome", "applied", "plan", "resume", "since")
+
+    def __init__(self, outcome: restore.Outcome | None, applied: conversation.Applied | None,
+                 plan: conversation.Plan | None, resume: str | None, since: Since | None = None) -> None:
+        self.outcome = outcome
+        self.applied = applied
+        self.plan = plan
+        self.resume = resume  # the command that resumes the agent's session
+        self.since = since  # the commits the branch keeps: an undo restores files, never HEAD
+
+
+class Since:
+    """The commits made on top of the HEAD a checkpoint was taken at (an agent such as Aider commits its own
+    edits): an undo of the files leaves them on the branch, and says what the person may run about them."""
+
+    __slots__ = ("seq", "old", "new", "branch", "count", "shown")
+    SHOWN = 5  # commits listed; the others are counted
+
+    def __init__(self, seq: int, old: str, new: str, branch: str | None, count: int,
+                 shown: list[tuple[str, str, str | None]]) -> None:
+        self.seq = seq  # the checkpoint's
+        self.old = old  # the target's HEAD, abbreviated as git does (unique)
+        self.new = new  # HEAD now, abbreviated
+        self.branch = branch  # None: a detached HEAD
+        self.count = count  # commits in old..new
+        self.shown = shown  # newest first: (abbreviated id, subject, the agent that made it or None)
+
+
+def commits_since(repo: Repo, note: Note, head_now: tuple[str | None, str | None],
+                  items: list[Checkpoint] | None = None) -> Since | None:
+    """The commits HEAD gained since NOTE's checkpoint (None: HEAD is where it was, went elsewhere, or git could
+    not tell). Each is marked with the agent that made it: a note's `commits` (git rewind watch records them)
+    or the agent's own mark on the commit (Agent.made_commit). ITEMS: the checkpoints, when already loaded."""
+    from ..base.gitcmd import GitError
+
+    head, branch = head_now
+    old = note.head
+    if not old or not head or old == head:
+        return None
+    try:
+        repo.git(["merge-base", "--is-ancestor", old, head])
+        count = int(repo.git(["rev-list", "--count", f"{old}..{head}"]).decode().strip() or 0)
+        out = repo.git(["log", f"-n{Since.SHOWN}", "--format=%H%x00%h%x00%cn%x00%an%x00%s%x00%B%x1e",
+                        f"{old}..{head}"]).decode("utf-8", "replace")
+        short_old = repo.git(["rev-parse", "--short", old]).decode().strip()
+        short_new = repo.git(["rev-parse", "--short", head]).decode().strip()
+    except (GitError, ValueError):
+        return None
+    if count <= 0:
+        return None
+    recorded: dict[str, str] = {}
+    for item in items if items is not None else checkpoints.load_all(repo):
+        made = item.note.extra.get("commits")
+        if isinstance(made, list) and item.note.agent:
+            recorded.update({str(oid): item.note.agent for oid in made})
+    shown: list[tuple[str, str, str | None]] = []
+    for record in out.split("\x1e"):
+        fields = record.strip("\n").split("\0")
+        if len(fields) < 6:
+            continue
+        oid, short, committer, author, subject, message = fields[:6]
+        by = recorded.get(oid) or next((name for name in agents.NAMES
+                                        if agents.get(name).made_commit(committer, author, message)), None)
+        shown.append((short, subject, by))
+    return Since(note.seq, short_old, short_new, branch, count, shown)
+
+
+def _rewinder(agent: str) -> Rewinder:
+    """AGENT's conversation rewind; its refusal, as an error, when it has none."""
+    rewinder = agents.get(agent).conversation()
+    if isinstance(rewinder, str):  # an agent whose conversation cannot be changed from outside says so plainly
+        raise RewindError(rewinder, remedy=CODE_ONLY)
+    return rewinder
+
+
+def _agent_rewinder(note: Note) -> Rewinder:
+    agent = note.agent
+    if agent in agents.NAMES:
+        _rewinder(agent)  # an agent with no conversation rewind says so first, whatever the note holds
+    if not agent or note.conversation is None:
+        raise RewindError(f"#{note.seq} has no conversation to rewind (taken by {agent or 'hand'})", remedy=CODE_ONLY)
+    return _rewinder(agent)
+
+
+def resume_hint(note: Note) -> str | None:
+    """The agent's resume command for the checkpoint's session, when an agent took it."""
+    if not note.agent or not note.session:
+        return None
+    try:
+        return agents.get(note.agent).resume_command(note.session)
+    except RewindError:
+        return None
+
+
+def plan_conversation(target: Checkpoint, fork: bool) -> conversation.Plan:
+    """The conversation side of an undo, worked out (and checked) before anything changes."""
+    rewinder = _agent_rewinder(target.note)
+    place = agents.get(str(target.note.agent)).transcripts()
+    plan = rewinder.plan_rewind(target.note, fork, place)
+    if plan.transcript.place not in (place, None):  # None: no file, what the agent's server answered
+        raise RewindError(f"{plan.transcript.path} was not read as a {place.what}; nothing was changed")
+    return plan
+
+
+def plan_handover(repo: Repo, target: Checkpoint, raw: bytes | None,
+                  fork: bool) -> tuple[Checkpoint, conversation.Plan]:
+    """A fetched TARGET's conversation (RAW, as pushed) written where this machine's agent looks (handoff.py), and
+    its rewind planned: the checkpoint naming that file, and the plan. A plan that fails removes the file it
+    wrote, so nothing is left changed."""
+    from ..sharing import handoff
+
+    adopted = handoff.write(repo, target, raw)
+    local = handoff.adopted_checkpoint(target, raw or b"", adopted)
+    try:
+        return local, plan_conversation(local, fork)
+    except BaseException:
+        adopted.discard()
+        raise
+
+
+def describe(plan: conversation.Plan) -> str:
+    """The conversation side of an undo in one line, for the preview."""
+    where = "as a new session (--fork)" if plan.fork else f"in {plan.transcript.path}"
+    kept = ": nothing of it is kept" if plan.empty else ""
+    return f"conversation: cut {plan.where}{kept}, {where}"
+
+
+def _record(repo: Repo, plan: conversation.Plan, rewinder: Rewinder) -> ConversationRecord:
+    """What redo needs, kept in the safety checkpoint's note."""
+    from ..agents import conversation
+
+    return ConversationRecord(
+        plan.agent, plan.session, plan.transcript.path, backup=conversation.backup_name(plan.transcript.path),
+        backup_blob=Oid(blob_oid(plan.transcript.data, repo.object_format)),
+        leaf_before=rewinder.current_leaf(plan.transcript), leaf=plan.leaf, cut=plan.cut, fork=plan.fork)
+
+
+def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str], max_size: int,
+         auto_pack: int, plan: conversation.Plan | None = None, cwd: str | None = None,
+         retarget: restore.Retarget | None = None, kind: str | None = None,
+         by: str | None = None, patch: bool = False, handed: bytes | None = None) -> Result:
+    """Rewind to TARGET: MODE is code, conversation or full. ONLY: git pathspecs, read from CWD (default:
+    the work tree's root). RETARGET: the files go to a tree made from the current one instead of TARGET's
+    (takeback.Planner: an agent-only undo, a revert; KIND names it in the safety checkpoint's record).
+    BY: the agent session asking (through MCP), which is not told about it.
+    PATCH: the code hunk by hunk on the terminal (patch.patch), not all of it.
+    A fetched TARGET's conversation is first handed over (handoff.py): HANDED, its transcript as pushed
+    (default: share.transcript_of); PLAN, when given, is plan_handover's, for the checkpoint it returned."""
+    try:
+        mode = mode_of(mode)  # callers outside the type checker (MCP) pass strings
+    except ValueError as exc:
+        raise RewindError(str(exc)) from None
+    if mode != "code" and plan is None and target.source is not None:
+        from ..sharing import handoff
+
+        if patch and mode == "conversation":  # refused before the handover writes anything
+            raise RewindError("--patch chooses hunks of the code: it does not go with --conversation")
+        if patch:
+            from . import patch as hunks
+
+            hunks.need_terminal()
+        raw = handed if handed is not None else handoff.transcript_of(repo, target)
+        target, plan = plan_handover(repo, target, raw, fork)
+    if mode != "code" and plan is None:
+        plan = plan_conversation(target, fork)
+    record = attachments = None
+    rewinder = None
+    if plan is not None:
+        rewinder = _rewinder(plan.agent)
+        record = _record(repo, plan, rewinder)
+        attachments = store.Attachments(
+            f"transcript of {plan.agent} session {plan.session} before the rewind to #{target.seq}",
+            {str(record.backup): plan.transcript.data})
+    if patch and mode == "conversation":
+        raise RewindError("--patch chooses hunks of the code: it does not go with --conversation")
+    if patch:
+        from . import patch as hunks
+        hunks.need_terminal()  # before anything is looked at
+    try:
+        if patch:
+            outcome = hunks.patch(repo, target, only, max_size, auto_pack, cwd, mode=mode, conversation=record,
+                                  attachments=attachments, retarget=retarget, kind=kind)
+        else:
+            outcome = restore.rewind(repo, target, only, max_size, trigger="pre-rewind", auto_pack=auto_pack,
+                                     code=mode in ("code", "full"), mode=mode,
+                                     conversation=record, attachments=attachments, cwd=cwd, retarget=retarget,
+                                     kind=kind, by=by)
+    except restore.Incomplete as exc:
+        if plan is not None:  # the conversation is left where it is until the files are right
+            raise restore.Incomplete(exc.target_seq, exc.safety, exc.problems,
+                                     after="the conversation was not rewound") from None
+        raise
+    applied = None
+    if plan is not None and rewinder is not None:
+        try:
+            applied = rewinder.apply_rewind(plan)
+        except RewindError as exc:  # e.g. the agent wrote to its transcript meanwhile: say what did happen
+            done = "the working tree was rewound, " if mode == "full" and outcome.safety is not None else ""
+            raise RewindError(f"{exc}; {done}the conversation was not (safety checkpoint "
+                              f"#{outcome.safety.seq if outcome.safety else '?'}): run the undo again "
+                              "with --conversation once the agent is idle") from None
+        if target.source is None:  # a fetched checkpoint's note is the sender's: never written here
+            _remember_message(repo, target, plan)
+    # A fetched checkpoint's session is the sender's: nothing to resume here unless it was handed over.
+    resume = applied.resume if applied else resume_hint(target.note) if target.source is None else None
+    since = None
+    if mode != "conversation" and retarget is None and outcome.safety is not None:
+        since = commits_since(repo, target.note, outcome.plan.head_now)
+    return Result(outcome, applied, plan, resume, since)
+
+
+def _remember_message(repo: Repo, target: Checkpoint, plan: conversation.Plan) -> None:
+    """Record the message the checkpoint resolved to, so later rewinds need no search."""
+    conv = target.note.conversation
+    if conv is None or not plan.target_uuid or conv.message_uuid == plan.target_uuid:
+        return
+    uuid = plan.target_uuid
+
+    def remember(note: Note) -> None:
+        if note.conversation is not None:
+            note.conversation.message_uuid = uuid
+
+    target.note = store.update_note(repo, target.commit, remember, "the conversation's message recorded")
+
+
+def backup_of(repo: Repo, safety: Checkpoint) -> bytes | None:
+    """The transcript a rewind attached to its safety checkpoint (the commit's second parent)."""
+    record = safety.note.rewind
+    name = record.conversation.backup if record is not None and record.conversation is not None else None
+    if not name:
+        return None
+    from ..base.gitcmd import GitError
+
+    # Its second parent; the first when gc kept it as the oldest checkpoint of its session.
+    for parent in (f"{safety.commit}^2", f"{safety.commit}^1"):
+        try:
+            if repo.git(["log", "-1", "--format=%s", parent]).startswith(b"transcript of "):
+                return repo.git(["cat-file", "blob", f"{parent}:{name}"])
+        except GitError:
+            continue
+    return None
+
+
+class RedoPlan:
+    """What `redo` would reverse: the safety checkpoint on top of the redo stack, what that rewind recorded,
+    and how many redos there are in all."""
+
+    __slots__ = ("target", "record", "depth")
+
+    def __init__(self, target: Checkpoint, record: RewindRecord, depth: int = 1) -> None:
+        self.target = target
+        self.record = record
+        self.depth = depth  # redos available, this one included
+
+    @property
+    def description(self) -> str | None:
+        """The conversation side in one line, for the preview (None: the undo left it alone)."""
+        info = self.record.conversation
+        return f"conversation: back as it was before the rewind, in {info.transcript}" if info else None
+
+
+def redo_stack(repo: Repo) -> list[Checkpoint]:
+    """This work tree's redo stack, the next redo last (checkpoints.redo_stack)."""
+    return checkpoints.redo_stack(checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree))
+
+
+def plan_redo(repo: Repo) -> RedoPlan:
+    """The top of this work tree's redo stack, and its record (an old note without one: a code undo)."""
+    stack = redo_stack(repo)
+    if not stack:
+        raise RewindError("nothing to redo: no rewind to reverse in this "
+                          + ("repository" if repo.worktree is None else "work tree")
+                          + " (each redo reverses one undo, newest first)")
+    target = stack[-1]
+    return RedoPlan(target, target.note.rewind or RewindRecord(None, None, [], "code"), len(stack))
+
+
+def redo(repo: Repo, max_size: int, auto_pack: int, plan: RedoPlan | None = None, by: str | None = None) -> Result:
+    """Reverse the rewind on top of the redo stack: the code (as it undid it) and its conversation, back as
+    they were before it. What is there now goes into the redo's own safety checkpoint (`pre-redo`, whose
+    record names the checkpoint it went back to), which pops the stack and can itself be undone."""
+    from ..agents import conversation
+
+    plan = plan or plan_redo(repo)
+    target, record = plan.target, plan.record
+    info = record.conversation
+    rewinder = _rewinder(info.agent) if info else None
+    place = agents.get(info.agent).transcripts() if info else None
+    attachments = None
+    redo_record = None
+    if info and rewinder is not None and place is not None and not info.fork:
+        # Before anything changes: a path that is not the agent's transcript is refused here.
+        current = place.load_if_present(info.transcript)
+        if current is not None:
+            attachments = store.Attachments(f"transcript of {info.agent} session {info.session} before "
+                                            f"the redo to #{target.seq}",
+                                            {conversation.backup_name(current.path): current.data})
+            redo_record = ConversationRecord.from_json(info.to_json())
+            assert redo_record is not None
+            redo_record.backup = conversation.backup_name(current.path)
+            redo_record.backup_blob = Oid(blob_oid(current.data, repo.object_format))
+            redo_record.leaf_before = rewinder.current_leaf(current)
+    outcome = restore.rewind(repo, target, restore.literal(record.only), max_size, trigger="pre-redo",
+                             auto_pack=auto_pack,
+                             code=record.code, mode=record.mode, conversation=redo_record,
+                             attachments=attachments, by=by)
+    applied = None
+    if info and rewinder is not None and place is not None:
+        applied = rewinder.apply_redo(info, backup_of(repo, target), place)
+    resume = applied.resume if applied else resume_hint(target.note)
+    return Result(outcome, applied, None, resume)

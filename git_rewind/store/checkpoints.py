@@ -1,0 +1,457 @@
+"""Checkpoints as the store holds them: the one reader of every note, sequence ids, id lookup, selection.
+
+A checkpoint is a commit on refs/rewind/<session>; its metadata is a JSON note in
+refs/notes/rewind (note.Note). Every command, hook and MCP tool reads checkpoints through
+`load_all` / `load_one`: `git notes list` and one `git cat-file --batch`, no pygit2 (its import
+costs ~100 ms, and libgit2 cannot open SHA-256 repositories).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..base.clock import parse_utc
+from ..base.errors import RewindError
+from ..base.fsutil import write_atomic
+from ..base.note import Note, Oid
+from ..base.repo import NOTES_REF, REMOTE_PREFIX, Repo
+from ..base.repo import check_session as check_session  # re-exported: callers know it from here
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+class Checkpoint:
+    """A checkpoint commit, its note, and the blob the note is stored in; SOURCE names the machine copy a
+    fetched checkpoint came from (`<remote>/<sync_name>`, see sync.py), None for a local one."""
+
+    __slots__ = ("commit", "note", "note_blob", "source")
+
+    def __init__(self, commit: Oid, note: Note, note_blob: Oid, source: str | None = None) -> None:
+        self.commit = commit
+        self.note = note
+        self.note_blob = note_blob
+        self.source = source
+
+    @property
+    def label(self) -> str:
+        """How messages name it: `#42`, or a fetched one's `origin/ada-laptop/42`."""
+        return f"#{self.note.seq}" if self.source is None else self.ident
+
+    @property
+    def ident(self) -> str:
+        """The id every command accepts: the sequence number, or `<remote>/<sync_name>/<seq>` if fetched."""
+        return str(self.note.seq) if self.source is None else f"{self.source}/{self.note.seq}"
+
+    @property
+    def seq(self) -> int:
+        return self.note.seq
+
+    @property
+    def session(self) -> str:
+        return self.note.session
+
+    @property
+    def message(self) -> str:
+        return self.note.message
+
+    @property
+    def time(self) -> float:
+        """When it was taken, in seconds since the epoch (0 when the note's time is unreadable)."""
+        return parse_utc(self.note.created) or 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {**self.note.to_json(), "commit": self.commit, "id": self.ident}
+
+
+# sequence ids ------------------------------------------------------------------
+
+
+def _seq_file(repo: Repo) -> str:
+    return os.path.join(repo.store_dir, "seq")
+
+
+def next_seq(repo: Repo) -> int:
+    """Reserve the next sequence id. Hold the store lock. Gaps are fine; reuse never happens."""
+    path = _seq_file(repo)
+    try:
+        with open(path) as fh:
+            last = int(fh.read().strip() or 0)
+    except (FileNotFoundError, ValueError):
+        last = max((c.seq for c in load_all(repo)), default=0)
+    seq = last + 1
+    write_atomic(path, f"{seq}\n")
+    return seq
+
+
+# reading -----------------------------------------------------------------------
+
+
+def load_all(repo: Repo) -> list[Checkpoint]:
+    """Every checkpoint of the repository, oldest first (by seq)."""
+    if repo.read_ref(NOTES_REF) is None:
+        return []
+    return _read(repo, repo.git(["notes", "--ref", NOTES_REF, "list"]))
+
+
+def load_one(repo: Repo, commit: str) -> Checkpoint | None:
+    """The checkpoint COMMIT, or None when it has no note of ours."""
+    if repo.read_ref(NOTES_REF) is None:
+        return None
+    listed = repo.git(["notes", "--ref", NOTES_REF, "list", commit], check=False).strip()
+    if not listed:
+        return None
+    found = _read(repo, listed + b" " + repo.git(["rev-parse", "--verify", commit + "^{commit}"]).strip())
+    return found[0] if found else None
+
+
+def read_listed(repo: Repo, listing: bytes) -> list[Checkpoint]:
+    """Checkpoints from lines shaped as `git notes list` prints them (`<note blob> <commit>`): a reader that
+    knows which notes changed (the web server, from the notes ref's own history) reads only those."""
+    return _read(repo, listing)
+
+
+def _read(repo: Repo, listing: bytes) -> list[Checkpoint]:
+    """Checkpoints from `git notes list` output (`<note blob> <commit>` lines), through one cat-file."""
+    from ..base.gitcmd import cat_file
+
+    pairs = [p for p in (line.split() for line in listing.decode().splitlines()) if len(p) == 2]
+    blobs = cat_file([blob for blob, _ in pairs], repo.root)
+    found = [(blob, commit, obj[1]) for (blob, commit), obj in zip(pairs, blobs, strict=True) if obj is not None]
+    result = []
+    for (blob, commit, _raw), note in zip(found, _parse_all([raw for _, _, raw in found]), strict=True):
+        if note is not None:
+            result.append(Checkpoint(Oid(commit), note, Oid(blob)))
+    result.sort(key=lambda c: c.seq)
+    return result
+
+
+def _parse_all(bodies: list[bytes]) -> list[Note | None]:
+    """Each body as a Note (None: not one of ours); one JSON parse for all when every body is JSON."""
+    import json
+
+    try:
+        values = json.loads(b"[" + b",".join(bodies) + b"]")
+    except ValueError:  # a note that is not JSON (or two that merge into one): one by one
+        return [Note.from_bytes(body) for body in bodies]
+    if len(values) != len(bodies):
+        return [Note.from_bytes(body) for body in bodies]
+    return [Note.from_json(value) for value in values]
+
+
+CURRENT = "."  # "this work tree", where a work tree is named: no linked work tree is named "."
+
+
+def of_worktree(items: list[Checkpoint], worktree: str | None) -> list[Checkpoint]:
+    """The checkpoints taken in WORKTREE (None: the main work tree; notes without the key are its)."""
+    return [c for c in items if c.note.worktree == worktree]
+
+
+def worktree_label(worktree: str | None) -> str:
+    return "the main work tree" if worktree is None else f"work tree {worktree}"
+
+
+def lookup(repo: Repo, ident: str, checkpoints: list[Checkpoint] | None = None,
+           worktree: str | None = CURRENT) -> Checkpoint:
+    """Resolve an id among WORKTREE's checkpoints (default: this work tree's): a sequence number,
+    `@`/`latest`, `@~N`, `@{DATE}` (the newest at or before DATE, in git's date syntax), or a (short)
+    commit id; or a fetched checkpoint's `<remote>/<sync_name>/<seq>` (load_fetched). An id of another work
+    tree's checkpoint says which."""
+    if "/" in ident and not ident.strip().startswith("@{") and is_fetched_id(ident):
+        return lookup_fetched(repo, ident)
+    every = checkpoints if checkpoints is not None else load_all(repo)
+    name = repo.worktree if worktree == CURRENT else worktree
+    items = of_worktree(every, name)
+    ident = ident.strip()
+    if ident.startswith("@{") and ident.endswith("}"):
+        if not items:
+            _resolve(ident, items, name)  # the "no checkpoints yet" error
+        return at_date(repo, items, ident[2:-1])
+    try:
+        return _resolve(ident, items, name)
+    except RewindError:
+        other = _elsewhere(ident, [c for c in every if c.note.worktree != name])
+        if other is None:
+            copy = fetched_by_commit(repo, ident) if len(ident) >= 7 and not ident.isdigit() else None
+            if copy is not None:
+                return copy
+            raise
+        option = "main-worktree" if other.note.worktree is None else other.note.worktree
+        raise RewindError(f"checkpoint {ident} was taken in {worktree_label(other.note.worktree)}, "
+                          f"not here: add --worktree {option} to use it") from None
+
+
+def at_date(repo: Repo, items: list[Checkpoint], text: str) -> Checkpoint:
+    """`@{DATE}`: the newest of ITEMS taken at or before DATE."""
+    from ..base.gitcmd import dates
+
+    (when,) = dates(repo.root, [text])
+    assert when is not None
+    before = [c for c in items if c.time <= when]
+    if not before:
+        oldest = min(items, key=lambda c: c.time) if items else None
+        since = f" (the oldest here is #{oldest.seq}, {oldest.note.created})" if oldest else ""
+        raise RewindError(f"no checkpoint at or before {text}{since}")
+    return max(before, key=lambda c: (c.time, c.seq))
+
+
+def _elsewhere(ident: str, others: list[Checkpoint]) -> Checkpoint | None:
+    """The checkpoint a sequence number or commit id names among OTHERS, if exactly one."""
+    if ident.lstrip("#").isdigit():
+        found = [c for c in others if c.seq == int(ident.lstrip("#"))]
+        if found:
+            return found[0]
+    found = [c for c in others if len(ident) >= 4 and c.commit.startswith(ident.lower())]
+    return found[0] if len(found) == 1 else None
+
+
+def _resolve(ident: str, items: list[Checkpoint], worktree: str | None) -> Checkpoint:
+    import re
+
+    if not items:
+        raise RewindError("no checkpoints yet in this repository" if worktree is None
+                          else f"no checkpoints yet in {worktree_label(worktree)}")
+    if ident in ("@", "latest", "HEAD"):
+        return items[-1]
+    match = re.fullmatch(r"(?:@|latest)~(\d+)", ident)
+    if match:
+        back = int(match.group(1))
+        if back >= len(items):
+            raise RewindError(f"unknown checkpoint: {ident} (only {len(items)} checkpoints)")
+        return items[-1 - back]
+    if ident.lstrip("#").isdigit():
+        seq = int(ident.lstrip("#"))
+        for item in items:
+            if item.seq == seq:
+                return item
+        if len(ident) < 7:
+            raise RewindError(f"unknown checkpoint: {ident}")
+    if re.fullmatch(r"[0-9a-fA-F]{4,64}", ident):
+        found = [c for c in items if c.commit.startswith(ident.lower())]
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            raise RewindError(f"ambiguous checkpoint id: {ident}")
+    raise RewindError(f"unknown checkpoint: {ident}")
+
+
+def seq_runs(seqs: list[int]) -> str:
+    """`#1..#3, #5`: sequence numbers (ascending) with consecutive runs shortened, as gc and purge say them."""
+    runs: list[list[int]] = []
+    for seq in seqs:
+        if runs and seq == runs[-1][1] + 1:
+            runs[-1][1] = seq
+        else:
+            runs.append([seq, seq])
+    return ", ".join(f"#{a}" if a == b else f"#{a}..#{b}" for a, b in runs)
+
+
+def redo_stack(items: list[Checkpoint]) -> list[Checkpoint]:
+    """What `redo` can still go back to among ITEMS (one work tree's checkpoints, oldest first): the safety
+    checkpoints of rewinds not yet redone, the newest last.
+
+    Derived from the notes alone: walking in seq order, every `pre-rewind` safety checkpoint (an undo,
+    a revert, an agent-only undo) is pushed, and a `pre-redo` whose record names the top pops it. So
+    checkpoints taken since (hooks, snap) never clear it, a redo can itself be undone (`undo` to its
+    `pre-redo` checkpoint pushes that undo), and a new undo after some redos goes on top of what is
+    left: redo then first reverses the new undo, and then goes on back through the older ones.
+    """
+    stack: list[Checkpoint] = []
+    for item in items:
+        if item.note.trigger == "pre-rewind":
+            stack.append(item)
+        elif item.note.trigger == "pre-redo" and stack and item.note.rewind is not None \
+                and item.note.rewind.to == stack[-1].seq:
+            stack.pop()
+    return stack
+
+
+def redo_targets(items: list[Checkpoint]) -> list[Checkpoint]:
+    """Every checkpoint on any work tree's redo stack (what gc must keep)."""
+    return [c for name in {c.note.worktree for c in items} for c in redo_stack(of_worktree(items, name))]
+
+
+def latest_work(repo: Repo, worktree: str | None = CURRENT, checkpoints: list[Checkpoint] | None = None) -> Checkpoint:
+    """What a plain `undo` goes back to: the newest checkpoint of the work tree that is not a safety
+    checkpoint (`pre-rewind`, `pre-redo`), so that undoing twice does not undo the first undo.
+    CHECKPOINTS: every checkpoint, when the caller has read them already (load_all)."""
+    name = repo.worktree if worktree == CURRENT else worktree
+    items = of_worktree(checkpoints if checkpoints is not None else load_all(repo), name)
+    for item in reversed(items):
+        if item.note.rewind is None:
+            return item
+    if not items:
+        raise RewindError("no checkpoints yet in this repository" if name is None
+                          else f"no checkpoints yet in {worktree_label(name)}")
+    raise RewindError("only safety checkpoints of earlier undos here: name one (git rewind list), "
+                      "or git rewind redo to reverse the last undo")
+
+
+def worktree_named(repo: Repo, items: list[Checkpoint], name: str) -> str | None:
+    """What `--worktree NAME` names: `main-worktree` (or `main`, unless a linked work tree has that name)
+    is the main work tree; else a linked work tree's name (under .git/worktrees/, or in a note: its
+    checkpoints outlive `git worktree remove`), or the path of one of this repository's work trees."""
+    linked = set(repo.linked_worktrees())
+    recorded = {c.note.worktree for c in items if c.note.worktree is not None}
+    if name in linked or name in recorded:
+        return name
+    if name in ("main-worktree", "main"):
+        return None
+    if os.path.isdir(name):
+        other = Repo.discover(name)
+        if os.path.normpath(other.commondir) == os.path.normpath(repo.commondir):
+            return other.worktree
+        raise RewindError(f"{name} is a work tree of another repository")
+    raise RewindError(f"no work tree named {name} (git worktree list; main-worktree is the main one)")
+
+
+def session_named(items: list[Checkpoint], name: str) -> str:
+    """NAME as a session of ITEMS: itself when it is one, else the one session it starts (`list` shows
+    sessions cut to 12 characters, and what is shown must work when typed back)."""
+    sessions = {c.session for c in items}
+    if name in sessions:
+        return name
+    found = sorted(s for s in sessions if s.startswith(name))
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        raise RewindError(f"ambiguous session: {name} ({', '.join(found[:5])})")
+    return name
+
+
+def newest_first(items: list[Checkpoint], limit: int = 0) -> tuple[list[Checkpoint], int]:
+    """ITEMS newest first, at most LIMIT (0: all); and how many more (search.select chooses them)."""
+    chosen = items[::-1]
+    if limit and len(chosen) > limit:
+        return chosen[:limit], len(chosen) - limit
+    return chosen, 0
+
+
+def previous(items: list[Checkpoint], item: Checkpoint) -> Checkpoint | None:
+    """The checkpoint before ITEM in its session and work tree (the session's chain may interleave work
+    trees), among ITEMS (load_all); None for a session's first."""
+    earlier = [c for c in items if c.seq < item.seq and c.session == item.session
+               and c.note.worktree == item.note.worktree]
+    return earlier[-1] if earlier else None
+
+
+def since_previous(repo: Repo, item: Checkpoint, color: bool = False) -> tuple[str, str]:
+    """(what ITEM is compared with, `git diff --stat --summary` from it): the previous checkpoint of its
+    session in its work tree (the session's chain may interleave work trees); for a session's first,
+    the commit HEAD was at when it was taken (else the empty tree), so
+    that `show` lists what changed, not the whole repository. COLOR: the stat in git's colours."""
+    if item.source is not None:
+        parent = compared_with(repo, load_fetched(repo, source=item.source), item)
+    else:
+        parent = compared_with(repo, load_all(repo), item)
+    colors = "--color=always" if color else "--no-color"  # not as color.ui says: this is read, not shown
+    return parent, repo.git(["diff", "--stat", "--summary", colors, parent, item.commit]).decode("utf-8", "replace")
+
+
+def compared_with(repo: Repo, items: list[Checkpoint], item: Checkpoint) -> str:
+    """What `show` compares ITEM with (since_previous), among ITEMS (load_all): a commit or tree id."""
+    from .snapshot import empty_tree
+
+    before = previous(items, item)
+    parent = before.commit if before is not None else ""
+    if not parent and item.note.head:
+        parent = repo.git(["rev-parse", "--verify", "-q", item.note.head + "^{commit}"], check=False).decode().strip()
+    return parent or empty_tree(repo)
+
+
+def stats(repo: Repo) -> dict[str, Any]:
+    """Counts, sessions, the disk the checkpoints' own objects use, and the oldest and newest."""
+    items = load_all(repo)
+    sessions: dict[str, int] = {}
+    for item in items:
+        sessions[item.session] = sessions.get(item.session, 0) + 1
+    from .storage import measure
+
+    storage = measure(repo, items) if items else 0
+
+    def brief(item: Checkpoint) -> dict[str, Any]:
+        return {"seq": item.seq, "created": item.note.created, "message": item.message}
+
+    return {
+        "checkpoints": len(items),
+        "sessions": dict(sorted(sessions.items(), key=lambda kv: -kv[1])),
+        "storage_bytes": storage,
+        "oldest": brief(items[0]) if items else None,
+        "newest": brief(items[-1]) if items else None,
+        "with_summary": sum(1 for item in items if item.note.summary),
+        "safety": sum(1 for item in items if (item.note.trigger or "").startswith("pre-")),
+    }
+
+
+# fetched checkpoints -------------------------------------------------------------------------
+# Other machines' checkpoints, as `git rewind fetch` brought them (sync.py): read-only, each machine's copy at
+# `refs/notes/rewind-remote/<remote>/<sync_name>` (share.py says what a copy is). Their id is
+# `<remote>/<sync_name>/<seq>`, that machine's own sequence number: stable across fetches and never one of
+# this repository's numbers, so plain ids, `@` and `@{DATE}` stay local.
+
+_FETCHED_ID = None
+
+
+def _fetched_pattern() -> Any:
+    import re
+
+    global _FETCHED_ID
+    if _FETCHED_ID is None:
+        _FETCHED_ID = re.compile(r"(?P<source>(?P<label>[^\s/]+)/(?P<name>[A-Za-z0-9_][A-Za-z0-9._-]*))/#?(?P<seq>\d+)")
+    return _FETCHED_ID
+
+
+def is_fetched_id(ident: str) -> bool:
+    """IDENT has the shape of a fetched checkpoint's id."""
+    return _fetched_pattern().fullmatch(ident.strip()) is not None
+
+
+def machines(repo: Repo, label: str | None = None) -> dict[str, str]:
+    """`<remote>/<sync_name>` → its machine commit, for every fetched copy (of remote LABEL only, if given)."""
+    prefix = REMOTE_PREFIX + (label + "/" if label else "")
+    from ..base.gitobjects import refs_under
+
+    return {ref[len(REMOTE_PREFIX):]: oid for ref, oid in refs_under(repo, prefix).items()}
+
+
+def load_fetched(repo: Repo, label: str | None = None, source: str | None = None) -> list[Checkpoint]:
+    """The fetched checkpoints of remote LABEL (every remote: None), or of one machine SOURCE, oldest first
+    (by time; a machine's own order by its seq)."""
+    found: list[Checkpoint] = []
+    for name in sorted(machines(repo, label)):
+        if source is not None and name != source:
+            continue
+        for item in _read(repo, repo.git(["notes", "--ref", REMOTE_PREFIX + name, "list"])):
+            item.source = name
+            found.append(item)
+    found.sort(key=lambda c: (c.time, c.source or "", c.seq))
+    return found
+
+
+def lookup_fetched(repo: Repo, ident: str) -> Checkpoint:
+    """The fetched checkpoint `<remote>/<sync_name>/<seq>`."""
+    match = _fetched_pattern().fullmatch(ident.strip())
+    if match is None:
+        raise RewindError(f"unknown checkpoint: {ident}")
+    source, seq, label, name = match.group("source"), int(match.group("seq")), match.group("label"), match.group("name")
+    if source not in machines(repo, label):
+        raise RewindError(f"unknown checkpoint: {ident} (nothing fetched from machine {name} of {label}: "
+                          f"`git rewind fetch {label}` brings it)")
+    found = [c for c in load_fetched(repo, source=source) if c.seq == seq]
+    if not found:
+        raise RewindError(f"unknown checkpoint: {ident} (machine {source} has no #{seq})")
+    if len(found) > 1:  # two clones pushed under one sync_name: their numbers may meet
+        raise RewindError(f"ambiguous checkpoint id: {ident} (two checkpoints of {source} are #{seq}: "
+                          f"name one by its commit, {found[0].commit[:12]} or {found[1].commit[:12]})")
+    return found[0]
+
+
+def fetched_by_commit(repo: Repo, prefix: str) -> Checkpoint | None:
+    """The fetched checkpoint whose copy commit starts with PREFIX (7 hex digits or more), if exactly one."""
+    import re
+
+    if not re.fullmatch(r"[0-9a-fA-F]{7,64}", prefix) or not machines(repo):
+        return None
+    found = [c for c in load_fetched(repo) if c.commit.startswith(prefix.lower())]
+    return found[0] if len(found) == 1 else None

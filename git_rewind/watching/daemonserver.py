@@ -1,0 +1,283 @@
+"""The daemon process: `git rewind daemon run`, one per work tree, started detached by `daemon start`
+or by a hook.
+
+It holds `daemon.lock` for its whole life (a second one exits at once), binds `daemon.sock` (a
+socket left by a dead daemon is stale: the lock says so, and it is replaced) and serves newline-
+delimited JSON requests one at a time, between reading file events (watcher.py):
+
+- `begin` {fingerprint, rules}: settle the events, answer {epoch, base, paths} (what changed since
+  the tree of the last checkpoint) or {epoch, full: why} when only a full scan can be trusted;
+- `done` {epoch, tree}: TREE holds every change up to EPOCH: it is the base from now on;
+- `status`, `stop`.
+
+It exits after `daemon_idle_minutes` without a `begin` (0: never for that), on `stop`, when the work tree or its git
+directory goes away, and when a command of another installation asks (an upgrade).
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import socket
+import time
+
+from ..base import daemon, minijson
+from ..base.clock import utc_now
+from ..base.fsutil import write_atomic
+from ..base.repo import Repo
+from .watcher import NO_EVENT_FILESYSTEMS, Watcher, WatchError, filesystem_type
+
+SETTLE_TIMEOUT = 0.3  # seconds for the cookie's event; a filesystem without events never sends it
+class Server:
+    def __init__(self, repo: Repo, idle_minutes: float, max_watches: int | None) -> None:
+        self.repo = repo
+        self.idle = idle_minutes * 60
+        self.max_watches = max_watches
+        self.fingerprint = daemon.fingerprint()
+        self.started = utc_now()
+        self.base: str | None = None
+        self.base_epoch = 0
+        self.rules: str | None = None
+        self.last_request = time.monotonic()
+        self.clients: dict[socket.socket, bytearray] = {}
+        self.running = True
+        self.answered = {"changes": 0, "full": 0}  # how `begin` was answered: paths, or a full scan
+        self.last_full: str | None = None
+        self.watcher: Watcher | None = None
+        self.listener: socket.socket | None = None
+
+    # life ------------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        from ..store import snapshot
+
+        rewind_dir = self.repo.rewind_dir
+        kind = os.environ.get("GIT_REWIND_DAEMON_FSTYPE") or filesystem_type(self.repo.root)
+        if kind in NO_EVENT_FILESYSTEMS:
+            return self.fail(f"the work tree is on {kind}, which gives no reliable file events")
+        cookie_dir = os.path.join(rewind_dir, daemon.COOKIES)
+        os.makedirs(cookie_dir, exist_ok=True)
+        for name in os.listdir(cookie_dir):
+            try:
+                os.unlink(os.path.join(cookie_dir, name))
+            except OSError:
+                pass
+        limit = os.environ.get("GIT_REWIND_DAEMON_MAX_WATCHES")  # to test the machine-wide limit
+        try:
+            self.rules = snapshot.rules_signature(self.repo)
+            self.watcher = Watcher(self.repo.root, cookie_dir, lambda under: snapshot.ignored_dirs(self.repo, under),
+                                   int(limit) if limit else self.max_watches)
+        except WatchError as exc:
+            return self.fail(str(exc))
+        address, fd = daemon.socket_address(rewind_dir)
+        try:
+            os.unlink(os.path.join(rewind_dir, daemon.SOCKET))  # we hold the lock: any socket here is stale
+        except FileNotFoundError:
+            pass
+        self.first_scan()
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(address)
+        if fd is not None:
+            os.close(fd)
+        self.listener.listen(16)
+        self.listener.setblocking(False)
+        write_atomic(os.path.join(rewind_dir, daemon.STATE),
+                     minijson.dumps({"pid": os.getpid(), "started": self.started}) + "\n")
+        try:
+            self.loop()
+        finally:
+            self.shutdown()
+        return 0
+
+    def first_scan(self) -> None:
+        """Scan the whole tree once before answering anyone, so that the first checkpoint asked of the daemon
+        already reads only what changed (a hook starts it after its own full scan). Commands meanwhile find
+        no socket and scan as they always did; on any failure the first command's full scan sets the base."""
+        from ..base import config
+        from ..store import snapshot
+
+        assert self.watcher is not None
+        try:
+            limit = int(config.load_or_defaults(self.repo.root)[0]["max_file_size"].value)
+            with self.repo.worktree_lock():
+                epoch = self.watcher.settle(SETTLE_TIMEOUT)
+                if epoch is None:
+                    return
+                tree = snapshot.scan(self.repo, limit).tree
+            self.base, self.base_epoch = tree, epoch
+            self.watcher.forget(epoch)
+        except Exception:  # noqa: BLE001 - a cache warming up; the daemon still serves
+            return
+
+    def fail(self, reason: str) -> int:
+        """Could not watch: say why for `status`, and hooks wait RETRY_SECONDS before trying again."""
+        write_atomic(os.path.join(self.repo.rewind_dir, daemon.STATE),
+                     minijson.dumps({"failed": reason, "tried": time.time(), "at": utc_now()}) + "\n")
+        return 1
+
+    def shutdown(self) -> None:
+        try:
+            os.unlink(os.path.join(self.repo.rewind_dir, daemon.SOCKET))
+        except OSError:
+            pass
+        state = os.path.join(self.repo.rewind_dir, daemon.STATE)
+        if os.path.isdir(self.repo.rewind_dir):
+            write_atomic(state, minijson.dumps({"stopped": utc_now()}) + "\n")
+        if self.watcher is not None:
+            self.watcher.close()
+
+    def loop(self) -> None:
+        assert self.watcher is not None and self.listener is not None
+        sel = selectors.DefaultSelector()
+        sel.register(self.watcher.inotify.fileno(), selectors.EVENT_READ, "events")
+        sel.register(self.listener, selectors.EVENT_READ, "listen")
+        checked = time.monotonic()
+        while self.running:
+            left = self.idle - (time.monotonic() - self.last_request) if self.idle else 60.0  # 0: never idles out
+            if left <= 0:
+                return
+            for key, _mask in sel.select(timeout=min(left, 60.0)):
+                if key.data == "events":
+                    self.watcher.read(0)
+                elif key.data == "listen":
+                    try:
+                        conn, _ = self.listener.accept()
+                    except OSError:
+                        continue
+                    conn.setblocking(False)
+                    self.clients[conn] = bytearray()
+                    sel.register(conn, selectors.EVENT_READ, "client")
+                else:
+                    client = key.fileobj
+                    assert isinstance(client, socket.socket)
+                    if not self.serve(client):
+                        sel.unregister(client)
+                        self.clients.pop(client, None)
+                        client.close()
+                if not self.running:
+                    break
+            if self.watcher.root_gone or not os.path.isdir(self.repo.rewind_dir):
+                return
+            if time.monotonic() - checked > 60:  # installed anew (an upgrade): the next command starts its own
+                checked = time.monotonic()
+                if daemon.fingerprint() != self.fingerprint:
+                    return
+
+    # requests --------------------------------------------------------------------------------
+
+    def serve(self, conn: socket.socket) -> bool:
+        """Read what CONN sent and answer each whole line; False when it closed."""
+        try:
+            chunk = conn.recv(65536)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        if not chunk:
+            return False
+        buffer = self.clients[conn]
+        buffer += chunk
+        while b"\n" in buffer:
+            line, _, rest = bytes(buffer).partition(b"\n")
+            buffer[:] = rest
+            try:
+                request = minijson.loads(line.decode("utf-8", "surrogateescape"))
+            except ValueError:
+                return False
+            if not isinstance(request, dict):
+                return False
+            answer = self.answer(request)
+            try:
+                conn.setblocking(True)
+                conn.settimeout(2.0)
+                conn.sendall(minijson.dumps(answer).encode() + b"\n")
+                conn.setblocking(False)
+            except OSError:
+                return False
+        return True
+
+    def answer(self, request: dict[str, object]) -> dict[str, object]:
+        assert self.watcher is not None
+        op = request.get("op")
+        if op == "status":
+            return {"pid": os.getpid(), "started": self.started, "watched": len(self.watcher.paths),
+                    "dirty": len(self.watcher.dirty), "nested": len(self.watcher.nested),
+                    "doubt": self.watcher.doubt is not None, "events": self.watcher.events,
+                    "answered": dict(self.answered), "last_full": self.last_full}
+        if op == "stop":
+            self.running = False
+            return {"stopping": True}
+        if op == "begin":
+            self.last_request = time.monotonic()
+            if request.get("fingerprint") != self.fingerprint:
+                self.running = False  # another installation asks: an upgrade; it starts its own
+                return {"stopping": True, "why": "upgraded"}
+            return self.begin(request)
+        if op == "done":
+            return self.done(request)
+        return {"error": f"unknown request {op!r}"}
+
+    def begin(self, request: dict[str, object]) -> dict[str, object]:
+        answer = self._begin(request)
+        if "paths" in answer:
+            self.answered["changes"] += 1
+        else:
+            self.answered["full"] += 1
+            self.last_full = str(answer.get("full"))
+        return answer
+
+    def _begin(self, request: dict[str, object]) -> dict[str, object]:
+        from ..store import snapshot
+
+        watcher = self.watcher
+        assert watcher is not None
+        rules = snapshot.rules_signature(self.repo)
+        if rules != self.rules:  # info/exclude or the global ignore file changed: what is watched may too
+            self.rules = rules
+            watcher.watch_all()
+        epoch = watcher.settle(SETTLE_TIMEOUT)
+        if epoch is None:
+            return {"full": "file events did not arrive"}
+        if watcher.rewatch:  # before the full scan the doubt asks for, so a directory no longer ignored is seen
+            watcher.watch_all()
+        if request.get("rules") != rules:  # its scan would follow other rules: it must not become the base
+            return {"full": "the command's ignore files are not the daemon's"}
+        if self.base is None:
+            return {"epoch": epoch, "full": "no base yet"}
+        if watcher.doubt is not None:
+            return {"epoch": epoch, "full": "changes the watcher could not follow exactly"}
+        paths = sorted(p for p, e in watcher.dirty.items() if e <= epoch)
+        return {"epoch": epoch, "base": self.base, "paths": paths, "nested": sorted(watcher.nested)}
+
+    def done(self, request: dict[str, object]) -> dict[str, object]:
+        epoch, tree = request.get("epoch"), request.get("tree")
+        if not isinstance(epoch, int) or not isinstance(tree, str) or epoch <= self.base_epoch:
+            return {"ok": False}
+        assert self.watcher is not None
+        self.base, self.base_epoch = tree, epoch
+        self.watcher.forget(epoch)
+        return {"ok": True}
+
+
+def run(repo: Repo) -> int:
+    """`git rewind daemon run`: serve until idle, stopped, or the work tree goes away."""
+    import signal
+
+    from ..base import config
+    from ..base.lock import Lock
+
+    # A process that blocked signals for itself (`git rewind watch` takes them with sigwaitinfo) passes its
+    # mask on to what it starts: the daemon must still end on `daemon stop`'s SIGTERM.
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    os.makedirs(repo.rewind_dir, exist_ok=True)
+    lock = Lock(os.path.join(repo.rewind_dir, daemon.LOCK), timeout=0)
+    try:
+        lock.__enter__()
+    except Exception:  # another daemon holds it: one per work tree
+        return 0
+    try:
+        settings = config.load_or_defaults(repo.root)[0]
+        idle = float(settings["daemon_idle_minutes"].value)
+        return Server(repo, idle, None).run()
+    finally:
+        lock.__exit__(None, None, None)
