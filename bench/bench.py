@@ -52,7 +52,7 @@ EXTS = ("py", "ts", "js", "md", "json", "go", "rs", "c", "h", "txt", "tsx", "css
 # minus that, from the same run.
 SAFETY_TIMER = """\
 import atexit, os, time
-from git_rewind import snapshot, store
+from git_rewind.store import snapshot, store
 from git_rewind.main import main
 spent = [0.0]
 def timed(function):

@@ -33,7 +33,8 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAM
            "GIT_COMMITTER_EMAIL": "b@b", "GIT_CONFIG_NOSYSTEM": "1"}
 IN_PROCESS = """
 import sys, time
-from git_rewind import checkpoints, restore
+from git_rewind.store import checkpoints
+from git_rewind.ops import restore
 from git_rewind.base.repo import Repo
 repo = Repo.discover()
 target = checkpoints.lookup(repo, "1")

@@ -189,7 +189,7 @@ def test_files_vanishing_while_git_adds_them_do_not_fail_the_checkpoint(project:
 
 _SCAN_AND_DIFF = """
 import json
-from git_rewind import snapshot, store
+from git_rewind.store import snapshot, store
 from git_rewind.base.repo import Repo
 repo = Repo.discover()
 tip = store.session_tip(repo, "manual")

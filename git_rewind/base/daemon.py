@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from . import minijson
+from . import layout, minijson
 from .fsutil import alive
 
 TYPE_CHECKING = False
@@ -27,10 +27,10 @@ if TYPE_CHECKING:
     from .repo import Repo
 
 TIMEOUT = 0.5  # seconds: the longest a command waits on the daemon before scanning itself
-SOCKET = "daemon.sock"
-STATE = "daemon.json"  # pid, start time, why it is not running
-LOCK = "daemon.lock"  # held by the running daemon for its whole life: one per work tree
-COOKIES = "daemon-cookies"
+SOCKET = layout.DAEMON_SOCKET
+STATE = layout.DAEMON_STATE
+LOCK = layout.DAEMON_LOCK
+COOKIES = layout.DAEMON_COOKIES
 RETRY_SECONDS = 600  # after a daemon could not start (watch limit, no events), hooks try again this late
 _MAX_SUN_PATH = 100  # sockaddr_un holds 108 bytes with the NUL; leave a margin
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from . import layout
 from .errors import NotARepository, RewindError
 from .lock import Lock
 
@@ -129,7 +130,7 @@ class Repo:
         self.rewind_dir = os.path.join(gitdir, "rewind")
         # Per repository: sequence counter, session state, the store lock.
         self.store_dir = os.path.join(commondir, "rewind")
-        self.share_dir = os.path.join(self.store_dir, "share")  # what push keeps (share.py, sync.py, redact.py)
+        self.share_dir = os.path.join(self.store_dir, layout.SHARE)  # what push keeps (share.py, sync.py, redact.py)
         self._object_format: str | None = None
         self.lock_timeout = 60.0  # seconds; commands set it from config
 
@@ -216,12 +217,12 @@ class Repo:
     def worktree_lock(self) -> Lock:
         """Serialises scans of this work tree through its private index."""
         self.ensure_dirs()
-        return Lock(os.path.join(self.rewind_dir, "lock"), self.lock_timeout)
+        return Lock(os.path.join(self.rewind_dir, layout.LOCK), self.lock_timeout)
 
     def store_lock(self) -> Lock:
         """Serialises sequence ids, notes and refs across all work trees."""
         self.ensure_dirs()
-        return Lock(os.path.join(self.store_dir, "store.lock"), self.lock_timeout)
+        return Lock(os.path.join(self.store_dir, layout.STORE_LOCK), self.lock_timeout)
 
     @property
     def object_format(self) -> str:
@@ -240,7 +241,7 @@ class Repo:
 
     @property
     def private_index(self) -> str:
-        return os.path.join(self.rewind_dir, "index")
+        return os.path.join(self.rewind_dir, layout.INDEX)
 
     def git(self, args: list[str], **kwargs: Any) -> bytes:
         """Run git at the work tree's root."""

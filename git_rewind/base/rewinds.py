@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import os
 
-from . import minijson
+from . import layout, minijson
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .repo import Repo
 
-NAME = "rewinds.jsonl"
+NAME = layout.REWINDS
 MAX_BYTES = 64 * 1024  # past this, the log is rewritten with its newest KEEP lines
 KEEP = 50
 PATHS_KEPT = 20  # paths recorded per rewind

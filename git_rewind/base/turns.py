@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from . import minijson
+from . import layout, minijson
 from .fsutil import write_atomic
 
 TYPE_CHECKING = False
@@ -57,7 +57,7 @@ class Turn:
 
 
 def _dir(repo: Repo) -> str:
-    return os.path.join(repo.rewind_dir, "turns")
+    return os.path.join(repo.rewind_dir, layout.TURNS)
 
 
 def _file(repo: Repo, session: str) -> str:

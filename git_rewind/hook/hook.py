@@ -11,7 +11,7 @@ import os
 import sys
 import time
 
-from ..base import minijson
+from ..base import layout, minijson
 from ..base.clock import utc_now
 from ..base.errors import NotARepository, RewindError
 from ..base.repo import Repo, check_session
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from ..store.store import Result
     from .policy import Decision
 
-LOG = "hook.log"
-ERROR_LOG = "hook-errors.log"
+LOG = layout.HOOK_LOG
+ERROR_LOG = layout.HOOK_ERRORS
 MAX_LOG = 1 << 20  # bytes; the log is rotated to hook.log.1 past this
 HOOK_LOCK_TIMEOUT = 20.0  # seconds; agents time hooks out (we install 30 s)
 
@@ -118,7 +118,7 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
     os.makedirs(repo.rewind_dir, exist_ok=True)  # the config cache and the session state live here
     from ..base import config
 
-    loaded, config_error = config.load_or_defaults(repo.root, os.path.join(repo.rewind_dir, "config-cache.json"))
+    loaded, config_error = config.load_or_defaults(repo.root, os.path.join(repo.rewind_dir, layout.CONFIG_CACHE))
     settings = config.as_values(loaded)
     repo.lock_timeout = min(float(settings["lock_timeout"]), HOOK_LOCK_TIMEOUT)
     paths = _repo_paths(repo, event)
@@ -128,7 +128,7 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
     }
     if config_error:
         entry["config_error"] = config_error
-    state_dir = os.path.join(repo.rewind_dir, "sessions")
+    state_dir = os.path.join(repo.rewind_dir, layout.SESSIONS)
     os.makedirs(state_dir, exist_ok=True)
     state_file = os.path.join(state_dir, event.session + ".json")
     from .. import agents

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 
+from ..base import layout
 from ..base.errors import RewindError
 from ..base.note import AGENT, OUTSIDE
 from ..base.repo import SCRATCH_BLAME
@@ -88,7 +89,7 @@ def blame(repo: Repo, path: str, now: float) -> Result:
     if not items:
         raise RewindError("no checkpoints yet in this work tree: nothing to blame against")
     repo.ensure_dirs()
-    quarantine = scratch_dir(repo.rewind_dir, "blame")
+    quarantine = scratch_dir(repo.rewind_dir, layout.SCRATCH_BLAME)
     try:
         os.mkdir(os.path.join(quarantine, "pack"))
         env = _quarantine_env(repo, quarantine)

@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 
+from ..base import layout
 from ..base.errors import RewindError
 from ..base.repo import Repo
 from ..store.checkpoints import Checkpoint
@@ -58,7 +59,7 @@ def cat(repo: Repo, item: Checkpoint, rel: str) -> None:
         _stream(["cat-file", "blob", oid], repo.root)
         return
     repo.ensure_dirs()
-    stage = scratch_dir(repo.rewind_dir, "cat")
+    stage = scratch_dir(repo.rewind_dir, layout.SCRATCH_CAT)
     try:
         files = check_out(repo, item.commit, [rel], stage)
         sys.stdout.flush()

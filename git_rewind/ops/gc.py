@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..base import layout
 from ..base.gitcmd import FastImport
 from ..base.gitobjects import read_commits
 from ..base.repo import NAMESPACES, NOTES_REF, REF_PREFIX, Repo
@@ -193,7 +194,7 @@ def _drop(repo: Repo, choose: Callable[[list[Checkpoint]], Collection], dry_run:
                                  NOTES_REF: repo.read_ref(NOTES_REF)})
         for session in touched:
             store.forget_tip(repo, session)
-        shutil.rmtree(os.path.join(repo.rewind_dir, "gitignores"), ignore_errors=True)  # a cache
+        shutil.rmtree(os.path.join(repo.rewind_dir, layout.GITIGNORES), ignore_errors=True)  # a cache
         return result
 
 
@@ -275,7 +276,7 @@ def background() -> int:
     try:
         max_size = config.for_repo(repo)["max_store_size"]
         if max_size:
-            with Lock(os.path.join(repo.store_dir, storage.CAP_LOCK), repo.lock_timeout):
+            with Lock(os.path.join(repo.store_dir, layout.CAP_LOCK), repo.lock_timeout):
                 cap(repo, max_size)
     except Exception as exc:  # a detached process: the state is where anyone will see it
         storage.write_state(repo, {**storage.read_state(repo), "error": f"{type(exc).__name__}: {exc}"})

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 
-from ..base import gitcmd
+from ..base import gitcmd, layout
 from ..base.errors import RewindError
 from ..base.fsutil import scratch_dir
 from ..base.note import Note, RewindRecord
@@ -91,7 +91,7 @@ def patch(
         if plan.empty:
             return outcome
         store.mark_restored(repo, safety.seq)
-        work = scratch_dir(repo.rewind_dir, "patch")
+        work = scratch_dir(repo.rewind_dir, layout.SCRATCH_PATCH)
         index = os.path.join(work, "index")
         shutil.copy2(repo.private_index, index)  # its mtime too: git re-checks entries as new as the index
     from ..agents import install
@@ -110,7 +110,7 @@ def patch(
     with repo.worktree_lock():
         # the same ignore rules as the plan's: the target checkpoint's with the disk's
         used = ignore.target_excludes(repo, repo.tree_of(target.commit),
-                                      os.path.join(repo.rewind_dir, "target-excludes"))
+                                      os.path.join(repo.rewind_dir, layout.TARGET_EXCLUDES))
         after = snapshot.scan(repo, max_size, used, base_tree=scan.tree)
     wanted = set(offered)
     for status, path in after.changes:

@@ -17,6 +17,7 @@ import os
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
+from ..base import layout
 from ..base.errors import RewindError
 from ..base.gitcmd import COMMITTER, FastImport, cat_file, null_oid
 from ..base.gitobjects import Commit, read_commits, refs_under
@@ -560,7 +561,7 @@ def _forget_caches(repo: Repo) -> None:
     import shutil
 
     for _gitdir, private in _worktree_dirs(repo):
-        shutil.rmtree(os.path.join(private, "gitignores"), ignore_errors=True)
+        shutil.rmtree(os.path.join(private, layout.GITIGNORES), ignore_errors=True)
         try:  # the last scan's tree: compared with the next scan's, which git could no longer read
             os.unlink(os.path.join(private, "scan-state"))
         except FileNotFoundError:
@@ -576,7 +577,7 @@ def _scrub_state_files(repo: Repo, texts: list[str]) -> int:
 
     changed = 0
     for _gitdir, private in _worktree_dirs(repo) if texts else []:
-        for folder in ("turns", "sessions"):
+        for folder in (layout.TURNS, layout.SESSIONS):
             try:
                 names = sorted(n for n in os.listdir(os.path.join(private, folder)) if n.endswith(".json"))
             except (FileNotFoundError, NotADirectoryError):

@@ -16,6 +16,7 @@ import re
 import stat
 import subprocess
 
+from ..base import layout
 from ..base.config import PROJECT_FILE
 from ..base.errors import RewindError
 from ..base.fsutil import read_regular
@@ -173,7 +174,7 @@ def plan_locked(
     """Scan the working tree and plan its way to TARGET's tree (or RETARGET's, made from the scanned one);
     hold the work-tree lock. Returns the plan, the scan (what a safety checkpoint records) and the excludes
     file holding the target's ignore rules (None when they are the disk's)."""
-    excludes = os.path.join(repo.rewind_dir, "target-excludes")
+    excludes = os.path.join(repo.rewind_dir, layout.TARGET_EXCLUDES)
     # The safety checkpoint goes on the target's session: diff against its tip once, here.
     tip = store.session_tip(repo, target.session or "manual")
     # A plain undo goes back to its session's newest checkpoint, whose tree the tip already names.
@@ -625,7 +626,7 @@ class _BlobReader:
 
         from ..base.fsutil import scratch_dir
 
-        self._stage = scratch_dir(self._repo.rewind_dir, "restore")
+        self._stage = scratch_dir(self._repo.rewind_dir, layout.SCRATCH_RESTORE)
         try:
             files = check_out(self._repo, target_tree, [c.path for c in changes], self._stage)
         except BaseException:

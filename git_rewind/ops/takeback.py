@@ -20,6 +20,7 @@ import os
 import re
 import time
 
+from ..base import layout
 from ..base.errors import RewindError
 from ..base.note import AGENT, OUTSIDE
 from ..base.repo import SCRATCH_TAKEBACK
@@ -290,7 +291,7 @@ def _edit_tree(repo: Repo, tree: str, entries: dict[str, tuple[str, str] | None]
     """TREE with ENTRIES set ((mode, oid)) or removed (None), through a throwaway index."""
     if not entries:
         return tree
-    index = os.path.join(repo.rewind_dir, f"takeback-index-{os.getpid()}")
+    index = os.path.join(repo.rewind_dir, f"{layout.TAKEBACK_INDEX}{os.getpid()}")
     env = {"GIT_INDEX_FILE": index}
     try:
         repo.git(["read-tree", tree], env=env)
@@ -457,7 +458,7 @@ def _matching(repo: Repo, trees_: list[str], only: list[str], cwd: str | None) -
     from ..base import gitcmd
 
     found: set[str] = set()
-    empty = os.path.join(repo.rewind_dir, f"empty-index-{os.getpid()}")
+    empty = os.path.join(repo.rewind_dir, f"{layout.EMPTY_INDEX}{os.getpid()}")
     for tree in dict.fromkeys(trees_):
         out = gitcmd.run(["ls-files", "-z", "--full-name", f"--with-tree={tree}", "--", *only],
                          cwd=cwd or repo.root, env={"GIT_INDEX_FILE": empty})

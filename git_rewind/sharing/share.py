@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 
+from ..base import layout
 from ..base.errors import RewindError
 from ..base.note import Note
 from ..base.repo import REMOTE_PREFIX, SCRATCH_SHARE, SHARE_PREFIX
@@ -41,7 +42,7 @@ _REGULAR = ("100644", "100755")
 
 def purged_marker(repo: Repo) -> str:
     """Present after a purge: the next push must replace the remote copy (`push --prune`)."""
-    return os.path.join(repo.share_dir, "purged")
+    return os.path.join(repo.share_dir, layout.PURGED)
 
 
 def default_name(repo: Repo) -> str:
@@ -149,7 +150,7 @@ def build(repo: Repo, items: list[Checkpoint], name: str, user: str, *, conversa
     from ..base.lock import Lock
 
     os.makedirs(repo.share_dir, exist_ok=True)
-    with Lock(os.path.join(repo.share_dir, "push.lock"), repo.lock_timeout):
+    with Lock(os.path.join(repo.share_dir, layout.PUSH_LOCK), repo.lock_timeout):
         ref = SHARE_PREFIX + name
         old = repo.read_ref(ref)
         report = Report(name, old)

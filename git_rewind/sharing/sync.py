@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 
+from ..base import layout
 from ..base.errors import RewindError
 from ..base.repo import INCOMING_PREFIX, REMOTE_PREFIX, SHARE_PREFIX
 from . import share
@@ -231,7 +232,7 @@ def _last_line(stderr: str) -> str:
 
 
 def _pushed_file(repo: Repo, remote: Remote) -> str:
-    return os.path.join(repo.share_dir, "pushed", remote.label)
+    return os.path.join(repo.share_dir, layout.PUSHED, remote.label)
 
 
 def _pushed_before(repo: Repo, remote: Remote) -> str | None:
@@ -577,7 +578,7 @@ def start_background_push(repo: Repo) -> None:
     import subprocess
     import sys
 
-    log = os.path.join(repo.share_dir, "auto-push.log")
+    log = os.path.join(repo.share_dir, layout.AUTO_PUSH_LOG)
     os.makedirs(repo.share_dir, exist_ok=True)
     with open(log, "ab") as out:
         subprocess.Popen([sys.executable, "-m", "git_rewind", "push", "--quiet"], cwd=repo.root,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from ..base import layout
 from ..base.clock import parse_utc
 from ..base.errors import RewindError
 from ..base.fsutil import write_atomic
@@ -69,7 +70,7 @@ class Checkpoint:
 
 
 def _seq_file(repo: Repo) -> str:
-    return os.path.join(repo.store_dir, "seq")
+    return os.path.join(repo.store_dir, layout.SEQ)
 
 
 def next_seq(repo: Repo) -> int:

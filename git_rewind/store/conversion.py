@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from ..base import gitcmd
+from ..base import gitcmd, layout
 from ..base.config import xdg_config_home
 from ..base.fsutil import read_regular, write_atomic
 from ..base.repo import Repo, clear_stale_lock
@@ -232,7 +232,7 @@ def hash_as_added(repo: Repo, paths: list[str], scratch: str | None = None,
     """(mode, blob id) of each of PATHS (regular files) as `git add` with the user's index stores it, the
     blob written (ENV: where objects go); a path gone meanwhile is missing from the answer. SCRATCH: the
     index file to use, by default one per work tree under .git/rewind/ (then hold the work-tree lock)."""
-    scratch = scratch or os.path.join(repo.rewind_dir, "reference-index")
+    scratch = scratch or os.path.join(repo.rewind_dir, layout.REFERENCE_INDEX)
     clear_stale_lock(scratch + ".lock")
     try:
         os.unlink(scratch)
@@ -412,7 +412,7 @@ class Checked:
 
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
-        self.path = os.path.join(repo.rewind_dir, "reference-files")
+        self.path = os.path.join(repo.rewind_dir, layout.REFERENCE_FILES)
         self.known: dict[str, str] = {}
         self.changed = False
         try:
@@ -502,7 +502,7 @@ def _attributes(repo: Repo, paths: list[str], names: tuple[str, ...]) -> dict[st
 
 
 def _verified_file(repo: Repo) -> str:
-    return os.path.join(repo.rewind_dir, "reference")
+    return os.path.join(repo.rewind_dir, layout.REFERENCE)
 
 
 def verified(repo: Repo, tree: str) -> str | None:

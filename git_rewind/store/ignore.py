@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from ..base import gitcmd
+from ..base import gitcmd, layout
 from ..base.fsutil import read_regular, write_atomic
 from ..base.repo import Repo
 from .snapshot import blob_oid
@@ -45,7 +45,7 @@ def _translate(directory: str, line: str) -> str | None:
 
 def gitignore_files(repo: Repo, tree: str) -> list[tuple[str, str]]:
     """(path, blob id) of every .gitignore in TREE; cached per tree, since trees never change."""
-    cache = os.path.join(repo.rewind_dir, "gitignores", tree)
+    cache = os.path.join(repo.rewind_dir, layout.GITIGNORES, tree)
     try:
         with open(cache, "rb") as fh:
             fields = fh.read().split(b"\0")[:-1]

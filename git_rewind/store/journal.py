@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 
+from ..base import layout
 from ..base.repo import Repo
 
-JOURNAL = "restore.journal"
+JOURNAL = layout.JOURNAL
 
 
 SUFFIX = ".rewind-tmp"

@@ -14,7 +14,7 @@ import os
 import re
 import stat
 
-from ..base import gitcmd, minijson
+from ..base import gitcmd, layout, minijson
 from ..base.config import xdg_config_home
 from ..base.fsutil import NotRegular, read_regular, write_atomic
 from ..base.repo import SCRATCH_SCAN, Repo, clear_stale_lock, git_dirs
@@ -107,7 +107,7 @@ def empty_tree(repo: Repo) -> str:
 
 
 def _skip_file(repo: Repo) -> str:
-    return os.path.join(repo.rewind_dir, "skipped.json")
+    return os.path.join(repo.rewind_dir, layout.SKIPPED)
 
 
 def load_skipped(repo: Repo) -> list[dict[str, Any]]:
@@ -238,7 +238,7 @@ def _objects_dir(repo: Repo) -> str:
 
 
 def _quarantine(repo: Repo) -> str:
-    return os.path.join(repo.rewind_dir, "objects")
+    return os.path.join(repo.rewind_dir, layout.OBJECTS)
 
 
 def _admit_objects(repo: Repo, leave_out: frozenset[str] = frozenset()) -> None:
@@ -802,7 +802,7 @@ def _tracked_ignored_key(repo: Repo, rules: str) -> str:
 
 def tracked_ignored(repo: Repo, rules: str, refresh: bool = False) -> list[str]:
     """The files the person's index tracks that the ignore rules match (usually none)."""
-    path = os.path.join(repo.rewind_dir, "tracked-ignored")
+    path = os.path.join(repo.rewind_dir, layout.TRACKED_IGNORED)
     key = _tracked_ignored_key(repo, rules)
     if not refresh:
         cached = cached_tracked_ignored(repo, key)
@@ -817,7 +817,7 @@ def tracked_ignored(repo: Repo, rules: str, refresh: bool = False) -> list[str]:
 def cached_tracked_ignored(repo: Repo, key: str) -> list[str] | None:
     """tracked_ignored's list as last made, if KEY (_tracked_ignored_key) still holds; else None."""
     try:
-        with open(os.path.join(repo.rewind_dir, "tracked-ignored"), "rb") as fh:
+        with open(os.path.join(repo.rewind_dir, layout.TRACKED_IGNORED), "rb") as fh:
             data = fh.read()
     except FileNotFoundError:
         return None
@@ -835,7 +835,7 @@ def cached_tracked_ignored(repo: Repo, key: str) -> list[str] | None:
 
 
 def _scan_state_file(repo: Repo) -> str:
-    return os.path.join(repo.rewind_dir, "scan-state")
+    return os.path.join(repo.rewind_dir, layout.SCAN_STATE)
 
 
 def _read_scan_state(repo: Repo) -> tuple[str | None, str | None, str | None]:

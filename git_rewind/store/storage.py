@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import time
 
+from ..base import layout
 from ..base.repo import NOTES_REF, REF_PREFIX, Repo
 
 TYPE_CHECKING = False
@@ -25,9 +26,9 @@ if TYPE_CHECKING:
 
     from .checkpoints import Checkpoint
 
-STATE = "storage.json"  # in the store directory: the last exact measure, for the hooks' estimate
-STAMP = "last-cap-check"  # its mtime: when a hook last estimated
-CAP_LOCK = "cap.lock"  # one background enforcement at a time
+STATE = layout.STORAGE_STATE
+STAMP = layout.CAP_CHECK
+CAP_LOCK = layout.CAP_LOCK
 CHECK_INTERVAL = 300  # seconds between two estimates on the hook path
 # rev-list's negative side: every ref but ours (the person's branches, tags, remotes, HEADs, stash, ...).
 _NOT_OURS = ["--not", f"--exclude={REF_PREFIX}*", f"--exclude={NOTES_REF}", "--all"]

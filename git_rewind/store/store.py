@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import time
 
+from ..base import layout
 from ..base.clock import utc_now
 from ..base.errors import RewindError
 from ..base.fsutil import write_atomic
@@ -131,7 +132,7 @@ class Result(Tip):
 
 
 def _tip_file(gitdir_rewind: str, session: str) -> str:
-    return os.path.join(gitdir_rewind, "tips", session)
+    return os.path.join(gitdir_rewind, layout.TIPS, session)
 
 
 def session_tip(repo: Repo, session: str) -> Tip | None:
@@ -210,7 +211,7 @@ def forget_tip(repo: Repo, session: str) -> None:
                 pass
 
 
-LAST = "last"  # the work tree's newest checkpoint, any session: what origins are computed against
+LAST = layout.LAST  # the work tree's newest checkpoint, any session: what origins are computed against
 
 
 def _read_last(path: str, repo: Repo | None) -> tuple[str | None, Tip | None]:
@@ -224,7 +225,7 @@ def _read_last(path: str, repo: Repo | None) -> tuple[str | None, Tip | None]:
     return session, Tip(Oid(commit), Oid(tree), int(seq))
 
 
-RESTORED = "restored"  # the safety checkpoint of the work tree's newest restore (its files changed after it)
+RESTORED = layout.RESTORED  # the safety checkpoint of the newest restore (its files changed after it)
 
 
 def mark_restored(repo: Repo, safety_seq: int) -> None:
@@ -522,7 +523,7 @@ def maybe_pack(repo: Repo, threshold: int) -> bool:
     """
     if loose_objects_estimate(repo) < threshold:
         return False
-    stamp = os.path.join(repo.store_dir, "last-pack")
+    stamp = os.path.join(repo.store_dir, layout.LAST_PACK)
     try:
         if time.time() - os.stat(stamp).st_mtime < 60:
             return False

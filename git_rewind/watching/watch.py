@@ -28,6 +28,8 @@ import sys
 import threading
 import time
 
+from ..base import layout
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -273,7 +275,7 @@ class Loop:
         self.settle = settle_ms / 1000.0
         self.busy = self.settle * BUSY_FACTOR
         self.watcher: Watcher | None = None
-        self.cookie_dir = os.path.join(self.repo.rewind_dir, f"watch-cookies-{os.getpid()}")
+        self.cookie_dir = os.path.join(self.repo.rewind_dir, f"{layout.WATCH_COOKIES}{os.getpid()}")
         self.first_change: float | None = None  # monotonic times of the first and last change not checkpointed
         self.last_change = 0.0
         self.gone = False
