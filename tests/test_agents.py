@@ -371,3 +371,17 @@ def test_an_agent_is_one_module_and_its_line_in_the_registry(tmp_path: Path, mon
         undo.plan_conversation(Checkpoint(Oid("0" * 40), note, Oid("0" * 40)), False)
     assert refused.value.remedy == "code-only"  # each face words it: a flag, a tool, a choice on the page
 
+
+
+def test_each_agent_says_in_its_own_module_what_marks_its_payloads() -> None:
+    """agents.detect only weighs the claims: every agent module answers for itself, and a payload two agents
+    would claim (Qwen Code's environment has Gemini CLI's and Claude Code's variables) goes to the stronger."""
+    import importlib
+
+    for name in agents.NAMES:
+        module = importlib.import_module(agents.MODULES[name])
+        assert callable(module.detect), name
+    qwen_env = {"QWEN_PROJECT_DIR": "/p", "GEMINI_PROJECT_DIR": "/p", "CLAUDE_PROJECT_DIR": "/p", "CLAUDECODE": "1"}
+    assert agents.detect({"hook_event_name": "PreToolUse"}, qwen_env) == "qwen"
+    assert agents.detect({"sessionID": "s", "event": "x", "host": "kilo"}, {"CLAUDECODE": "1"}) == "kilo"
+    assert agents.detect({"hook_event_name": "Stop"}, {}) == "claude-code"  # claimed by none

@@ -354,3 +354,8 @@ class Aider(Agent):
 
 
 AGENT = Aider()
+
+
+def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> int | None:
+    """Aider has no hooks (git rewind watch runs it): no payload is its (agents.detect)."""
+    return None

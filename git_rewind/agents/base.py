@@ -160,6 +160,16 @@ def home_folders(home: str, environ: Mapping[str, str], variable: str, default: 
     return (os.path.join(os.path.abspath(os.path.expanduser(value)), *configured), fallback)
 
 
+# How strongly a payload and its environment are one agent's, on one scale (lower is stronger), so that an
+# agent that copies another's variables is told apart: Droid, Qwen Code and Copilot CLI set Claude Code's
+# CLAUDE_PROJECT_DIR, Qwen Code Gemini CLI's GEMINI_PROJECT_DIR too. Each agent module's `detect` answers
+# with one of these (plus its place within the tier), or None.
+OWN_VARIABLE = 10  # a variable only it (and agents asked before it) sets: Droid 10, Qwen 11, Gemini 12
+OWN_PAYLOAD = 20  # a payload only it sends: Codex's turn_id 20, our OpenCode/Kilo plugin's 21, Cursor's 22
+SHARED_VARIABLE = 30  # a variable of its own others may inherit: Copilot's COPILOT_CLI 30, CLAUDECODE 31
+PAYLOAD_SHAPE = 40  # fields or tool names its payloads carry: Droid's 40, Qwen's 41, Gemini's 42
+
+
 class LeafRewind:
     """The conversation rewind of an agent whose transcript is a tree of messages resumed from a leaf (Claude Code's
     `last-prompt` line, Qwen Code's `rewind` record): a rewind appends the line POINTER(transcript, leaf, session)

@@ -340,3 +340,11 @@ class ClaudeCode(Agent):
 
 
 AGENT = ClaudeCode()
+
+
+def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> int | None:
+    """CLAUDECODE, which Claude Code sets (and a program it started inherits); a payload nobody else claims is
+    Claude Code's too, as agents.detect decides (agents.detect)."""
+    from .base import SHARED_VARIABLE
+
+    return SHARED_VARIABLE + 1 if environ.get("CLAUDECODE") else None

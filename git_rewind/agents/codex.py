@@ -534,3 +534,11 @@ class Codex(Agent):
 
 
 AGENT = Codex()
+
+
+def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> int | None:
+    """Codex sets no variable of its own in a hook's environment; its payloads carry the turn's id
+    (agents.detect)."""
+    from .base import OWN_PAYLOAD
+
+    return OWN_PAYLOAD if "turn_id" in payload or payload.get("tool_name") == "apply_patch" else None

@@ -446,3 +446,13 @@ class Copilot(Agent):
 
 
 AGENT = Copilot()
+
+
+def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> int | None:
+    """Copilot CLI sets COPILOT_CLI=1 (and CLAUDE_PROJECT_DIR) for its hooks; its payloads say sessionId
+    (agents.detect)."""
+    from .base import SHARED_VARIABLE
+
+    if environ.get("COPILOT_CLI") == "1" or ("sessionId" in payload and "hook_event_name" not in payload):
+        return SHARED_VARIABLE
+    return None

@@ -22,6 +22,7 @@ from .event import Event, changed_chars, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from .settingsfile import Change
@@ -162,3 +163,10 @@ class Cursor(Agent):
 
 
 AGENT = Cursor()
+
+
+def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> int | None:
+    """Cursor's hooks: conversation_id and workspace_roots in every payload (agents.detect)."""
+    from .base import OWN_PAYLOAD
+
+    return OWN_PAYLOAD + 2 if "conversation_id" in payload and "workspace_roots" in payload else None

@@ -283,3 +283,15 @@ class Droid(Agent):
 
 
 AGENT = Droid()
+
+
+def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> int | None:
+    """Droid's variables (it sets CLAUDE_PROJECT_DIR too), else its own fields and tool names (agents.detect)."""
+    from .base import OWN_VARIABLE, PAYLOAD_SHAPE
+
+    if environ.get("FACTORY_PROJECT_DIR") or environ.get("DROID_PROJECT_DIR"):
+        return OWN_VARIABLE
+    if {"tool_execution_count", "has_images", "session_duration_ms"} & payload.keys() \
+            or payload.get("tool_name") in ("Create", "Execute", "ApplyPatch"):
+        return PAYLOAD_SHAPE
+    return None

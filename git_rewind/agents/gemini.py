@@ -524,3 +524,16 @@ class Gemini(Agent):
 
 
 AGENT = Gemini()
+
+
+def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> int | None:
+    """Gemini CLI's variables (it sets CLAUDE_PROJECT_DIR too, as an alias), else its own event and tool names
+    (agents.detect)."""
+    from .base import OWN_VARIABLE, PAYLOAD_SHAPE
+
+    if environ.get("GEMINI_PROJECT_DIR") or environ.get("GEMINI_SESSION_ID"):
+        return OWN_VARIABLE + 2
+    if payload.get("hook_event_name") in ("BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool", "PreCompress") \
+            or payload.get("tool_name") in ("write_file", "replace", "run_shell_command"):
+        return PAYLOAD_SHAPE + 2
+    return None

@@ -22,6 +22,7 @@ from .opencode import OpenCodeFamily
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Any
 
 
 class Kilo(OpenCodeFamily):
@@ -103,3 +104,11 @@ class Kilo(OpenCodeFamily):
 
 
 AGENT = Kilo()
+
+
+def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> int | None:
+    """Our plugin, loaded by Kilo: it names its host (agents.detect)."""
+    from .base import OWN_PAYLOAD
+    from .opencode import plugin_payload
+
+    return OWN_PAYLOAD + 1 if plugin_payload(payload) and payload.get("host") == "kilo" else None

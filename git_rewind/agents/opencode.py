@@ -29,6 +29,7 @@ from .event import Event, changed_chars, text
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
+    from collections.abc import Mapping
     from typing import Any
 
     from ..base.note import ConversationRecord, Note, Position
@@ -510,3 +511,16 @@ class OpenCode(OpenCodeFamily):
 
 
 AGENT = OpenCode()
+
+
+def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> int | None:
+    """OpenCode runs hooks only through our plugin, whose payload says so (sessionID + event) and names the
+    agent that loaded it ("host"; a plugin from before Kilo sends none: OpenCode) (agents.detect)."""
+    from .base import OWN_PAYLOAD
+
+    return OWN_PAYLOAD + 1 if plugin_payload(payload) and payload.get("host") != "kilo" else None
+
+
+def plugin_payload(payload: Mapping[str, Any]) -> bool:
+    """PAYLOAD came from our plugin, in OpenCode or one of its forks."""
+    return "sessionID" in payload and "event" in payload

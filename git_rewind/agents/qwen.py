@@ -333,3 +333,16 @@ class Qwen(Agent):
 
 
 AGENT = Qwen()
+
+
+def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> int | None:
+    """QWEN_PROJECT_DIR (it sets Claude Code's and Gemini CLI's variables too), else Claude's event names with
+    Gemini-like tool names (agents.detect)."""
+    from .base import OWN_VARIABLE, PAYLOAD_SHAPE
+
+    if environ.get("QWEN_PROJECT_DIR"):
+        return OWN_VARIABLE + 1
+    if payload.get("tool_name") in ("write_file", "edit", "run_shell_command") \
+            and payload.get("hook_event_name") in ("PreToolUse", "PostToolUse", "PostToolUseFailure"):
+        return PAYLOAD_SHAPE + 1
+    return None
