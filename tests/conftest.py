@@ -15,6 +15,23 @@ from helpers.workdir import Workdir, git_env
 # the real git servers' fixtures: git_daemon, http_server, ssh_server, any_server
 pytest_plugins = ["helpers.gitservers"]
 
+# The tiers (pytest -m unit / invariants / e2e): what a test file is decides its tier.
+INVARIANTS = {"test_kill", "test_concurrency", "test_attacks", "test_differential", "test_properties",
+              "test_real_history"}  # the promises pushed hard: kills, races, attacks, git as the oracle, real histories
+END_TO_END = {"test_gitservers", "test_sync_servers", "test_web_page"}  # real servers and the browser (+ test_e2e_*)
+
+
+def tier(module: str) -> str:
+    """The tier of the test file named MODULE (without .py)."""
+    if module.startswith("test_e2e_") or module in END_TO_END:
+        return "e2e"
+    return "invariants" if module in INVARIANTS else "unit"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(getattr(pytest.mark, tier(item.path.stem)))
+
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:

@@ -18,10 +18,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from helpers import stress
 from helpers.workdir import Workdir
 
-WORKERS = 8
-SNAPS = 6
+WORKERS = stress.count(8, 3)
+SNAPS = stress.count(6, 2)
 
 
 @dataclass

@@ -28,7 +28,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from helpers import daemon
+from helpers import daemon, stress
 from helpers.agentcli import disk_files
 from helpers.oracle import agree, file_hash, oracle_tree
 from helpers.workdir import Workdir, git_env
@@ -74,8 +74,8 @@ OPS = st.one_of(
     st.tuples(st.just("snap_path")),
     st.tuples(st.just("daemon"), st.booleans()),
 )
-SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), print_blob=True,
-                    phases=[Phase.explicit, Phase.reuse, Phase.generate])
+SETTINGS = settings(max_examples=stress.count(30, 6), deadline=None, suppress_health_check=list(HealthCheck),
+                    print_blob=True, phases=[Phase.explicit, Phase.reuse, Phase.generate])
 
 
 def _new_repo(tmp: Path, autocrlf: str | None) -> Workdir:

@@ -24,6 +24,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from helpers import stress
 from helpers.workdir import REWIND, Workdir
 
 SEED = 20241122
@@ -240,7 +241,7 @@ def test_kill_snap_at_random_moments(repo: Workdir) -> None:
     hits = 0
     # Rounds go on (at most 24) until 8 have run and 4 kills landed mid-snap; a kill that
     # came too late shortens the next delay, so machine load cannot starve the test.
-    for round_ in range(1, 25):
+    for round_ in range(1, stress.count(25, 6)):
         if round_ > 8 and hits >= 4:
             break
         rewrite_all(round_)
@@ -294,7 +295,7 @@ def test_kill_undo_at_random_moments(repo: Workdir) -> None:
 
     current, hits, mid_restore = seq_b, 0, 0
     # At most 30 rounds, until 10 have run with 6 kills mid-undo and 2 mid-write (see the snap test).
-    for round_ in range(30):
+    for round_ in range(stress.count(30, 6)):
         if round_ >= 10 and hits >= 6 and mid_restore >= 2:
             break
         target = seq_a if current == seq_b else seq_b
@@ -473,7 +474,7 @@ def test_kill_conversation_undo_at_many_moments(agent_project: Workdir) -> None:
     # just before and just after the change.
     sweep, hits, backed_up_unchanged, cut_by_killed = 12, 0, 0, 0
     before_cut, after_cut = 0.0, duration
-    for round_ in range(36):
+    for round_ in range(stress.count(36, 8)):
         if round_ >= 2 * sweep and hits >= sweep // 2 and backed_up_unchanged and cut_by_killed:
             break
         last_seq = max(_check_store(w))

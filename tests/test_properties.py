@@ -28,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from helpers import stress
 from helpers.workdir import Workdir, git_env
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -73,7 +74,7 @@ OPS = ["create", "modify", "modify_same_size", "delete", "chmod", "file_to_dir",
 
 # No shrinking: each example runs several git processes, and shrinking a failure could take
 # minutes. The draws are labelled, so a failing example reads well enough as it is.
-SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck),
+SETTINGS = settings(max_examples=stress.count(25, 5), deadline=None, suppress_health_check=list(HealthCheck),
                     print_blob=True, phases=[Phase.explicit, Phase.reuse, Phase.generate])
 
 
@@ -397,7 +398,7 @@ def _behind_link(root: Path, rel: str) -> bool:
     return any((root / "/".join(parts[:i])).is_symlink() for i in range(1, len(parts)))
 
 
-@settings(SETTINGS, max_examples=15)
+@settings(SETTINGS, max_examples=stress.count(15, 3))
 @given(data=st.data())
 def test_repeated_snapshots_follow_the_tree(data: st.DataObject) -> None:
     """Several rounds of edits, each followed by a full or --path snap: every checkpoint is
