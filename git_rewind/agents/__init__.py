@@ -48,9 +48,9 @@ def for_program(program: str) -> Agent | None:
 
 def detect(payload: Mapping[str, Any], environ: Mapping[str, str]) -> str:
     """Which agent ran the hook when its entry did not say so (every entry `install` writes passes --agent):
-    each agent module's `detect` says how strongly PAYLOAD and ENVIRON are its own (on base.py's scale); the strongest claim wins,
-    and with none, Claude Code (whose payload format the others copy). It imports every agent module: a
-    fallback, off the installed hooks' path."""
+    each agent module's `detect` says how strongly PAYLOAD and ENVIRON are its own (on base.py's scale); the
+    strongest claim wins, and with none, Claude Code (whose payload format the others copy). It imports every
+    agent module: a fallback, off the installed hooks' path."""
     claims: list[tuple[int, str]] = []
     for name in NAMES:
         rank = importlib.import_module(MODULES[name]).detect(payload, environ)

@@ -16,6 +16,7 @@ import time
 
 from . import layout, minijson
 from .fsutil import alive
+from .note import Oid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ class Changes:
         self.link = link
         self.epoch = answer.get("epoch")
         base, paths = answer.get("base"), answer.get("paths")
-        self.base = base if isinstance(base, str) else None
+        self.base = Oid(base) if isinstance(base, str) else None
         self.paths = [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else None
         nested = answer.get("nested")
         self.nested = [p for p in nested if isinstance(p, str)] if isinstance(nested, list) else []

@@ -11,6 +11,7 @@ import os
 import subprocess
 
 from .errors import RewindError
+from .note import Oid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -201,19 +202,19 @@ class FastImport:
         """Forget what the stream built on REF (TO: start it there; a null id deletes it at the end)."""
         self.write(b"reset " + ref.encode() + b"\n" + (b"from " + to.encode() + b"\n" if to else b"") + b"\n")
 
-    def ls(self, dataref: str, path: bytes) -> tuple[int, str] | None:
+    def ls(self, dataref: str, path: bytes) -> tuple[int, Oid] | None:
         """Mode and object id of PATH inside commit or tree DATAREF, or None if absent."""
         self._in.write(b"ls " + dataref.encode() + b" " + quote_path(path) + b"\n")
         self._in.flush()
         return self._ls_answer()
 
-    def ls_many(self, questions: Sequence[tuple[str, bytes]]) -> list[tuple[int, str] | None]:
+    def ls_many(self, questions: Sequence[tuple[str, bytes]]) -> list[tuple[int, Oid] | None]:
         """`ls` of each (dataref, path) in QUESTIONS, asked in batches instead of one round trip each.
 
         A batch's answers must fit in the pipe while it is being asked (fast-import blocks writing them
         otherwise, and then so would we): a batch stops at about 32 KiB of expected answers.
         """
-        found: list[tuple[int, str] | None] = []
+        found: list[tuple[int, Oid] | None] = []
         start = 0
         while start < len(questions):
             end, size = start, 0
@@ -227,27 +228,27 @@ class FastImport:
             start = end
         return found
 
-    def _ls_answer(self) -> tuple[int, str] | None:
+    def _ls_answer(self) -> tuple[int, Oid] | None:
         line = self._out.readline()
         if not line:
             raise self._failure()
         if line.startswith(b"missing "):
             return None
         mode, _kind, rest = line.split(b" ", 2)
-        return int(mode, 8), rest.split(b"\t", 1)[0].decode()
+        return int(mode, 8), Oid(rest.split(b"\t", 1)[0].decode())
 
-    def get_mark(self, mark: int) -> str:
+    def get_mark(self, mark: int) -> Oid:
         """The object id a mark was given."""
         self._in.write(b"get-mark :%d\n" % mark)
         self._in.flush()
         line = self._out.readline()
         if not line:
             raise self._failure()
-        return line.strip().decode()
+        return Oid(line.strip().decode())
 
-    def get_marks(self, marks: Sequence[int]) -> list[str]:
+    def get_marks(self, marks: Sequence[int]) -> list[Oid]:
         """The object id of each of MARKS, asked in batches (an answer is at most 65 bytes)."""
-        found: list[str] = []
+        found: list[Oid] = []
         for start in range(0, len(marks), 400):
             batch = marks[start:start + 400]
             self._in.write(b"".join(b"get-mark :%d\n" % mark for mark in batch))
@@ -256,7 +257,7 @@ class FastImport:
                 line = self._out.readline()
                 if not line:
                     raise self._failure()
-                found.append(line.strip().decode())
+                found.append(Oid(line.strip().decode()))
         return found
 
     def finish(self) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .errors import RewindError
 from .gitcmd import cat_file
+from .note import Oid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ class Commit:
 
     __slots__ = ("tree", "parents", "time", "message", "author", "committer")
 
-    def __init__(self, tree: str, parents: list[str], time: int, message: bytes, author: bytes = b"",
+    def __init__(self, tree: Oid, parents: list[Oid], time: int, message: bytes, author: bytes = b"",
                  committer: bytes = b"") -> None:
         self.tree = tree
         self.parents = parents
@@ -33,13 +34,13 @@ class Commit:
     def parse(cls, raw: bytes) -> Commit:
         """A commit object's bytes (as `cat-file commit` prints them)."""
         head, _, message = raw.partition(b"\n\n")
-        tree, parents, time, author, committer = "", [], 0, b"", b""
+        tree, parents, time, author, committer = Oid(""), [], 0, b"", b""
         for line in head.split(b"\n"):
             key, _, value = line.partition(b" ")
             if key == b"tree":
-                tree = value.decode()
+                tree = Oid(value.decode())
             elif key == b"parent":
-                parents.append(value.decode())
+                parents.append(Oid(value.decode()))
             elif key == b"author":
                 author = value
             elif key == b"committer":
@@ -58,18 +59,18 @@ def read_commits(repo: Repo, oids: list[str]) -> dict[str, Commit]:
     return found
 
 
-def refs_under(repo: Repo, *patterns: str) -> dict[str, str]:
+def refs_under(repo: Repo, *patterns: str) -> dict[str, Oid]:
     """Every ref `git for-each-ref PATTERNS` lists (a pattern matches whole name components: `refs/rewind`
     is refs/rewind/*, not refs/rewind-scan), name → object id, in git's order. No pattern: nothing (never
     every ref of the repository by accident)."""
     if not patterns:
         return {}
     out = repo.git(["for-each-ref", "--format=%(objectname) %(refname)", *patterns]).decode("utf-8", "surrogateescape")
-    found: dict[str, str] = {}
+    found: dict[str, Oid] = {}
     for line in out.splitlines():
         oid, _, ref = line.partition(" ")
         if ref:
-            found[ref] = oid
+            found[ref] = Oid(oid)
     return found
 
 
@@ -80,7 +81,7 @@ class DiffEntry:
 
     __slots__ = ("old_mode", "new_mode", "old_oid", "new_oid", "status", "path")
 
-    def __init__(self, old_mode: int, new_mode: int, old_oid: str, new_oid: str, status: str, path: str) -> None:
+    def __init__(self, old_mode: int, new_mode: int, old_oid: Oid, new_oid: Oid, status: str, path: str) -> None:
         self.old_mode = old_mode  # 0: absent on that side
         self.new_mode = new_mode
         self.old_oid = old_oid
@@ -107,7 +108,7 @@ def raw_diff_by_commit(out: bytes) -> dict[str, list[DiffEntry]]:
         token = tokens[i]
         if token.startswith(b":") and i + 1 < len(tokens):
             old_mode, new_mode, old_oid, new_oid, status = token[1:].decode().split(" ")
-            current.append(DiffEntry(int(old_mode, 8), int(new_mode, 8), old_oid, new_oid, status[:1],
+            current.append(DiffEntry(int(old_mode, 8), int(new_mode, 8), Oid(old_oid), Oid(new_oid), status[:1],
                                      os.fsdecode(tokens[i + 1])))
             i += 2
             continue

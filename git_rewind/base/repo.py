@@ -11,6 +11,7 @@ import os
 from . import layout
 from .errors import NotARepository, RewindError
 from .lock import Lock
+from .note import Oid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -303,9 +304,9 @@ class Repo:
             pass
         return refs
 
-    def tree_of(self, commit: str) -> str:
-        """The tree id of COMMIT."""
-        return self.git(["rev-parse", commit + "^{tree}"]).decode().strip()
+    def tree_of(self, commit: str) -> Oid:
+        """The tree id of COMMIT (an id or any name git reads)."""
+        return Oid(self.git(["rev-parse", commit + "^{tree}"]).decode().strip())
 
     def session_refs(self) -> dict[str, str]:
         """Every session name with the commit its ref points to."""

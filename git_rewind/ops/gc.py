@@ -228,7 +228,7 @@ def _rewrite(
                 commit = commits[item.commit]
                 # Its attachments (a transcript backup) stay reachable as its second parent.
                 fi.commit(REF_PREFIX + session, commit.message, commit.time, mark=mark,
-                          parents=([f":{mark - 1}"] if index else []) + commit.parents[1:])
+                          parents=[*([f":{mark - 1}"] if index else []), *commit.parents[1:]])
                 fi.write(f'M 040000 {commit.tree} ""\n\n'.encode())
                 note_targets.append((f":{mark}", item.note_blob))
                 tips[REF_PREFIX + session] = mark

@@ -28,7 +28,7 @@ from ..store.checkpoints import Checkpoint
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping
 
     from ..base.note import Json
 
@@ -467,7 +467,7 @@ def _with_marks(command: bytes, blob_marks: dict[str, int]) -> bytes:
     return b"%s %s :%d %s" % (head[0], head[1], blob_marks[head[2][1:].decode()], path)
 
 
-def _remap(planned: bytes | None, item: Checkpoint, new_commits: dict[str, str],
+def _remap(planned: bytes | None, item: Checkpoint, new_commits: Mapping[str, str],
            new_blobs: dict[str, str]) -> bytes | None:
     """The note to write for ITEM: PLANNED (or its own), with the commit and backup blob ids a safety
     checkpoint's `rewind` names moved to the rewritten ones; None when it stays as it is."""

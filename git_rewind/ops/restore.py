@@ -20,7 +20,7 @@ from ..base import layout
 from ..base.config import PROJECT_FILE
 from ..base.errors import RewindError
 from ..base.fsutil import read_regular
-from ..base.note import RewindRecord
+from ..base.note import Oid, RewindRecord
 from ..base.repo import Repo
 from ..store import conversion, ignore, journal, snapshot, store
 from ..store.checkpoints import Checkpoint
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ..base import gitcmd
     from ..base.note import ConversationRecord, Mode
 
-    Retarget = Callable[[str], str]  # the current tree → the tree to restore
+    Retarget = Callable[[Oid], Oid]  # the current tree → the tree to restore
 
 
 class Change:
@@ -65,7 +65,7 @@ class Change:
 class Plan:
     """What a rewind to TARGET would do, computed from a fresh scan of the working tree."""
 
-    def __init__(self, target: Checkpoint, target_tree: str, current_tree: str,
+    def __init__(self, target: Checkpoint, target_tree: Oid, current_tree: Oid,
                  skipped_scan: list[dict[str, object]] | None = None,
                  head_now: tuple[str | None, str | None] = (None, None), files: bool = True) -> None:
         self.target = target
@@ -155,7 +155,7 @@ def _check_matches(repo: Repo, target: Checkpoint, target_tree: str, only: list[
         raise RewindError(f"--only: {last.removeprefix('fatal: ')}; nothing changed") from None
 
 
-def _diff(repo: Repo, old_tree: str, new_tree: str, only: list[str] | None = None,
+def _diff(repo: Repo, old_tree: Oid, new_tree: Oid, only: list[str] | None = None,
           cwd: str | None = None) -> list[Change]:
     """The changes from OLD_TREE to NEW_TREE, limited to the pathspecs ONLY as git reads them from CWD."""
     from ..base import gitcmd
@@ -575,7 +575,7 @@ def _file_mode(mode: int | None, umask: int) -> int:
     return (0o777 if mode == snapshot.MODE_EXEC else 0o666) & ~umask
 
 
-def check_out(repo: Repo, tree: str, paths: list[str], stage: str) -> str:
+def check_out(repo: Repo, tree: Oid, paths: list[str], stage: str) -> str:
     """Write PATHS of TREE as `git checkout` would (the user's filters and eol settings, TREE's own
     attributes) below the directory STAGE (one of ours under .git/rewind/); returns the prefix each path
     was written under. An index of TREE in STAGE, and STAGE as the work tree: git reads .gitattributes from
@@ -603,7 +603,7 @@ class _BlobReader:
     always raw, from a second process started only when a link is restored.
     """
 
-    def __init__(self, repo: Repo, changes: list[Change], target_tree: str) -> None:
+    def __init__(self, repo: Repo, changes: list[Change], target_tree: Oid) -> None:
         import threading
 
         self._repo = repo
@@ -621,7 +621,7 @@ class _BlobReader:
         self._feeder = threading.Thread(target=self._feed, args=(self._proc.stdin, requests), daemon=True)
         self._feeder.start()
 
-    def _checkout(self, changes: list[Change], target_tree: str) -> None:
+    def _checkout(self, changes: list[Change], target_tree: Oid) -> None:
         import shutil
 
         from ..base.fsutil import scratch_dir

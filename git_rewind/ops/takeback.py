@@ -22,7 +22,7 @@ import time
 
 from ..base import layout
 from ..base.errors import RewindError
-from ..base.note import AGENT, OUTSIDE
+from ..base.note import AGENT, OUTSIDE, Oid
 from ..base.repo import SCRATCH_TAKEBACK
 from ..store import attribution
 
@@ -42,7 +42,7 @@ class Step:
 
     __slots__ = ("seq", "before", "after", "origins", "session")
 
-    def __init__(self, seq: int | None, before: str, after: str, origins: dict[str, str] | None,
+    def __init__(self, seq: int | None, before: Oid, after: Oid, origins: dict[str, str] | None,
                  session: str | None) -> None:
         self.seq = seq  # the checkpoint the step ends at (None: the working tree now)
         self.before = before
@@ -97,7 +97,7 @@ class Outcome:
 
     __slots__ = ("tree", "runs", "unknown", "conflicts", "merged", "taken")
 
-    def __init__(self, tree: str) -> None:
+    def __init__(self, tree: Oid) -> None:
         self.tree = tree
         self.runs: list[Run] = []
         self.unknown: list[str] = []  # steps whose origins are unknown: their changes are kept
@@ -129,17 +129,17 @@ def _run_label(run: Run) -> str:
 # the history -------------------------------------------------------------------------------------
 
 
-def trees(repo: Repo, commits: list[str]) -> dict[str, str]:
+def trees(repo: Repo, commits: list[str]) -> dict[str, Oid]:
     """Each commit's tree, through one `git log --no-walk --stdin`."""
     if not commits:
         return {}
     out = repo.git(["log", "--no-walk=unsorted", "--stdin", "--format=%H %T"],
                    input="".join(c + "\n" for c in commits).encode())
-    return dict(line.split() for line in out.decode().splitlines() if line)
+    return {commit: Oid(tree) for commit, tree in (line.split() for line in out.decode().splitlines() if line)}
 
 
 def steps(repo: Repo, items: list[Checkpoint], start: Checkpoint, end: Checkpoint | None,
-          current_tree: str | None) -> list[Step]:
+          current_tree: Oid | None) -> list[Step]:
     """The steps of the work tree's history (ITEMS, one work tree's checkpoints in seq order) after
     START up to END (included), or up to the newest checkpoint and on to CURRENT_TREE when END is None."""
     chain = [c for c in items if c.seq >= start.seq and (end is None or c.seq <= end.seq)]
@@ -180,7 +180,7 @@ def _uniform(step: Step) -> str | None:
 # taking back -------------------------------------------------------------------------------------
 
 
-def take_back(repo: Repo, history: list[Step], start: int, current_tree: str, sessions: set[str] | None,
+def take_back(repo: Repo, history: list[Step], start: int, current_tree: Oid, sessions: set[str] | None,
               merge: bool) -> Outcome:
     """CURRENT_TREE without the agents' changes in HISTORY (the steps after checkpoint START), every
     other change kept. SESSIONS: only the changes of these agent sessions' turns (None: any agent's)."""
@@ -266,7 +266,7 @@ def _runs(repo: Repo, history: list[Step], start: int, sessions: set[str] | None
     return runs, unknown
 
 
-def _split(repo: Repo, step: Step) -> str:
+def _split(repo: Repo, step: Step) -> Oid:
     """STEP's before-tree with its outside changes applied: the state between the two parts of a mixed step."""
     outside = [p for p, o in (step.origins or {}).items() if o == OUTSIDE]
     return _edit_tree(repo, step.before, _entries(repo, step.after, outside, removed_if_absent=True))
@@ -287,7 +287,7 @@ def _entries(repo: Repo, tree: str, paths: list[str], removed_if_absent: bool) -
     return found
 
 
-def _edit_tree(repo: Repo, tree: str, entries: dict[str, tuple[str, str] | None]) -> str:
+def _edit_tree(repo: Repo, tree: Oid, entries: dict[str, tuple[str, str] | None]) -> Oid:
     """TREE with ENTRIES set ((mode, oid)) or removed (None), through a throwaway index."""
     if not entries:
         return tree
@@ -302,7 +302,7 @@ def _edit_tree(repo: Repo, tree: str, entries: dict[str, tuple[str, str] | None]
             lines.append(f"{mode} {oid}\t{path}\0")
         repo.git(["update-index", "-z", "--index-info"], env=env,
                  input="".join(lines).encode("utf-8", "surrogateescape"))
-        return repo.git(["write-tree"], env=env).decode().strip()
+        return Oid(repo.git(["write-tree"], env=env).decode().strip())
     finally:
         try:
             os.unlink(index)
@@ -310,13 +310,13 @@ def _edit_tree(repo: Repo, tree: str, entries: dict[str, tuple[str, str] | None]
             pass
 
 
-def _revert(repo: Repo, run: Run, ours: str, base: str, theirs: str, merge: bool,
-            conflicted: set[str]) -> tuple[str, list[Conflict]]:
+def _revert(repo: Repo, run: Run, ours: Oid, base: str, theirs: str, merge: bool,
+            conflicted: set[str]) -> tuple[Oid, list[Conflict]]:
     """OURS with RUN reverted: `git merge-tree` of a commit holding OURS (child of BASE) and THEIRS."""
     ours_commit = repo.git(["commit-tree", ours, "-p", base, "-m", "current"], env=_ENV).decode().strip()
     out = repo.git(["merge-tree", "--write-tree", "-z", "--no-messages", ours_commit, theirs], check=False)
     head, _, rest = out.partition(b"\0")
-    tree = head.decode().strip()
+    tree = Oid(head.decode().strip())
     if not re.fullmatch(r"[0-9a-f]{40,64}", tree):
         raise RewindError(f"git merge-tree failed: {out.decode('utf-8', 'replace').strip()[:200]}")
     stages: dict[str, dict[int, tuple[str, str]]] = {}
@@ -436,7 +436,7 @@ class Planner:
         self.cwd = cwd
         self.outcome: Outcome | None = None
 
-    def __call__(self, current_tree: str) -> str:
+    def __call__(self, current_tree: Oid) -> Oid:
         history = steps(self.repo, self.items, self.start, self.end, current_tree if self.end is None else None)
         outcome = take_back(self.repo, history, self.start.seq, current_tree, self.sessions, self.merge)
         if self.only:

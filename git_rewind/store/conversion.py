@@ -21,6 +21,7 @@ import os
 from ..base import gitcmd, layout
 from ..base.config import xdg_config_home
 from ..base.fsutil import read_regular, write_atomic
+from ..base.note import Oid
 from ..base.repo import Repo, clear_stale_lock
 
 MODE_FILE = 0o100644
@@ -317,7 +318,7 @@ class Differences:
 Entry = tuple[int, int, str, str]
 
 
-def differences(repo: Repo, tree: str, env: dict[str, str] | None = None,
+def differences(repo: Repo, tree: Oid, env: dict[str, str] | None = None,
                 paths: set[str] | None = None) -> dict[str, Entry]:
     """Every path where TREE and the user's index differ (within PATHS), with both sides (Entry). ENV: to
     see a scan's quarantined objects; the user's index is read, never written."""

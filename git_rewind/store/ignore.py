@@ -14,6 +14,7 @@ import os
 
 from ..base import gitcmd, layout
 from ..base.fsutil import read_regular, write_atomic
+from ..base.note import Oid
 from ..base.repo import Repo
 from .snapshot import blob_oid
 
@@ -43,7 +44,7 @@ def _translate(directory: str, line: str) -> str | None:
     return ("!" if negate else "") + ("/" if anchored else "") + body + ("/" if dir_only else "")
 
 
-def gitignore_files(repo: Repo, tree: str) -> list[tuple[str, str]]:
+def gitignore_files(repo: Repo, tree: Oid) -> list[tuple[str, str]]:
     """(path, blob id) of every .gitignore in TREE; cached per tree, since trees never change."""
     cache = os.path.join(repo.rewind_dir, layout.GITIGNORES, tree)
     try:
@@ -63,7 +64,7 @@ def gitignore_files(repo: Repo, tree: str) -> list[tuple[str, str]]:
     return files
 
 
-def target_excludes(repo: Repo, tree: str, path: str) -> str | None:
+def target_excludes(repo: Repo, tree: Oid, path: str) -> str | None:
     """Write an excludes file holding TREE's .gitignore rules when they differ from the disk's.
 
     Returns its path, or None when every .gitignore of TREE is on disk unchanged (then the

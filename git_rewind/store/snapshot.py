@@ -17,6 +17,7 @@ import stat
 from ..base import gitcmd, layout, minijson
 from ..base.config import xdg_config_home
 from ..base.fsutil import NotRegular, read_regular, write_atomic
+from ..base.note import Oid
 from ..base.repo import SCRATCH_SCAN, Repo, clear_stale_lock, git_dirs
 from . import conversion, journal
 
@@ -53,7 +54,7 @@ class Scan:
 
     __slots__ = ("tree", "skipped", "changes", "base", "stream")
 
-    def __init__(self, tree: str, skipped: list[dict[str, Any]]) -> None:
+    def __init__(self, tree: Oid, skipped: list[dict[str, Any]]) -> None:
         self.tree = tree
         self.skipped = skipped
         self.changes: list[tuple[str, str]] = []  # (status, path) against `base`
@@ -98,9 +99,9 @@ def blob_oid(content: bytes, object_format: str = "sha1") -> str:
     return str(sha1(header + content).hexdigest())
 
 
-def empty_tree(repo: Repo) -> str:
+def empty_tree(repo: Repo) -> Oid:
     """The id of the empty tree in REPO's object format."""
-    return _EMPTY_TREES[repo.object_format]
+    return Oid(_EMPTY_TREES[repo.object_format])
 
 
 # whole-tree scan ---------------------------------------------------------------
@@ -297,8 +298,8 @@ def _move(source: str, target: str) -> None:
         os.rename(source, target)
 
 
-def _write_tree(repo: Repo) -> str:
-    return repo.git(["write-tree"], env=_index_env(repo)).decode().strip()
+def _write_tree(repo: Repo) -> Oid:
+    return Oid(repo.git(["write-tree"], env=_index_env(repo)).decode().strip())
 
 
 def _remove_from_index(repo: Repo, paths: list[str]) -> None:
@@ -346,7 +347,7 @@ def _untracked_ignored_by(repo: Repo, excludes_file: str) -> list[bytes]:
     return [p for p in found if p not in now]
 
 
-def changed_paths(repo: Repo, old_tree: str, new_tree: str, env: dict[str, str] | None = None) -> list[tuple[str, str]]:
+def changed_paths(repo: Repo, old_tree: Oid, new_tree: Oid, env: dict[str, str] | None = None) -> list[tuple[str, str]]:
     """(status, path) for every file that differs between two trees (ENV: a scan's, to see its quarantine)."""
     if old_tree == new_tree:
         return []
@@ -355,7 +356,7 @@ def changed_paths(repo: Repo, old_tree: str, new_tree: str, env: dict[str, str] 
     return [(parts[i].decode(), os.fsdecode(parts[i + 1])) for i in range(0, len(parts) - 1, 2)]
 
 
-def current_tree(repo: Repo, limit: int) -> str:
+def current_tree(repo: Repo, limit: int) -> Oid:
     """The tree of the working tree as it is now (a full scan under the work-tree lock), for diffs."""
     with repo.worktree_lock():
         return scan(repo, limit).tree
@@ -378,7 +379,7 @@ class Counts:
         return {"files": self.files, "added": self.added, "removed": self.removed}
 
 
-def numstat(repo: Repo, old_tree: str, new_tree: str) -> Counts:
+def numstat(repo: Repo, old_tree: Oid, new_tree: Oid) -> Counts:
     """What changed from OLD_TREE to NEW_TREE; a binary file counts as changed with 0 lines."""
     counts = Counts()
     if old_tree == new_tree:
@@ -394,7 +395,7 @@ def numstat(repo: Repo, old_tree: str, new_tree: str) -> Counts:
     return counts
 
 
-def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: str | None = None,
+def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: Oid | None = None,
          keep_open: bool = False) -> Scan:
     """Write the whole working tree (tracked + untracked, not ignored) as a tree. Hold the work-tree lock.
 
@@ -453,7 +454,7 @@ def _forget_private_index(repo: Repo) -> None:
     conversion.forget(repo)
 
 
-def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree: str | None,
+def _scan_changed(repo: Repo, base: Oid, paths: list[str], limit: int, base_tree: Oid | None,
                   nested: list[str] | None = None, keep_open: bool = False) -> Scan | None:
     """BASE (the tree of the daemon's last scan) with PATHS read again: the tree `git add -A` would write,
     since nothing else changed. None when the full scan must decide.
@@ -565,7 +566,7 @@ def _scan_changed(repo: Repo, base: str, paths: list[str], limit: int, base_tree
     return result
 
 
-def _under_submodule(fi: gitcmd.FastImport, base: str, states: list[PathState], before: list[tuple[int, str] | None],
+def _under_submodule(fi: gitcmd.FastImport, base: Oid, states: list[PathState], before: list[tuple[int, Oid] | None],
                      new: list[str], nested: set[str]) -> bool:
     """A changed path is a submodule of BASE that is not a repository now (a directory git keeps as the commit
     an index records, or a repository that lost its .git), or a new file below one: what git decides there
@@ -699,7 +700,7 @@ def _misread_nested(repo: Repo, differ: dict[str, conversion.Entry]) -> list[str
     return misread
 
 
-def _scan_full(repo: Repo, limit: int, excludes_file: str | None, base_tree: str | None) -> Scan:
+def _scan_full(repo: Repo, limit: int, excludes_file: str | None, base_tree: Oid | None) -> Scan:
     """The whole tree through the private index (one diff serves both the changes against BASE_TREE and
     the check for changed .gitignore files when the last scan was that tree)."""
     _admit_objects(repo)
@@ -838,19 +839,19 @@ def _scan_state_file(repo: Repo) -> str:
     return os.path.join(repo.rewind_dir, layout.SCAN_STATE)
 
 
-def _read_scan_state(repo: Repo) -> tuple[str | None, str | None, str | None]:
+def _read_scan_state(repo: Repo) -> tuple[Oid | None, str | None, str | None]:
     """The last full scan's tree, the ignore rules' signature then, and the reference key its private index
     was checked under (conversion.reference_key; None from a version that did not check)."""
     try:
         with open(_scan_state_file(repo)) as fh:
             lines = fh.read().split("\n")
         tree, rules = lines[:2]
-        return tree, rules, (lines[2] or None) if len(lines) > 3 else None
+        return Oid(tree), rules, (lines[2] or None) if len(lines) > 3 else None
     except (FileNotFoundError, ValueError):
         return None, None, None
 
 
-def _write_scan_state(repo: Repo, tree: str, rules: str, key: str) -> None:
+def _write_scan_state(repo: Repo, tree: Oid, rules: str, key: str) -> None:
     write_atomic(_scan_state_file(repo), f"{tree}\n{rules}\n{key}\n")
 
 

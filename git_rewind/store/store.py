@@ -158,7 +158,7 @@ def session_tip(repo: Repo, session: str) -> Tip | None:
             return tip
     except (FileNotFoundError, ValueError):
         pass
-    found = checkpoints.load_one(repo, commit)
+    found = checkpoints.load_one(repo, Oid(commit))
     if found is None or found.note.worktree != repo.worktree:
         found = _newest_own(repo, session, commit)
         if found is None:
@@ -294,7 +294,7 @@ def save_locked(repo: Repo, req: Request, scan: snapshot.Scan | None = None) -> 
     return _save_scanned(repo, req, tip, base, scan)
 
 
-def _save_scanned(repo: Repo, req: Request, tip: Tip | None, base: str, scan: snapshot.Scan) -> Result:
+def _save_scanned(repo: Repo, req: Request, tip: Tip | None, base: Oid, scan: snapshot.Scan) -> Result:
     """The checkpoint of a scanned tree, unless nothing changed. A scan's open stream (snapshot.scan's
     KEEP_OPEN) writes the commit too; it is finished first wherever another git process reads the tree."""
     same_as = tip.seq if tip is not None and scan.tree == tip.tree else None
@@ -489,7 +489,7 @@ def _write_attachments(fi: FastImport, attachments: Attachments, when: int, obje
     fi.reset(SCRATCH_ATTACHMENTS, null_oid(object_format))
 
 
-def update_note(repo: Repo, commit: str, edit: Callable[[Note], object], what: str = "note updated") -> Note:
+def update_note(repo: Repo, commit: Oid, edit: Callable[[Note], object], what: str = "note updated") -> Note:
     """Change one checkpoint's note: EDIT changes the note as it is under the store lock (read afresh
     there, so two writers, a tag and an undo recording a message uuid say, never lose each other's
     change); a note EDIT leaves equal is not written again. Returns the note as it is now."""
