@@ -40,8 +40,7 @@ SCRATCH_PATCH = "patch"
 SCRATCH_BLAME = "blame"
 SCRATCH_CAT = "cat"
 SCRATCH_RESTORE = "restore"
-TAKEBACK_INDEX = "takeback-index-"  # + pid: an agent-only undo's scratch index (takeback.py)
-EMPTY_INDEX = "empty-index-"  # + pid: an empty scratch index (takeback.py)
+SCRATCH_INDEX = "scratch-index-"  # + pid-job: a throwaway index (scratchindex.py)
 
 # The repository's store: Repo.store_dir ---------------------------------------------------------------
 

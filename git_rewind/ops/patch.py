@@ -20,7 +20,7 @@ import sys
 from ..base import gitcmd, layout
 from ..base.errors import RewindError
 from ..base.fsutil import scratch_dir
-from ..base.note import Note, RewindRecord
+from ..base.note import Note, Oid, RewindRecord
 from ..base.repo import Repo
 from ..store import ignore, snapshot, store
 from ..store.checkpoints import Checkpoint
@@ -143,7 +143,7 @@ def _record_changed(repo: Repo, safety: store.Result, changed: list[str]) -> Non
     safety.note = store.update_note(repo, safety.commit, narrow, "the rewind's paths narrowed")
 
 
-def _session(repo: Repo, target: Checkpoint, current_tree: str, target_tree: str, changes: list[Change],
+def _session(repo: Repo, target: Checkpoint, current_tree: Oid, target_tree: Oid, changes: list[Change],
              index: str, work: str) -> None:
     """Binary files first, asked here; then git's own prompts for every text change (unless the user quit)."""
     env = {"GIT_INDEX_FILE": index}
@@ -164,7 +164,7 @@ def _session(repo: Repo, target: Checkpoint, current_tree: str, target_tree: str
     text = [c for c in changes if c.path not in {b.path for b in binary}]
     if stopped or not text:
         return
-    offered = _tree_with(repo, current_tree, text + chosen, work)
+    offered = _tree_with(repo, current_tree, text + chosen)
     proc = subprocess.run(["git", *_PRIVATE, "restore", "--patch", f"--source={offered}", "--worktree"],
                           cwd=repo.root, env={**os.environ, **env})
     if proc.returncode != 0:
@@ -185,17 +185,12 @@ def _binary(repo: Repo, current_tree: str, target_tree: str, changes: list[Chang
     return [c for c in changes if c.path in binary]
 
 
-def _tree_with(repo: Repo, base_tree: str, changes: list[Change], work: str) -> str:
-    """BASE_TREE with CHANGES made (a removal where a change has no mode), through a scratch index in WORK."""
-    env = {"GIT_INDEX_FILE": os.path.join(work, "scratch-index")}
-    null = "0" * len(base_tree)
-    entries = []
-    for change in changes:
-        line = f"{change.mode:o} {change.oid}" if change.mode is not None else f"0 {null}"
-        entries.append(line.encode() + b"\t" + os.fsencode(change.path) + b"\0")
-    gitcmd.run(["read-tree", base_tree], cwd=repo.root, env=env)
-    gitcmd.run(["update-index", "-z", "--index-info"], cwd=repo.root, env=env, input=b"".join(entries))
-    return gitcmd.run(["write-tree"], cwd=repo.root, env=env).decode().strip()
+def _tree_with(repo: Repo, base_tree: Oid, changes: list[Change]) -> Oid:
+    """BASE_TREE with CHANGES made (a removal where a change has no mode)."""
+    from ..base.scratchindex import edited_tree
+
+    return edited_tree(repo, base_tree, {c.path: (f"{c.mode:o}", str(c.oid)) if c.mode is not None else None
+                                         for c in changes})
 
 
 def _ask_binary(changes: list[Change], seq: int, answers: TextIO, out: TextIO) -> tuple[list[Change], bool]:

@@ -20,7 +20,6 @@ import os
 import re
 import time
 
-from ..base import layout
 from ..base.errors import RewindError
 from ..base.note import AGENT, OUTSIDE, Oid
 from ..base.repo import SCRATCH_TAKEBACK
@@ -289,25 +288,9 @@ def _entries(repo: Repo, tree: str, paths: list[str], removed_if_absent: bool) -
 
 def _edit_tree(repo: Repo, tree: Oid, entries: dict[str, tuple[str, str] | None]) -> Oid:
     """TREE with ENTRIES set ((mode, oid)) or removed (None), through a throwaway index."""
-    if not entries:
-        return tree
-    index = os.path.join(repo.rewind_dir, f"{layout.TAKEBACK_INDEX}{os.getpid()}")
-    env = {"GIT_INDEX_FILE": index}
-    try:
-        repo.git(["read-tree", tree], env=env)
-        lines = []
-        zero = "0" * len(tree)
-        for path, entry in entries.items():
-            mode, oid = entry if entry is not None else ("0", zero)
-            lines.append(f"{mode} {oid}\t{path}\0")
-        repo.git(["update-index", "-z", "--index-info"], env=env,
-                 input="".join(lines).encode("utf-8", "surrogateescape"))
-        return Oid(repo.git(["write-tree"], env=env).decode().strip())
-    finally:
-        try:
-            os.unlink(index)
-        except FileNotFoundError:
-            pass
+    from ..base.scratchindex import edited_tree
+
+    return edited_tree(repo, tree, entries)
 
 
 def _revert(repo: Repo, run: Run, ours: Oid, base: str, theirs: str, merge: bool,
@@ -456,13 +439,14 @@ class Planner:
 def _matching(repo: Repo, trees_: list[str], only: list[str], cwd: str | None) -> set[str]:
     """The paths of TREES_ that the git pathspecs ONLY match, read from CWD (git decides)."""
     from ..base import gitcmd
+    from ..base.scratchindex import scratch_index
 
     found: set[str] = set()
-    empty = os.path.join(repo.rewind_dir, f"{layout.EMPTY_INDEX}{os.getpid()}")
-    for tree in dict.fromkeys(trees_):
-        out = gitcmd.run(["ls-files", "-z", "--full-name", f"--with-tree={tree}", "--", *only],
-                         cwd=cwd or repo.root, env={"GIT_INDEX_FILE": empty})
-        found |= {os.fsdecode(p) for p in out.split(b"\0") if p}
+    with scratch_index(repo) as empty:
+        for tree in dict.fromkeys(trees_):
+            out = gitcmd.run(["ls-files", "-z", "--full-name", f"--with-tree={tree}", "--", *only],
+                             cwd=cwd or repo.root, env=empty)
+            found |= {os.fsdecode(p) for p in out.split(b"\0") if p}
     return found
 
 

@@ -22,7 +22,7 @@ from ..base import gitcmd, layout
 from ..base.config import xdg_config_home
 from ..base.fsutil import read_regular, write_atomic
 from ..base.note import Oid
-from ..base.repo import Repo, clear_stale_lock
+from ..base.repo import Repo
 
 MODE_FILE = 0o100644
 MODE_EXEC = 0o100755
@@ -233,21 +233,12 @@ def hash_as_added(repo: Repo, paths: list[str], scratch: str | None = None,
     """(mode, blob id) of each of PATHS (regular files) as `git add` with the user's index stores it, the
     blob written (ENV: where objects go); a path gone meanwhile is missing from the answer. SCRATCH: the
     index file to use, by default one per work tree under .git/rewind/ (then hold the work-tree lock)."""
-    scratch = scratch or os.path.join(repo.rewind_dir, layout.REFERENCE_INDEX)
-    clear_stale_lock(scratch + ".lock")
-    try:
-        os.unlink(scratch)
-    except FileNotFoundError:
-        pass
-    env = {**(env or {}), "GIT_INDEX_FILE": scratch}
-    try:
+    from ..base.scratchindex import scratch_index
+
+    with scratch_index(repo, scratch or os.path.join(repo.rewind_dir, layout.REFERENCE_INDEX)) as index:
+        env = {**(env or {}), **index}
         add_with_reference(repo, env, paths)
         out = repo.git(["ls-files", "-s", "-z"], env=env)
-    finally:
-        try:
-            os.unlink(scratch)
-        except FileNotFoundError:
-            pass
     found = {}
     for record in out.split(b"\0"):
         if record:
