@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.samples import claude_sample
@@ -149,7 +150,7 @@ def test_a_payload_with_odd_fields_still_parses(tmp_path: Path) -> None:
 DROID_SESSION = "0b6a1c2e-5d4f-4e8a-9c1b-2f3e4d5c6b7a"
 
 
-def _droid(root: Path, event_name: str, **fields: object) -> dict:
+def _droid(root: Path, event_name: str, **fields: object) -> dict[str, Any]:
     """A Droid payload: the base fields every event has, plus FIELDS."""
     return {"session_id": DROID_SESSION, "cwd": str(root), "permission_mode": "auto-high",
             "transcript_path": f"/home/dev/.factory/sessions/-tmp-proj/{DROID_SESSION}.jsonl",

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from helpers.workdir import Workdir
 from git_rewind import agents
 from git_rewind.agents import aider
 from git_rewind.agents.conversation import Transcript
+from git_rewind.base.note import Oid
 from git_rewind.base.repo import Repo
 from git_rewind.store import store
 
@@ -191,6 +193,7 @@ def test_watch_context_never_fails_nor_blocks_on_bad_history_files(aider_repo: W
         fh.write(turn("P-LAST after a huge answer").encode())
     assert aider.AGENT.watch_context(str(w.path), memo)["prompt"] == "P-LAST after a huge answer"
     # A FIFO, a directory, a link: nothing read, no hang.
+    make: Callable[[], None]
     for make in (lambda: os.mkfifo(history), lambda: history.mkdir(),
                  lambda: history.symlink_to(SAMPLE)):
         if history.is_dir() and not history.is_symlink():
@@ -280,7 +283,7 @@ def test_a_rewind_refuses_what_is_not_this_work_tree_s_aider_history(aider_repo:
     def note_path(path: str) -> None:
         def edit(note: Any) -> None:
             note.conversation.transcript = path
-        commit = w.git("rev-parse", f"refs/rewind/{SESSION}~1").strip()
+        commit = Oid(w.git("rev-parse", f"refs/rewind/{SESSION}~1").strip())
         store.update_note(repo, commit, edit)
 
     elsewhere = tmp_path / "other" / aider.HISTORY

@@ -24,7 +24,7 @@ def payloads(agent: str, root: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         return (_claude("UserPromptSubmit", root, prompt="do the work"),
                 _claude("Stop", root, stop_hook_active=False))
     if agent == "codex":
-        common = {"model": "gpt-5.5", "permission_mode": "bypassPermissions", "turn_id": "turn-1"}
+        common: dict[str, Any] = {"model": "gpt-5.5", "permission_mode": "bypassPermissions", "turn_id": "turn-1"}
         return (_claude("UserPromptSubmit", root, prompt="do the work", **common),
                 _claude("Stop", root, last_assistant_message="done", **common))
     if agent == "gemini":

@@ -48,7 +48,9 @@ def test_lookup_refuses_what_it_cannot_name_exactly(ident: str, error: str) -> N
 
 
 def test_newest_first_counts_the_rest() -> None:
-    seqs = lambda items: [c.seq for c in items]  # noqa: E731
+    def seqs(items: list[Checkpoint]) -> list[int]:
+        return [c.seq for c in items]
+
     shown, more = checkpoints.newest_first(ITEMS)
     assert (seqs(shown), more) == ([12, 5, 2, 1], 0)
     shown, more = checkpoints.newest_first(ITEMS, limit=3)
@@ -79,7 +81,7 @@ def test_load_all_reads_exactly_what_git_notes_holds(project: Any) -> None:
     one = checkpoints.load_one(repo, items[1].commit)
     assert one is not None and one.note == items[1].note and one.note_blob == items[1].note_blob
     assert checkpoints.load_one(repo, stray) is None
-    assert checkpoints.load_one(repo, "0" * 40) is None
+    assert checkpoints.load_one(repo, Oid("0" * 40)) is None
 
 
 def test_an_empty_store_reads_as_nothing(repo: Any) -> None:

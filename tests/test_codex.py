@@ -121,10 +121,17 @@ trusted_hash = "sha256:someone-elses"
 [projects."/work/x"]
 trust_level = "trusted"
 """
-USER_HOOKS = {"description": "mine", "hooks": {
+USER_HOOKS: dict[str, Any] = {"description": "mine", "hooks": {
     "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./audit.sh"}]}],
     "Stop": [{"hooks": [{"type": "command", "command": "notify-send done", "timeout": 5}]}],
 }}
+
+
+def note_of(data: dict[str, Any]) -> Note:
+    """The note DATA reads as (the tests below hand over only notes that do)."""
+    note = Note.from_json(data)
+    assert note is not None, data
+    return note
 
 
 def state_of(config: Path) -> dict[str, Any]:
@@ -347,7 +354,7 @@ def test_turn_ends_and_tool_results_cut_after_them(codex_home: Path, rollout: Pa
     def plan(trigger: str, **conversation: Any) -> Any:
         note = {"seq": 7, "trigger": trigger, "tool": "Bash",
                 "conversation": {"transcript": str(rollout), **conversation}}
-        return codex.plan_rewind(Note.from_json(note), False, codex.AGENT.transcripts())
+        return codex.plan_rewind(note_of(note), False, codex.AGENT.transcripts())
 
     assert plan("Stop", prompt_id=TURN_1).cut == 13  # the end of the turn: before the next one starts
     assert plan("Stop", prompt_id=TURN_2).cut == 17  # the last turn: the whole file
@@ -366,11 +373,11 @@ def test_a_checkpoint_not_in_the_rollout_is_an_error_and_writes_nothing(codex_ho
         note = {"seq": 3, "trigger": trigger, "tool": "apply_patch",
                 "conversation": {"transcript": str(rollout), **conversation}}
         with pytest.raises(RewindError, match="#3"):
-            codex.plan_rewind(Note.from_json(note), False, codex.AGENT.transcripts())
+            codex.plan_rewind(note_of(note), False, codex.AGENT.transcripts())
     not_codex = rollout.parent / "other.jsonl"
     not_codex.write_text('{"type":"user"}\n')
     with pytest.raises(RewindError, match="session_meta"):
-        codex.plan_rewind(Note.from_json({"seq": 3, "trigger": "Stop", "conversation": {"transcript": str(not_codex)}}),
+        codex.plan_rewind(note_of({"seq": 3, "trigger": "Stop", "conversation": {"transcript": str(not_codex)}}),
                           False, codex.AGENT.transcripts())
     not_codex.unlink()
     assert sorted(p.name for p in rollout.parent.iterdir()) == before

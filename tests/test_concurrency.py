@@ -17,6 +17,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from helpers import stress
 from helpers.workdir import Workdir
@@ -37,7 +38,7 @@ class Report:
     created: bool
     seq: int
     commit: str  # full id (JSON output) or the printed short id
-    note: dict | None
+    note: dict[str, Any] | None
     worktree: str = "main"
 
 
@@ -93,7 +94,7 @@ def _run_parallel(jobs: list[tuple[Workdir, int, list[str], str]]) -> list[Repor
         return [report for future in futures for report in future.result()]
 
 
-def _check(w: Workdir, reports: list[Report]) -> dict[int, dict]:
+def _check(w: Workdir, reports: list[Report]) -> dict[int, dict[str, Any]]:
     """Everything the reports claim is in the store, and nothing else; returns notes by seq."""
     items = json.loads(w.ok("list", "--json", "-n", "0", "--all-worktrees"))
     seqs = [item["seq"] for item in items]

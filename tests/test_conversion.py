@@ -307,7 +307,7 @@ def test_which_attributes_make_the_index_decide_is_gits_own_answer(repo: Workdir
         repo.git("config", "core.autocrlf", autocrlf)
         for n, (text, eol, crlf) in enumerate(combos):
             values = {k: v for k, v in (("text", text), ("eol", eol), ("crlf", crlf))}
-            shown = {k: {"set": "set", "unset": "unset", None: "unspecified"}.get(v, v) for k, v in values.items()}
+            shown = {k: "unspecified" if v is None else v for k, v in values.items()}  # set, unset: as they are
             # git keeps the CRLF of an index blob with CRLF only under an auto action; a text action converts
             kept = repo.git("hash-object", "--path", f"f{n}.txt", f"f{n}.txt").strip() == blob
             reads_index = _keeps_with_index(repo, f"f{n}.txt", blob)

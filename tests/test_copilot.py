@@ -126,7 +126,8 @@ def test_every_recorded_payload_is_told_its_event_and_becomes_an_event(tmp_path:
         assert (event.name, event.session, event.cwd) == (name, SESSION, str(tmp_path / "repo"))
         assert event.kind == {**copilot._KINDS}.get(name, ev.OTHER)
         assert event.time == payload["timestamp"] / 1000
-        assert event.conversation().extra["hook_ms"] == payload["timestamp"]
+        position = event.conversation()
+        assert position is not None and position.extra["hook_ms"] == payload["timestamp"]
     parsed = {name: copilot.parse(p) for name, p in calls if "toolName" not in p}
     assert parsed["userPromptSubmitted"].prompt == "TASK2: create a file and run a shell command"
     assert parsed["sessionStart"].source in ("new", "resume") and parsed["sessionEnd"].source == "complete"
@@ -374,9 +375,9 @@ def test_concurrent_start_and_prompt_hooks_keep_seqs_and_the_chain(agent_project
 
 # install / uninstall -----------------------------------------------------------------------------
 
-THEIRS = {"version": 1, "description": "the team's audit hooks",
-          "hooks": {"preToolUse": [{"type": "command", "bash": "./audit.sh", "timeoutSec": 5}],
-                    "errorOccurred": [{"type": "command", "bash": "notify-send failed"}]}}
+THEIRS: dict[str, Any] = {"version": 1, "description": "the team's audit hooks",
+                          "hooks": {"preToolUse": [{"type": "command", "bash": "./audit.sh", "timeoutSec": 5}],
+                                    "errorOccurred": [{"type": "command", "bash": "notify-send failed"}]}}
 
 
 def test_the_file_under_hooks_is_what_a_project_install_writes(project: Workdir) -> None:

@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from helpers import daemon, stress
 from helpers.agentcli import disk_files
@@ -74,6 +75,8 @@ OPS = st.one_of(
     st.tuples(st.just("snap_path")),
     st.tuples(st.just("daemon"), st.booleans()),
 )
+# One of OPS: its kind, then arguments (str, bytes, int, bool, list[str]) whose types depend on the kind.
+Op = tuple[Any, ...]
 SETTINGS = settings(max_examples=stress.count(30, 6), deadline=None, suppress_health_check=list(HealthCheck),
                     print_blob=True, phases=[Phase.explicit, Phase.reuse, Phase.generate])
 
@@ -99,7 +102,7 @@ def _new_repo(tmp: Path, autocrlf: str | None) -> Workdir:
     return w
 
 
-def _apply(w: Workdir, op: tuple) -> None:
+def _apply(w: Workdir, op: Op) -> None:
     """One user action; git refusing it (an ignored path to add, say) is part of the game."""
     kind, *args = op
     if kind == "write":
@@ -246,7 +249,7 @@ def _not_capturable(w: Workdir, paths: list[str]) -> set[str]:
 @given(autocrlf=st.sampled_from([None, "true", "input"]), ops=st.lists(OPS, min_size=3, max_size=12),
        pick=st.integers(0, 100))
 def test_every_checkpoint_equals_gits_own_add_all_and_an_undo_writes_what_git_checks_out(
-        autocrlf: str | None, ops: list[tuple], pick: int) -> None:
+        autocrlf: str | None, ops: list[Op], pick: int) -> None:
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         w = _new_repo(tmp, autocrlf)
@@ -257,7 +260,7 @@ def test_every_checkpoint_equals_gits_own_add_all_and_an_undo_writes_what_git_ch
             daemon.reap(tmp)
 
 
-def _play(w: Workdir, tmp: Path, ops: list[tuple], pick: int) -> None:
+def _play(w: Workdir, tmp: Path, ops: list[Op], pick: int) -> None:
     checkpoints: list[str] = []
     safety_oracle = ""
     for op in [*ops, ("snap",)]:

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from helpers import agentcli, mockmodel_aider
 from helpers.agentcli import e2e
-from helpers.mockmodel import MockModel
+from helpers.mockmodel import MockModel, Text
 from helpers.workdir import REWIND, Workdir
 
 from git_rewind.agents import aider as aider_agent
@@ -49,7 +49,7 @@ def aider() -> Path:
 def script() -> dict[str, Any]:
     return {PROMPT_1: [mockmodel_aider.whole_file("hello.py", HELLO_1)],
             PROMPT_2: [mockmodel_aider.whole_file("hello.py", HELLO_2, "Louder.")],
-            PROMPT_3: [mockmodel_aider.Text("We created hello.py.")]}
+            PROMPT_3: [Text("We created hello.py.")]}
 
 
 def aider_env(work: Workdir) -> dict[str, str]:

@@ -284,7 +284,8 @@ def test_codex_session_checkpoints_and_undo_full_resumes_the_cut_conversation(
 def test_user_scope_hooks_in_codex_home_run_trusted_without_any_flag(codex: Path, agent_project: Workdir) -> None:
     """`install --scope user` writes $CODEX_HOME/hooks.json and its trust: no project trust, no bypass flag."""
     work = agent_project
-    one = {PROMPT_1: [ToolCall("apply_patch", patch(f"*** Add File: {PLAN}\n+{'x' * 80}\n")), Text("Done.")]}
+    one: dict[str, list[Turn]] = {
+        PROMPT_1: [ToolCall("apply_patch", patch(f"*** Add File: {PLAN}\n+{'x' * 80}\n")), Text("Done.")]}
     with MockModel(one) as model:
         env = codex_env(work, model)
         run = work.rewind("install", "--agent", "codex", "--scope", "user", env=env)

@@ -254,7 +254,7 @@ def test_project_hooks_run_only_in_a_trusted_folder(copilot: Path, agent_project
     work = agent_project
     hooks = agentcli.install_hooks(work, "copilot", "project", work.env)
     assert hooks == work.path / ".github" / "hooks" / "git-rewind.json"
-    script = {"P0-QUIET: say hello": [Text("Hello.")], **edit_script(str(work.path / PLAN))}
+    script: dict[str, list[Turn]] = {"P0-QUIET: say hello": [Text("Hello.")], **edit_script(str(work.path / PLAN))}
     with MockModel(script) as model:
         env = copilot_env(work, model)
         quiet = run_copilot(copilot, work, env, "P0-QUIET: say hello")

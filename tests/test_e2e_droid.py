@@ -115,7 +115,7 @@ class RpcSession:
                 pytest.fail(f"droid exited ({self.proc.wait()}) before {what}: {stderr[-2000:]}", pytrace=False)
             if not line.startswith("{"):
                 continue
-            message = json.loads(line)
+            message: dict[str, Any] = json.loads(line)
             self.seen.append(message)
             if wanted(message):
                 return message

@@ -72,7 +72,8 @@ class Session:
         run = self.w.rewind("hook", input=json.dumps(payload), env=self.env)
         assert (run.returncode, run.stderr) == (0, "")
         self.outputs.append(run.stdout)
-        return json.loads(run.stdout)
+        out: dict[str, Any] = json.loads(run.stdout)
+        return out
 
     def play(self) -> None:
         for payload in self.payloads:
@@ -347,7 +348,7 @@ def test_install_merges_into_the_users_gemini_settings_and_uninstall_puts_its_by
     w = project
     settings = home / ".gemini" / "settings.json"
     settings.parent.mkdir(parents=True)
-    theirs = {"security": {"auth": {"selectedType": "gemini-api-key"}}, "hooks": {"BeforeTool": [
+    theirs: dict[str, Any] = {"security": {"auth": {"selectedType": "gemini-api-key"}}, "hooks": {"BeforeTool": [
         {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "audit.sh", "timeout": 5000}]}]}}
     original = json.dumps(theirs, indent=4) + "\n"
     settings.write_text(original)

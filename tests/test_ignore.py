@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from git_rewind.base.note import Oid
 from git_rewind.base.repo import Repo
 from git_rewind.store import ignore
 
@@ -60,7 +61,7 @@ def compare(rules: dict[str, list[str]], dirs: list[str] = DIRS) -> None:
             (root / name).write_text("".join(f"{line}\n" for line in lines))
             names.append(name)
         _git(root, "add", "-f", "--", *names)
-        tree = _git(root, "write-tree").strip()
+        tree = Oid(_git(root, "write-tree").strip())
         empty = Path(tmp) / "empty-excludes"
         empty.write_text("")
         in_place = _ignored(root, str(empty), [*files, *dirs])
@@ -103,14 +104,14 @@ def test_nothing_is_written_while_the_disk_holds_the_target_rules(tmp_path: Path
     (root / ".gitignore").write_text("*.log\n")
     (root / "a" / ".gitignore").write_text("x\n")
     _git(root, "add", "-f", ".gitignore", "a/.gitignore")
-    tree = _git(root, "write-tree").strip()
+    tree = Oid(_git(root, "write-tree").strip())
     repo = Repo.discover(str(root))
     os.makedirs(repo.rewind_dir, exist_ok=True)
     out = tmp_path / "excludes"
     assert ignore.target_excludes(repo, tree, str(out)) is None and not out.exists()
     (root / "a" / ".gitignore").write_text("y\n")
     assert ignore.target_excludes(repo, tree, str(out)) == str(out)
-    empty_tree = _git(root, "mktree", input="").strip()
+    empty_tree = Oid(_git(root, "mktree", input="").strip())
     assert ignore.target_excludes(repo, empty_tree, str(tmp_path / "other")) is None  # no rules at all
 
 
@@ -121,7 +122,7 @@ def test_gitignore_files_lists_every_gitignore_of_a_tree_and_reads_its_cache(tmp
     for name in (".gitignore", "a/b/.gitignore", "a/not.gitignore"):
         (root / name).write_text("x\n")
     _git(root, "add", "-f", ".")
-    tree = _git(root, "write-tree").strip()
+    tree = Oid(_git(root, "write-tree").strip())
     repo = Repo.discover(str(root))
     blob = _git(root, "hash-object", ".gitignore").strip()
     files = ignore.gitignore_files(repo, tree)
@@ -141,7 +142,7 @@ def test_the_target_file_holds_only_the_targets_rules(tmp_path: Path) -> None:
     _git(root, "config", "core.excludesFile", str(user))
     (root / ".gitignore").write_text("x\n")
     _git(root, "add", "-f", ".gitignore")
-    tree = _git(root, "write-tree").strip()
+    tree = Oid(_git(root, "write-tree").strip())
     (root / ".gitignore").unlink()
     repo = Repo.discover(str(root))
     os.makedirs(repo.rewind_dir, exist_ok=True)

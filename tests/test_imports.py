@@ -64,7 +64,7 @@ def _name_string(arg: ast.expr, importer: str, is_package: bool, known: dict[str
                 and head.value.id == "__name__" and isinstance(dot, ast.Constant)
                 and str(dot.value).startswith(".") and is_package):
             if len(arg.values) == 2:  # f"{__name__}.claude_code": exactly that one
-                return [f"{package}{dot.value}"]
+                return [f"{package}{str(dot.value)}"]
             prefix = f"{package}."
             return [name for name in known if name.startswith(prefix) and "." not in name[len(prefix):]]
     return None

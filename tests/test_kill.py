@@ -23,6 +23,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 from helpers import stress
 from helpers.workdir import REWIND, Workdir
@@ -66,12 +67,12 @@ def _wait_group_gone(pgid: int, timeout: float = 60.0) -> None:
         time.sleep(0.01)
 
 
-def _start(w: Workdir, *args: str) -> subprocess.Popen:
+def _start(w: Workdir, *args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen([*REWIND, *args], cwd=w.path, env=w.env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
 
-def _kill_at(proc: subprocess.Popen, delay: float, whole_group: bool) -> bool:
+def _kill_at(proc: subprocess.Popen[bytes], delay: float, whole_group: bool) -> bool:
     """SIGKILL after DELAY seconds; True if the process was still running then."""
     time.sleep(delay)
     running = proc.poll() is None
@@ -180,7 +181,7 @@ def _setup(repo: Workdir, files: dict[str, tuple[bytes, bool]]) -> None:
 # store consistency ------------------------------------------------------------------
 
 
-def _check_store(w: Workdir) -> dict[int, dict]:
+def _check_store(w: Workdir) -> dict[int, dict[str, Any]]:
     """fsck clean; every chain commit (ref tips first) has its note; seqs unique and rising."""
     w.fsck()
     run = w.rewind("list", "--json", "-n", "0")
@@ -340,7 +341,8 @@ def test_kill_undo_at_random_moments(repo: Workdir) -> None:
 
 def _commit_of(w: Workdir, seq: int) -> str:
     items = json.loads(w.ok("list", "--json", "-n", "0"))
-    return next(item["commit"] for item in items if item["seq"] == seq)
+    commit: str = next(item["commit"] for item in items if item["seq"] == seq)
+    return commit
 
 
 def test_next_snap_while_a_killed_snaps_git_still_runs(repo: Workdir) -> None:
@@ -415,7 +417,7 @@ def test_next_snap_while_a_killed_snaps_git_still_runs(repo: Workdir) -> None:
 
 def _droid_session(path: Path, session: str, cwd: Path, turns: int) -> bytes:
     """A Droid session file of TURNS prompt/answer turns (~4 MB: writing and backing it up takes a while)."""
-    rows: list[dict] = [{"type": "session_start", "id": session, "title": "t", "version": 2, "cwd": str(cwd)}]
+    rows: list[dict[str, Any]] = [{"type": "session_start", "id": session, "title": "t", "version": 2, "cwd": str(cwd)}]
     parent = None
     for turn in range(turns):
         for mid, role, text in ((f"m-p{turn}", "user", f"prompt {turn}"),

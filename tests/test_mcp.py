@@ -36,6 +36,7 @@ def test_every_tool_on_a_real_repository(project: Workdir) -> None:
     user = w.user_state()
     app = w.path / "src" / "app.py"
     seen: dict[str, Reply] = {}
+    cli_preview: dict[str, Any] = {}  # what `undo --dry-run --json` says, between the preview and the rewind
 
     def story(call: Callable[..., Reply]) -> None:
         seen["create"] = call("checkpoint_create", description="before the refactor", files=["src/app.py"],
@@ -52,7 +53,7 @@ def test_every_tool_on_a_real_repository(project: Workdir) -> None:
         seen["diff"] = call("checkpoint_diff", checkpoint_id="1")
         seen["preview"] = call("checkpoint_rewind_code", checkpoint_id="1", preview=True)
         assert app.read_text() == "print('refactored')\n"  # a preview changes nothing
-        seen["cli_preview"] = json.loads(w.ok("undo", "1", "--dry-run", "--json"))
+        cli_preview.update(json.loads(w.ok("undo", "1", "--dry-run", "--json")))
         seen["selective"] = call("checkpoint_rewind_code", checkpoint_id="1", selective_files=["src/app.py"])
         assert app.read_text() == "print('hello')\n" and (w.path / "new.txt").exists()  # that file alone
         seen["rewind"] = call("checkpoint_rewind_code", checkpoint_id="1")
@@ -79,8 +80,8 @@ def test_every_tool_on_a_real_repository(project: Workdir) -> None:
     assert files == {"src/app.py": "M", "new.txt": "A"}
     assert "+print('refactored')" in seen["diff"].text and "-print('hello')" in seen["diff"].text
     assert seen["preview"].data["write"] == ["src/app.py"] and seen["preview"].data["remove"] == ["new.txt"]
-    assert seen["preview"].data == seen["cli_preview"]  # one JSON for every face
-    assert seen["preview"].text == seen["cli_preview"]["text"]
+    assert seen["preview"].data == cli_preview  # one JSON for every face
+    assert seen["preview"].text == cli_preview["text"]
     assert seen["selective"].data["written"] == ["src/app.py"] and seen["selective"].data["removed"] == []
     assert seen["selective"].data["verified"] and "1 written, 0 removed (verified)" in seen["selective"].text
     rewound = seen["rewind"]

@@ -4,6 +4,7 @@ read and written back is the same JSON (old notes, notes of later versions, hand
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from git_rewind.base.note import ConversationRecord, Note, Oid, Position, RewindRecord, mode_of
 
-FULL = {
+FULL: dict[str, Any] = {
     "v": 1, "seq": 42, "session": "4f9e", "agent": "claude-code", "trigger": "PreToolUse", "tool": "Edit",
     "paths": ["src/app.py"], "message": "before Edit src/app.py", "prompt": "add error handling",
     "summary": {"done": "x", "files": ["a"]}, "tags": ["t"], "head": "a" * 40, "branch": "main", "worktree": "feat",

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from helpers import terminal
 from helpers.workdir import REWIND, Workdir
@@ -18,8 +19,9 @@ def _patch(w: Workdir, args: list[str], answers: list[str], cwd: Path | None = N
     return terminal.run([*REWIND, *args], cwd or w.path, w.env, answers)
 
 
-def _notes(w: Workdir) -> list[dict]:
-    return json.loads(w.ok("list", "--json", "-n", "0"))
+def _notes(w: Workdir) -> list[dict[str, Any]]:
+    notes: list[dict[str, Any]] = json.loads(w.ok("list", "--json", "-n", "0"))
+    return notes
 
 
 def _two_hunks(w: Workdir, path: str = "two.txt") -> tuple[str, str]:

@@ -6,7 +6,7 @@ session's state and the time, as the hook does, and follow one session edit by e
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 from hypothesis import given
@@ -19,15 +19,19 @@ from git_rewind.base import config
 from git_rewind.hook import policy
 from git_rewind.hook.policy import FULL, PATHS, SKIP, SessionState
 
+if TYPE_CHECKING:
+    from git_rewind.base.config import Settings
+
 T0 = 1_800_000_000.0  # an arbitrary "now", in seconds
 
 
-def settings(tier: str = "balanced", **overrides: Any) -> dict[str, Any]:
+def settings(tier: str = "balanced", **overrides: Any) -> Settings:
     """What the hook gets for TIER with nothing else configured, plus OVERRIDES."""
     layered = {key: config.Setting(value, "default") for key, value in config.DEFAULTS.items()}
     layered["tier"] = config.Setting(tier, "test")
     values = {key: s.value for key, s in config.resolve_tier(layered).items()}
-    return {**values, **overrides}
+    # Every key of DEFAULTS, as config.as_values gives them; mypy cannot check ** keywords against a TypedDict.
+    return cast("Settings", {**values, **overrides})
 
 
 def edit(path: str = "src/app.py", chars: int | None = 200, tool: str = "Edit") -> Event:
@@ -90,6 +94,7 @@ def test_balanced_session_start_and_every_prompt_are_full_checkpoints() -> None:
 
 def test_prompts_are_never_suppressed_by_anti_spam_or_a_batch() -> None:
     session = Session()
+    second: float
     for second in range(3):  # a batch that already has its checkpoint
         session.at(T0 + second, edit(f"f{second}.py"))
     assert session.state.batch_checkpointed and session.state.batch_edits == 3

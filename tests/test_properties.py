@@ -27,6 +27,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from helpers import stress
 from helpers.workdir import Workdir, git_env
@@ -203,7 +204,8 @@ def _user_index_and_head(w: Workdir, data: st.DataObject) -> None:
                        cwd=w.path, env=w.env, input=spec, check=True, capture_output=True)
         w.git("commit", "-q", "-m", "user commit")
     staged = [p for p in chosen if p in files]
-    if staged and data.draw(st.booleans(), label="stage a change"):
+    # bool(): mypy would take the list type of `staged` as the context of the draw on the right of `and`
+    if bool(staged) and data.draw(st.booleans(), label="stage a change"):
         rel = data.draw(st.sampled_from(staged))
         (w.path / rel).write_bytes(b"staged version\n")
         subprocess.run(["git", "--literal-pathspecs", "add", "--", rel], cwd=w.path, env=w.env, check=True)
@@ -279,9 +281,10 @@ def _edit(w: Workdir, data: st.DataObject) -> set[str]:
 # store checks -------------------------------------------------------------------
 
 
-def _snap_json(w: Workdir, *args: str) -> dict:
+def _snap_json(w: Workdir, *args: str) -> dict[str, Any]:
     out = w.ok("snap", "--json", *args)
-    return json.loads(out)
+    note: dict[str, Any] = json.loads(out)
+    return note
 
 
 def _safety(stdout: str) -> int:
@@ -290,11 +293,12 @@ def _safety(stdout: str) -> int:
     return int(match.group(1))
 
 
-def _all_notes(w: Workdir) -> list[dict]:
-    return json.loads(w.ok("list", "--json", "-n", "0"))
+def _all_notes(w: Workdir) -> list[dict[str, Any]]:
+    notes: list[dict[str, Any]] = json.loads(w.ok("list", "--json", "-n", "0"))
+    return notes
 
 
-def _check_store(w: Workdir) -> list[dict]:
+def _check_store(w: Workdir) -> list[dict[str, Any]]:
     """Every chain commit has a note, seqs are unique and increase along each chain, fsck clean."""
     items = _all_notes(w)
     seqs = [item["seq"] for item in items]
@@ -315,7 +319,7 @@ def _check_store(w: Workdir) -> list[dict]:
     return items
 
 
-def _check_ignored(w: Workdir, items: list[dict]) -> None:
+def _check_ignored(w: Workdir, items: list[dict[str, Any]]) -> None:
     for rel, content in IGNORED.items():
         assert (w.path / rel).read_bytes() == content, f"ignored {rel} was touched"
         blob = subprocess.run(["git", "hash-object", "--stdin"], cwd=w.path, env=w.env, input=content,
@@ -408,7 +412,7 @@ def test_repeated_snapshots_follow_the_tree(data: st.DataObject) -> None:
         _build_tree(w, data)
         _user_index_and_head(w, data)
         user0 = observer.user_state()
-        moments: list[tuple[int, dict, str]] = []
+        moments: list[tuple[int, dict[str, tuple[str, str]], str]] = []
         first = _snap_json(w)
         moments.append((first["seq"], w.state(), w.tree_of(first["commit"])))
         assert moments[0][2] == w.add_all_tree()

@@ -247,9 +247,9 @@ def test_the_hook_exits_0_and_prints_nothing_on_garbage_and_a_transcript_elsewhe
 
 # install / uninstall --------------------------------------------------------------------------
 
-USER_SETTINGS = {"security": {"auth": {"selectedType": "openai"}}, "model": {"name": "qwen3-coder-plus"},
-                 "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done",
-                                                "timeout": 5000}]}]}}
+USER_SETTINGS: dict[str, Any] = {
+    "security": {"auth": {"selectedType": "openai"}}, "model": {"name": "qwen3-coder-plus"},
+    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done", "timeout": 5000}]}]}}
 
 
 def qwen_rewrites(path: Path) -> None:

@@ -10,17 +10,20 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.workdir import REWIND, Workdir
 
+from git_rewind.base.note import Oid
 from git_rewind.base.repo import Repo
 from git_rewind.ops import restore
 from git_rewind.store import journal, snapshot
 
 
-def _notes(w: Workdir) -> list[dict]:
-    return json.loads(w.ok("list", "--json", "-n", "0"))
+def _notes(w: Workdir) -> list[dict[str, Any]]:
+    notes: list[dict[str, Any]] = json.loads(w.ok("list", "--json", "-n", "0"))
+    return notes
 
 
 def test_undo_restores_exact_tree_after_a_safety_checkpoint(project: Workdir) -> None:
@@ -291,13 +294,13 @@ def _repo(w: Workdir) -> Repo:
 
 def test_diff_lists_every_change_between_two_trees(project: Workdir, git_environ: dict[str, str]) -> None:
     """Additions, removals, content and mode changes, links: with the modes the restore writes."""
-    old = project.tree_of("HEAD")
+    old = Oid(project.tree_of("HEAD"))
     project.write("src/app.py", "changed\n")
     project.write("new/file.txt", "new\n")
     (project.path / "bin" / "run.sh").chmod(0o644)
     os.unlink(project.path / "README.md")
     os.symlink("src/app.py", project.path / "link")
-    new = project.add_all_tree()
+    new = Oid(project.add_all_tree())
     changes = {c.path: c for c in restore._diff(_repo(project), old, new)}
     blob = project.git("rev-parse", f"{new}:src/app.py").strip()
     assert changes["src/app.py"] == restore.Change("src/app.py", 0o100644, blob, 0o100644)
@@ -641,7 +644,10 @@ def test_the_read_back_finds_every_way_a_path_can_differ(project: Workdir, git_e
     outcome = restore.rewind(repo, checkpoints.lookup(repo, "1"), [], 1 << 20, verify=False)
     assert not outcome.verified and sorted(outcome.written) == ["bin/run.sh", "link", "src/app.py"]
     assert outcome.removed == ["new.txt"]
-    expected = {c.path: (c.mode, c.oid) for c in outcome.plan.writes}
+    expected: dict[str, tuple[int, str]] = {}
+    for c in outcome.plan.writes:
+        assert c.mode is not None and c.oid is not None  # a write, not a removal
+        expected[c.path] = (c.mode, c.oid)
     assert restore._verify(repo, outcome, expected) == []
     project.write("src/app.py", "print('hello')\r\n")  # one byte more
     (project.path / "bin" / "run.sh").chmod(0o644)

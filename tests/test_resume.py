@@ -90,7 +90,8 @@ def test_snap_stores_the_structure_and_show_prints_it_readably(project: Workdir)
 # The context at session start --------------------------------------------------------------------
 
 
-def start(agent: Agent, source: str = "startup", env: dict[str, str] | None = None) -> tuple[str | None, dict]:
+def start(agent: Agent, source: str = "startup",
+          env: dict[str, str] | None = None) -> tuple[str | None, dict[str, Any]]:
     """A SessionStart through the real hook: (the additionalContext or None, the logged decision)."""
     run = agent.call(json.dumps(agent.payload("SessionStart", source=source)), env=env)
     assert (run.returncode, run.stderr) == (0, "")

@@ -72,7 +72,9 @@ def _git_diff(w: Workdir, *pathspecs: str, cwd: Path | None = None) -> set[str]:
     """The checkpoints git's own diff, one checkpoint at a time, says changed what PATHSPECS match since the
     checkpoint before them (the previous of their session, else of the work tree; the first: since nothing)."""
     entries = sorted(json.loads(w.ok("list", "--json", "-n", "0")), key=lambda e: e["seq"])
-    found, last_of_session, last = set(), {}, None
+    found: set[str] = set()
+    last_of_session: dict[str, str] = {}
+    last: str | None = None
     for entry in entries:
         base = last_of_session.get(entry["session"]) or last
         base_args = [base, entry["commit"]] if base else ["4b825dc642cb6eb9a060e54bf8d69288fbee4904", entry["commit"]]

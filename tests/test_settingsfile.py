@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from git_rewind.agents import settingsfile as sf
 from git_rewind.base.errors import RewindError
 
-OURS = {"type": "command", "command": "/opt/venv/bin/git-rewind hook --agent claude-code", "timeout": 30}
-ENTRIES = {"PreToolUse": [{"matcher": "Edit", "hooks": [OURS]}], "Stop": [{"hooks": [OURS]}]}
+OURS: dict[str, Any] = {"type": "command", "command": "/opt/venv/bin/git-rewind hook --agent claude-code",
+                        "timeout": 30}
+ENTRIES: dict[str, list[dict[str, Any]]] = {"PreToolUse": [{"matcher": "Edit", "hooks": [OURS]}],
+                                            "Stop": [{"hooks": [OURS]}]}
 USERS = '{\n    "model": "opus",\n    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}\n}\n'
 
 

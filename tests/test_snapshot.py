@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from typing import Any
 
 from helpers.workdir import Workdir
 
 
-def _note(w: Workdir, ref: str = "refs/rewind/manual") -> dict:
-    return json.loads(w.git("notes", "--ref=rewind", "show", ref))
+def _note(w: Workdir, ref: str = "refs/rewind/manual") -> dict[str, Any]:
+    note: dict[str, Any] = json.loads(w.git("notes", "--ref=rewind", "show", ref))
+    return note
 
 
 def test_first_snapshot_is_seeded_from_user_index_and_equals_add_all(project: Workdir) -> None:

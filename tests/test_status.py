@@ -57,7 +57,7 @@ def test_the_store_size_and_a_warning_when_gc_cannot_meet_the_cap(isolated: Any)
     project.ok("snap", "--session", "s")  # #2
     info = status.collect(0, str(project.path))
     assert info.store is not None and info.store.size > 200 * 1024 and info.store.max_size == 1 << 30
-    assert info.store.warning() is None and info.as_json()["store"]["over"] is False  # type: ignore[index]
+    assert info.store.warning() is None and info.as_json()["store"]["over"] is False
 
     project.write(".git-rewind.toml", 'max_store_size = "150K"\n')
     info = status.collect(0, str(project.path))

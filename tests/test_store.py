@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 from helpers.workdir import Workdir
 
@@ -118,7 +119,7 @@ def test_path_snapshot_of_deleted_new_and_ignored_files(project: Workdir) -> Non
     assert project.ok("snap", "--path", "src/new.py").strip() == "unchanged since #2"
 
 
-def test_path_snapshot_from_subdirectory_and_outside_paths_refused(project: Workdir, tmp_path) -> None:
+def test_path_snapshot_from_subdirectory_and_outside_paths_refused(project: Workdir, tmp_path: Path) -> None:
     project.ok("snap")
     project.write("src/app.py", "v2\n")
     out = project.ok("snap", "--path", "app.py", cwd=project.path / "src")
@@ -130,7 +131,7 @@ def test_path_snapshot_from_subdirectory_and_outside_paths_refused(project: Work
         assert len(run.stderr.strip().splitlines()) == 1
 
 
-def test_path_through_symlinked_directory_refused(project: Workdir, tmp_path) -> None:
+def test_path_through_symlinked_directory_refused(project: Workdir, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.txt").write_text("secret\n")

@@ -12,6 +12,7 @@ import json
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import terminal
@@ -39,7 +40,7 @@ def w(agent_project: Workdir) -> Workdir:
     return agent_project
 
 
-def notes(w: Workdir) -> list[dict]:
+def notes(w: Workdir) -> list[dict[str, Any]]:
     return sorted(json.loads(w.ok("list", "--json", "-n", "0")), key=lambda n: n["seq"])
 
 
@@ -348,12 +349,14 @@ PERSON = st.tuples(
     st.lists(st.tuples(st.sampled_from(FILES), st.integers(9, 12), TOKENS), max_size=3),  # lines 9-12
     st.booleans(),  # creates a file of their own
 )
+Edits = list[tuple[str, int, str]]  # (file, line, token) of AGENT_TURN and PERSON
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck),
           phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(rounds=st.lists(st.tuples(AGENT_TURN, PERSON), min_size=1, max_size=3), crlf=st.booleans())
-def test_agent_only_leaves_exactly_the_persons_changes(rounds: list[tuple], crlf: bool) -> None:
+def test_agent_only_leaves_exactly_the_persons_changes(rounds: list[tuple[tuple[Edits, bool], tuple[Edits, bool]]],
+                                                       crlf: bool) -> None:
     """Agents change lines 1-4 and make files; the person changes lines 9-12 and makes files, between turns.
     An agent-only undo to the first prompt leaves the base files with exactly the person's lines, the
     person's files, none of the agents' files: the tree `git add -A` of that expectation gives."""

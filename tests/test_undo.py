@@ -321,7 +321,7 @@ def _hostile(claude: Agent, tmp_path: Path, case: str) -> Path:
 
 def _everything(w: Workdir, tmp_path: Path) -> tuple[object, ...]:
     """Every byte that must not change: all files under the test's folder (FIFOs not opened), and every ref."""
-    files = {}
+    files: dict[str, str | bytes] = {}
     for dirpath, dirnames, filenames in os.walk(tmp_path):
         dirnames[:] = [d for d in dirnames if d != ".git"]
         for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:

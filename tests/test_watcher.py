@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import daemon
@@ -119,6 +120,8 @@ OPS = st.one_of(
     st.tuples(st.just("attributes"), st.sampled_from(ATTRIBUTES)),
     st.tuples(st.just("big"), st.binary(min_size=1, max_size=4)),
 )
+# One of OPS: its kind, then str or bytes arguments whose types depend on the kind (_apply reads them as such).
+Op = tuple[Any, ...]
 SETTINGS = settings(max_examples=int(os.environ.get("WATCH_EXAMPLES", "6")), deadline=None,  # more: a longer hunt
                     suppress_health_check=list(HealthCheck), print_blob=True,
                     phases=[Phase.explicit, Phase.reuse, Phase.generate])
@@ -175,7 +178,7 @@ def _toggle(path: Path, line: str) -> None:
     path.write_text("".join(x + "\n" for x in lines))
 
 
-def _apply(w: Workdir, op: tuple) -> None:
+def _apply(w: Workdir, op: Op) -> None:
     """One action on the tree; one a real shell would refuse (no such file) does nothing."""
     root = w.path
     kind, *args = op
@@ -282,7 +285,7 @@ def _timing_only(on: Workdir, off: Workdir, on_tree: str, off_tree: str,
 @example(ops=[("attributes", "*.sh eol=lf"), ("attributes", "*.sh eol=lf"), ("attributes", "*.sh eol=lf")])
 @example(ops=[("attributes", "* text=auto"), ("rmtree", "sub"), ("attributes", "* text=auto")])
 @given(ops=st.lists(OPS, min_size=3, max_size=7))
-def test_every_checkpoint_with_the_daemon_equals_one_without_and_gits_own_add_all(ops: list[tuple]) -> None:
+def test_every_checkpoint_with_the_daemon_equals_one_without_and_gits_own_add_all(ops: list[Op]) -> None:
     with tempfile.TemporaryDirectory(prefix="rewind-watch-") as name:
         tmp = Path(name)
         (tmp / "on").mkdir()
@@ -290,7 +293,7 @@ def test_every_checkpoint_with_the_daemon_equals_one_without_and_gits_own_add_al
         watched, plain = _new_repo(tmp / "on"), _new_repo(tmp / "off")
         try:
             watched.ok("daemon", "start")
-            before: dict[str, dict] = {"on": {}, "off": {}}
+            before: dict[str, dict[str, tuple[str, str]]] = {"on": {}, "off": {}}
             last: dict[str, str | None] = {"on": None, "off": None}
             first = daemon.answered(watched)
             # A checkpoint before the first action: the daemon's first scan, at its start, filled the private index

@@ -450,7 +450,7 @@ def test_a_new_checkpoint_arrives_as_an_event(project: Workdir, serve: Serve) ->
     server = serve(w)
     stream = server.events()
     w.ok("snap", "-m", "taken while the page is open")
-    event = []
+    event: list[str] = []
     while len(event) < 2:
         line = stream.readline().decode().rstrip("\r\n")
         if line.startswith(("event:", "data:")):

@@ -96,8 +96,8 @@ def load_all(repo: Repo) -> list[Checkpoint]:
     return _read(repo, repo.git(["notes", "--ref", NOTES_REF, "list"]))
 
 
-def load_one(repo: Repo, commit: Oid) -> Checkpoint | None:
-    """The checkpoint COMMIT, or None when it has no note of ours."""
+def load_one(repo: Repo, commit: str) -> Checkpoint | None:
+    """The checkpoint COMMIT (an id or a name git reads), or None when it has no note of ours."""
     if repo.read_ref(NOTES_REF) is None:
         return None
     listed = repo.git(["notes", "--ref", NOTES_REF, "list", commit], check=False).strip()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from helpers.workdir import Workdir
 
@@ -14,6 +15,7 @@ def snaps(w: Workdir, n: int, session: str = "s") -> None:
         w.ok("snap", "--session", session, "-m", f"v{i}")
 
 
-def listing(w: Workdir) -> list[dict]:
+def listing(w: Workdir) -> list[dict[str, Any]]:
     """Every checkpoint as `list --json` gives it, newest first."""
-    return json.loads(w.ok("list", "--json", "-n", "0"))
+    items: list[dict[str, Any]] = json.loads(w.ok("list", "--json", "-n", "0"))
+    return items

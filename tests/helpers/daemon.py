@@ -11,6 +11,7 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 from helpers.procs import alive, processes
 from helpers.workdir import Workdir
@@ -18,22 +19,25 @@ from helpers.workdir import Workdir
 HANG = 10.0  # seconds: a command that takes longer hangs (a bound for hangs, never a timing measure)
 
 
-def status(w: Workdir, cwd: Path | None = None) -> dict:
+def status(w: Workdir, cwd: Path | None = None) -> dict[str, Any]:
     """`git rewind daemon status --json`."""
-    return json.loads(w.ok("daemon", "status", "--json", cwd=cwd))
+    info: dict[str, Any] = json.loads(w.ok("daemon", "status", "--json", cwd=cwd))
+    return info
 
 
 def answered(w: Workdir, cwd: Path | None = None) -> dict[str, int]:
     """How the running daemon answered `begin` so far: {"changes": n, "full": n}."""
     info = status(w, cwd)
     assert info["running"], info
-    return info["answered"]
+    counts: dict[str, int] = info["answered"]
+    return counts
 
 
-def state(gitdir: Path) -> dict:
+def state(gitdir: Path) -> dict[str, Any]:
     """rewind/daemon.json of a git directory (a linked worktree's own under .git/worktrees/<name>)."""
     try:
-        return json.loads((gitdir / "rewind" / "daemon.json").read_text())
+        data: dict[str, Any] = json.loads((gitdir / "rewind" / "daemon.json").read_text())
+        return data
     except (FileNotFoundError, ValueError):
         return {}
 

@@ -184,7 +184,7 @@ class Replay:
                     result[path] = theirs
             elif ours == theirs:
                 continue
-            elif None in (theirs, base, ours) or len({e[0] for e in (theirs, base, ours) if e}) > 1 \
+            elif theirs is None or base is None or ours is None or len({e[0] for e in (theirs, base, ours) if e}) > 1 \
                     or self.binary(path, [e[1] for e in (theirs, base, ours) if e]):
                 conflicts.append(path)  # a deletion against a change, a mode change, binary content
             else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 # Hook payloads recorded from the real Claude Code CLI (shared/agents/claude-code.md), one file per
 # event: `hook_stdin` is what the hook read on stdin, `hook_env` the agent-set part of its environment.
@@ -16,10 +17,11 @@ AGENT_ENV = ("CLAUDECODE", "CLAUDE_PROJECT_DIR", "CLAUDE_CODE_SESSION_ID", "CLAU
              "COPILOT_CLI", "COPILOT_HOME", "QWEN_PROJECT_DIR")
 
 
-def claude_sample(name: str, root: Path, home: Path) -> tuple[dict, dict[str, str]]:
+def claude_sample(name: str, root: Path, home: Path) -> tuple[dict[str, Any], dict[str, str]]:
     """(payload, agent env) of a recorded Claude Code hook call, its paths moved into ROOT and HOME."""
     path = CLAUDE_SAMPLES / f"{name}.json"
     text = re.sub(r"/home/dev/work/proj-[A-Za-z0-9-]+", str(root), path.read_text())
     data = json.loads(text.replace("/home/dev", str(home)))
+    payload: dict[str, Any] = data["hook_stdin"]
     env = {k: v for k, v in data["hook_env"].items() if k.startswith(("CLAUDE", "ANTHROPIC"))}
-    return data["hook_stdin"], env
+    return payload, env
