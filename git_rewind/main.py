@@ -10,7 +10,9 @@ from __future__ import annotations
 import sys
 
 # The command line's words for what the engine says would work instead (errors.py).
-HINTS = {"code-only": "use --code"}
+HINTS = {"code-only": "use --code",
+         "merge": "add --merge to write the clean parts and conflict markers to resolve (after a safety checkpoint), "
+                  "or --only PATH... to take back the other files alone; {retry}"}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -205,6 +205,8 @@ def test_agent_only_and_revert_take_back_the_agents_changes_and_report_conflicts
     before = disk_files(w.path)
     session(w, lambda call: seen.update(conflict=call("checkpoint_revert", checkpoint_id=str(first))))
     assert seen["conflict"].error and "src/app.py line 2" in seen["conflict"].text
+    # What would work, in the tool's own words: its merge and selective_files arguments, no CLI flag.
+    assert "next: call again with merge=true" in seen["conflict"].text and "--" not in seen["conflict"].text
     assert disk_files(w.path) == before
 
 

@@ -117,7 +117,8 @@ def test_a_line_changed_again_from_outside_is_a_conflict_and_nothing_is_written(
     run = w.rewind("undo", str(first), "--agent-only", "--yes")
     assert run.returncode == 3, run
     assert "nothing was written" in run.stderr and "src/app.py line 2" in run.stderr
-    assert "--merge" in run.stderr
+    assert "\nnext: add --merge to write the clean parts" in run.stderr and "--only PATH" in run.stderr
+    assert f"git rewind undo {first} goes back entirely" in run.stderr  # the command line's own retry
     assert w.state() == before
     assert all(n["trigger"] != "pre-rewind" for n in notes(w))  # not even a safety checkpoint: nothing to keep
     # --merge writes the clean parts and git's markers, labelled for people.

@@ -258,7 +258,9 @@ def _checkpoint_json(commit: str, note: "Note", ident: str | None = None) -> dic
 
 
 # The MCP server's words for what the engine says would work instead (errors.py): a tool to call.
-HINTS = {"code-only": "call checkpoint_rewind_code to rewind the files alone"}
+HINTS = {"code-only": "call checkpoint_rewind_code to rewind the files alone",
+         "merge": "call again with merge=true to write the clean parts and conflict markers to resolve (after a "
+                  "safety checkpoint), or with selective_files naming the other files to take back those alone"}
 
 
 def _error(message: str) -> Exception:

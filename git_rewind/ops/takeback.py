@@ -20,7 +20,7 @@ import os
 import re
 import time
 
-from ..base.errors import RewindError
+from ..base.errors import MERGE, RewindError
 from ..base.note import AGENT, OUTSIDE, Oid
 from ..base.repo import SCRATCH_TAKEBACK
 from ..store import attribution
@@ -114,9 +114,7 @@ class Conflicts(RewindError):
                   for c in conflicts[:50]]
         if len(conflicts) > 50:
             lines.append(f"  … and {len(conflicts) - 50} more")
-        lines.append(f"next: add --merge to write the clean parts and conflict markers to resolve (after a safety "
-                     f"checkpoint), or --only PATH... to take back the other files alone; {retry}")
-        super().__init__("\n".join(lines), exit_code=CONFLICT_EXIT)
+        super().__init__("\n".join(lines), exit_code=CONFLICT_EXIT, remedy=MERGE, details={"retry": retry})
         self.conflicts = conflicts
 
 

@@ -303,7 +303,9 @@ async def _bad_request(request: Request, exc: Exception) -> Response:
 
 # The page's words for what the engine says would work instead (errors.py): a choice in its dialog.
 HINTS = {"code-only": "choose “code” beside Undo to rewind the files alone",
-         "at-work": "confirm to rewind anyway (force)"}
+         "at-work": "confirm to rewind anyway (force)",
+         "merge": "the page writes no conflict markers: take it back from the command line with --merge, or "
+                  "restore the other files alone from their views"}
 
 
 def build(repo: Repo, token: str, port: int, read_only: bool) -> Any:
