@@ -20,9 +20,8 @@ from __future__ import annotations
 import os
 
 from . import event as ev
-from .base import Agent, Rewinder, agent_home, cut_in_place, home_folders, moved, put_back, rewrite_lines
+from .base import TIMEOUT, Agent, Rewinder, agent_home, cut_in_place, home_folders, moved, put_back, rewrite_lines
 from .event import Event, changed_chars, text
-from .hooksetup import TIMEOUT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -16,7 +16,6 @@ import time
 
 from . import layout, minijson
 from .fsutil import alive
-from .note import Oid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -134,6 +133,8 @@ class Changes:
         self.link = link
         self.epoch = answer.get("epoch")
         base, paths = answer.get("base"), answer.get("paths")
+        from .note import Oid
+
         self.base = Oid(base) if isinstance(base, str) else None
         self.paths = [p for p in paths if isinstance(p, str)] if isinstance(paths, list) else None
         nested = answer.get("nested")

@@ -11,11 +11,12 @@ import os
 from . import layout
 from .errors import NotARepository, RewindError
 from .lock import Lock
-from .note import Oid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from .note import Oid
 
 REF_PREFIX = "refs/rewind/"
 NOTES_REF = "refs/notes/rewind"
@@ -306,6 +307,8 @@ class Repo:
 
     def tree_of(self, commit: str) -> Oid:
         """The tree id of COMMIT (an id or any name git reads)."""
+        from .note import Oid  # not at load: a hook that skips never needs it
+
         return Oid(self.git(["rev-parse", commit + "^{tree}"]).decode().strip())
 
     def session_refs(self) -> dict[str, str]:
