@@ -23,6 +23,11 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench as B  # noqa: E402
 
+# Load what a restore loads, whichever layout the install has (flat before the sub-packages, ops/ after).
+WARM = ("import importlib\nfor names in (('git_rewind.ops.restore', 'git_rewind.ops.undo'), "
+        "('git_rewind.restore', 'git_rewind.undo')):\n    try:\n        [importlib.import_module(n) for n in names]\n"
+        "        break\n    except ImportError:\n        pass\n")
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -42,7 +47,7 @@ def main() -> None:
         with open(timer, "w") as fh:
             fh.write(B.SAFETY_TIMER)
         for python in args.pythons:  # fill each install's bytecode cache
-            B.run([python, "-c", "import git_rewind.main, git_rewind.ops.restore, git_rewind.ops.undo"], base, env)
+            B.run([python, "-c", WARM], base, env)
         b.sync("rewind")
         b.sync("cli")
         seq = b.rewind_snap("--allow-empty", "-m", "restore target", expect=r"#\d+ ").split()[0].lstrip("#")
