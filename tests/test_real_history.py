@@ -38,8 +38,8 @@ from helpers.session import Agent
 from helpers.workdir import Workdir, git_env
 
 FULL = os.environ.get("GIT_REWIND_REPLAY") == "full"
-WINDOW = stress.count(24, 6)  # commits per configuration in the default run (GIT_REWIND_TESTS=fast: 6)
-WINDOWS = {"git": stress.count(14, 4)}  # fewer where a step costs more (git's ~4,500 files and many files per commit)
+WINDOW = stress.count(24, 10)  # commits per configuration in the default run (GIT_REWIND_TESTS=fast: 10)
+WINDOWS = {"git": stress.count(14, 8)}  # fewer where a step costs more (git's ~4,500 files and many files per commit)
 SESSION = "replay"
 CONFIGS = [(False, False), (True, False), (False, True), (True, True)]  # (autocrlf, daemon)
 SHOWN = 25  # mismatches listed when a replay fails
@@ -298,7 +298,7 @@ def test_a_real_history_replayed_agrees_with_git_at_every_step(
         assert daemon_helper.answered(run.w)["changes"] > 0
 
 
-BLAME_WINDOW = stress.count(16, 6)
+BLAME_WINDOW = 16  # as many in the quick tier: a text file must change twice in it
 ROOT = "the first checkpoint"
 
 

@@ -92,9 +92,11 @@ class Server:
     def first_scan(self) -> None:
         """Scan the whole tree once before answering anyone, so that the first checkpoint asked of the daemon
         already reads only what changed (a hook starts it after its own full scan). Commands meanwhile find
-        no socket and scan as they always did; on any failure the first command's full scan sets the base."""
+        no socket and scan as they always did; on any failure the first command's full scan sets the base.
+        Its base is the work tree's newest checkpoint, as a checkpoint's own scan has: a file larger than
+        max_file_size that no checkpoint holds is left out of the daemon's tree too (git decides the rest)."""
         from ..base import config
-        from ..store import snapshot
+        from ..store import snapshot, store
 
         assert self.watcher is not None
         try:
@@ -103,7 +105,9 @@ class Server:
                 epoch = self.watcher.settle(SETTLE_TIMEOUT)
                 if epoch is None:
                     return
-                tree = snapshot.scan(self.repo, limit).tree
+                newest = store.worktree_last(self.repo)
+                base = newest.tree if newest is not None else store.head_tree(self.repo)
+                tree = snapshot.scan(self.repo, limit, base_tree=base).tree
             self.base, self.base_epoch = tree, epoch
             self.watcher.forget(epoch)
         except Exception:  # noqa: BLE001 - a cache warming up; the daemon still serves
