@@ -156,8 +156,9 @@ class Request:
 
         return turns.at_work(self.repo, time.time())
 
-    def run(self, allow_busy: bool = True) -> Report:
-        """The rewind itself, after a safety checkpoint. Not ALLOW_BUSY: AgentAtWork while a turn runs."""
+    def run(self, allow_busy: bool = True, warned: bool = False) -> Report:
+        """The rewind itself, after a safety checkpoint. Not ALLOW_BUSY: AgentAtWork while a turn runs.
+        WARNED: the face showed the preview's warnings already (its lines leave them out)."""
         busy = None if allow_busy else self.at_work()
         if busy:
             raise AgentAtWork(busy)
@@ -173,8 +174,8 @@ class Request:
         if self.redo_plan is not None:
             result = undo.redo(self.repo, max_size, auto_pack, self.redo_plan, by=self.by)
             safety = result.outcome.safety if result.outcome is not None else None
-            lines = result_lines(result, self.target.label, "restored", back=f"git rewind undo {safety.seq}"
-                                         if safety is not None else "git rewind undo")
+            back = f"git rewind undo {safety.seq}" if safety is not None else "git rewind undo"
+            lines = result_lines(result, self.target.label, "restored", warned, back=back)
             more = self.redo_plan.depth - 1
             if more:
                 lines.append((f"{more} more redo{'s' if more != 1 else ''} available (git rewind redo)", False))
@@ -186,13 +187,12 @@ class Request:
                            plan=self.conversation, cwd=self.cwd, retarget=self.planner,
                            kind=self.kind if self.planner is not None else None, by=self.by, patch=self.patch)
         if self.planner is None:
-            lines = result_lines(result, target.label, "patched toward" if self.patch else "restored",
-                                         listed=self.patch)
+            lines = result_lines(result, target.label, "patched toward" if self.patch else "restored", warned,
+                                 listed=self.patch)
         else:
             how = ", hunk by hunk," if self.patch else ""
-            lines = result_lines(result, self.planner.start.label, "", listed=self.patch,
-                                         headline=f"took back{how} the agents' changes "
-                                                  f"{range_words(self.planner)}")
+            lines = result_lines(result, self.planner.start.label, "", warned, listed=self.patch,
+                                 headline=f"took back{how} the agents' changes {range_words(self.planner)}")
             lines += takeback_lines(self.planner)
         return Report(self, False, lines, result)
 

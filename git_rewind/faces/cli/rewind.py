@@ -45,15 +45,13 @@ def _confirm(asked: Request, dry_run: bool, yes: bool, as_json: bool = False) ->
     return True, True
 
 
-def _report(report: Report, as_json: bool, warned: bool) -> None:
-    """A rewind's result: its lines (the warnings once: the preview showed them), or its JSON."""
+def _report(report: Report, as_json: bool) -> None:
+    """A rewind's result: its lines, or its JSON."""
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2))
         return
     for line, err in report.lines:
-        if not (warned and err and line.startswith("warning: ") and report.result is not None
-                and report.result.outcome is not None and line[9:] in report.data["warnings"]):
-            click.echo(line, err=err)
+        click.echo(line, err=err)
 
 
 def _json_option(function: Callable[..., None]) -> Callable[..., None]:
@@ -149,7 +147,7 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
         if not patch or asked.described is not None:  # with --patch the hunks are the preview: only a conversation asks
             go, warned = _confirm(asked, dry_run, yes, as_json)
         if go:
-            _report(asked.run(), as_json, warned)
+            _report(asked.run(warned=warned), as_json)
 
 
 def _check_patch(patch: bool, paths: tuple[str, ...], mode: str = "code", fork: bool = False,
@@ -205,7 +203,7 @@ def revert_command(ident: str, ident2: str | None, merge: bool, dry_run: bool, y
         if not patch:  # with --patch the hunks are the preview
             go, warned = _confirm(asked, dry_run, yes, as_json)
         if go:
-            _report(asked.run(), as_json, warned)
+            _report(asked.run(warned=warned), as_json)
 
 
 @cli.command("redo", context_settings=CONTEXT)
@@ -227,4 +225,4 @@ def redo_command(dry_run: bool, yes: bool, as_json: bool) -> None:
         ask_if_agents_at_work(repo, yes, dry_run)
         go, warned = _confirm(asked, dry_run, yes, as_json)
         if go:
-            _report(asked.run(), as_json, warned)
+            _report(asked.run(warned=warned), as_json)
