@@ -61,7 +61,9 @@ def test_it_prints_the_url_first_and_a_signal_stops_it_cleanly(project: Workdir,
 
 def test_each_run_has_its_own_token_and_a_port_in_use_is_one_line(project: Workdir, serve: Serve) -> None:
     first = serve(project)
-    assert serve(project).token != first.token
+    second = serve(project)
+    assert second.token != first.token
+    assert second.request("GET", "/api/info", header=first.token).status == 403  # a tab of an earlier run
     taken = project.rewind("web", "--no-open", "--port", str(first.port))
     assert taken.returncode != 0 and taken.stdout == ""
     assert taken.stderr == f"error: cannot listen on 127.0.0.1:{first.port}: Address already in use\n"
