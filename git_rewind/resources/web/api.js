@@ -6,7 +6,7 @@ import { PAGE, state } from './state.js';
 // address bar and the history entry at once. It is traded for this tab's credential, kept in sessionStorage
 // (this origin's, so this port's; a reload keeps it) and sent as a header: no cookie, which every other
 // server on 127.0.0.1 would receive.
-const LAUNCH = new URLSearchParams(location.hash.slice(1)).get('launch');
+let launch = new URLSearchParams(location.hash.slice(1)).get('launch');
 if (location.hash) history.replaceState(history.state, '', location.pathname + location.search);
 const STORED = 'rewind.credential';
 let credential = sessionStorage.getItem(STORED);
@@ -14,12 +14,14 @@ let credential = sessionStorage.getItem(STORED);
 /** This tab's credential, from the launch token when the link brought a new one; an Error with status 403
  * when there is none. */
 export async function connect() {
-  if (LAUNCH) {
+  if (launch) {
+    const given = launch;
+    launch = null;  // good once: a later start (a live update's reload) does not offer it again
     try {
-      credential = (await api('/api/session', { launch: LAUNCH })).token;
+      credential = (await api('/api/session', { launch: given })).token;
       sessionStorage.setItem(STORED, credential);
     } catch (e) {
-      if (!credential) throw e;  // a used link in a tab that already has its credential (a reload): go on
+      if (!credential) throw e;  // a used link in a tab that already has its credential: go on with that
     }
   }
   if (!credential) {

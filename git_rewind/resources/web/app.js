@@ -82,7 +82,7 @@ export function showEmpty(empty) {
 /** No credential for this tab (a used or foreign link, a server started again): say how to get one. */
 export function showLocked(reason) {
   showEmpty(false);
-  for (const id of ['#timeline', '#main', '#filters', '#search']) $(id).hidden = true;
+  for (const id of ['#timeline', '#main', '#filters', '#search', '#live']) $(id).hidden = true;
   $('#locked-reason').textContent = reason;
   $('#locked').hidden = false;
 }
