@@ -17,6 +17,8 @@ from helpers.session import MAIN, PROMPT_ID, Agent
 from helpers.webserver import Served
 from helpers.workdir import Workdir
 
+from git_rewind import agents
+
 Serve = Callable[..., Served]
 
 
@@ -51,7 +53,10 @@ def snaps(w: Workdir) -> Workdir:
 def test_it_prints_the_url_first_and_a_signal_stops_it_cleanly(project: Workdir, serve: Serve, signum: int) -> None:
     server = serve(project)
     assert server.url.startswith(f"http://127.0.0.1:{server.port}/#launch=") and len(server.url.split("=")[1]) >= 40
-    assert server.get("/api/info")["name"] == "repo"
+    info = server.get("/api/info")
+    assert info["name"] == "repo"
+    # what the empty page names: every agent the registry knows
+    assert info["agents"] == {"install": [n for n in agents.NAMES if n != "aider"], "watch": ["aider"]}
     stream = server.events()  # a page still listening does not keep it from stopping
     status, err = server.stop(signum)
     stream.close()
