@@ -49,14 +49,27 @@ class Server:
         assert self.proc.stdout is not None
         url = urlsplit(self.proc.stdout.readline().strip())
         self.port = int(url.port or 0)
-        self.token = url.query.split("=", 1)[1]
+        self.token = self.open_tab(url.fragment.split("=", 1)[1])
+
+    def open_tab(self, launch: str) -> str:
+        """The tab credential the page gets for the link's launch token (POST /api/session, as the page)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        conn.request("POST", "/api/session", body=json.dumps({"launch": launch}), headers={
+            "Host": f"127.0.0.1:{self.port}", "Origin": f"http://127.0.0.1:{self.port}",
+            "Content-Type": "application/json"})
+        response = conn.getresponse()
+        body = response.read()
+        conn.close()
+        if response.status != 200:
+            raise SystemExit(f"/api/session: HTTP {response.status}: {body[:200]!r}")
+        token: str = json.loads(body)["token"]
+        return token
 
     def get(self, path: str) -> tuple[float, bytes]:
         """One GET over a new connection, as the page's fetch: (ms, body)."""
         start = time.perf_counter()
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
-        conn.request("GET", path, headers={"Host": f"127.0.0.1:{self.port}", "X-Rewind-Token": self.token,
-                                           "Cookie": f"rewind_token={self.token}"})
+        conn.request("GET", path, headers={"Host": f"127.0.0.1:{self.port}", "X-Rewind-Token": self.token})
         response = conn.getresponse()
         body = response.read()
         conn.close()

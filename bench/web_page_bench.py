@@ -98,12 +98,12 @@ def _one(browser: Any, url: str) -> dict[str, float]:
 
 
 def _floor(browser: Any, url: str) -> float:
-    """The floor under the same load: a fresh tab navigating to the server's one-line 403 page, ms."""
+    """The floor under the same load: a fresh tab navigating to the server's one-line 403 answer, ms."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
     try:
         start = time.perf_counter()
-        page.goto(url.split("?")[0])
+        page.goto(url.split("#")[0] + "api/info")
         return (time.perf_counter() - start) * 1000
     finally:
         context.close()
@@ -129,15 +129,24 @@ def main() -> int:
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             assert proc.stdout is not None
-            url = proc.stdout.readline().strip()
+            stdout = proc.stdout
+            url = stdout.readline().strip()
             if not url.startswith("http"):
                 raise SystemExit(f"git rewind web printed {url!r}")
+
+            def visit() -> dict[str, float]:
+                """One visit with the newest link (good once), then the next link the server printed."""
+                nonlocal url
+                timings = _one(browser, url)
+                url = stdout.readline().strip().rsplit(" ", 1)[-1]
+                return timings
+
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM)
-                cold = _one(browser, url)
+                cold = visit()
                 runs = []
                 for _ in range(args.runs):  # interleaved with the floor
-                    runs.append({**_one(browser, url), "floor": _floor(browser, url)})
+                    runs.append({**visit(), "floor": _floor(browser, url)})
                 browser.close()
         finally:
             proc.terminate()

@@ -17,6 +17,8 @@ from helpers.session import MAIN, PROMPT_ID, Agent
 from helpers.webserver import Served
 from helpers.workdir import Workdir
 
+from git_rewind import agents
+
 Serve = Callable[..., Served]
 
 
@@ -50,8 +52,11 @@ def snaps(w: Workdir) -> Workdir:
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_it_prints_the_url_first_and_a_signal_stops_it_cleanly(project: Workdir, serve: Serve, signum: int) -> None:
     server = serve(project)
-    assert server.url == f"http://127.0.0.1:{server.port}/?token={server.token}" and len(server.token) >= 40
-    assert server.get("/api/info")["name"] == "repo"
+    assert server.url.startswith(f"http://127.0.0.1:{server.port}/#launch=") and len(server.url.split("=")[1]) >= 40
+    info = server.get("/api/info")
+    assert info["name"] == "repo"
+    # what the empty page names: every agent the registry knows
+    assert info["agents"] == {"install": [n for n in agents.NAMES if n != "aider"], "watch": ["aider"]}
     stream = server.events()  # a page still listening does not keep it from stopping
     status, err = server.stop(signum)
     stream.close()
@@ -61,7 +66,9 @@ def test_it_prints_the_url_first_and_a_signal_stops_it_cleanly(project: Workdir,
 
 def test_each_run_has_its_own_token_and_a_port_in_use_is_one_line(project: Workdir, serve: Serve) -> None:
     first = serve(project)
-    assert serve(project).token != first.token
+    second = serve(project)
+    assert second.token != first.token
+    assert second.request("GET", "/api/info", header=first.token).status == 403  # a tab of an earlier run
     taken = project.rewind("web", "--no-open", "--port", str(first.port))
     assert taken.returncode != 0 and taken.stdout == ""
     assert taken.stderr == f"error: cannot listen on 127.0.0.1:{first.port}: Address already in use\n"
@@ -70,34 +77,53 @@ def test_each_run_has_its_own_token_and_a_port_in_use_is_one_line(project: Workd
 # security ------------------------------------------------------------------------------------------
 
 
-def test_the_page_wants_the_token_then_sets_the_cookie(project: Workdir, serve: Serve) -> None:
+def test_the_page_holds_no_secret_and_sets_no_cookie(project: Workdir, serve: Serve) -> None:
+    """A browser sends 127.0.0.1's cookies to every port of it: nothing secret may ride in one, nor in the page."""
     server = serve(project)
-    page = server.request("GET", f"/?token={server.token}", cookie=None, header=None)
-    assert page.status == 200
-    cookie = page.headers["set-cookie"]
-    assert cookie.startswith(f"rewind_token={server.token};") and "HttpOnly" in cookie
-    assert "samesite=strict" in cookie.lower() and "Path=/" in cookie
-    assert f'<meta name="rewind-token" content="{server.token}">' in page.text
+    page = server.request("GET", "/", header=None)
+    assert page.status == 200 and "set-cookie" not in page.headers
+    assert server.launch not in page.text and server.token not in page.text
     assert page.headers["content-security-policy"] == "default-src 'self'; style-src 'self' 'unsafe-inline'"
     assert page.headers["x-frame-options"] == "DENY" and page.headers["referrer-policy"] == "no-referrer"
-    for query in ("/", "/?token=", "/?token=wrong"):
-        refused = server.request("GET", query, cookie=None, header=None)
-        assert refused.status == 403 and "git rewind web" in refused.text and refused.text.count("\n") == 1
-        assert server.token not in refused.text
-    assert server.request("GET", "/", header=None).status == 200  # the cookie alone: a reload
+    assert page.headers["cache-control"] == "no-store"
+    assert server.request("GET", "/static/app.js", header=None).status == 200  # the shipped files: public
+    for path in ("/api/session", "/api/info", "/api/undo"):
+        assert "set-cookie" not in server.request("GET", path).headers
 
 
-def test_the_api_wants_the_cookie_and_the_header(project: Workdir, serve: Serve) -> None:
+def test_a_link_opens_one_tab_once_and_the_next_link_is_printed(project: Workdir, serve: Serve) -> None:
     server = serve(project)
+    used = server.url.rsplit("#launch=", 1)[1]
+    again = server.exchange(used)  # the first link, found later in the browser's history or the terminal
+    assert again.status == 403 and "used already" in again.json()["error"] and "token" not in again.json()
+    for wrong in ("", "x" * 43, server.token):
+        assert server.exchange(wrong).status == 403, wrong
+    foreign = server.request("POST", "/api/session", body={"launch": server.launch}, header=None,
+                             origin="http://127.0.0.1:1")
+    assert foreign.status == 403 and foreign.text.startswith("refused:")
+    second = server.open_tab()  # the newest printed link opens another tab, with a credential of its own
+    assert second != server.token and server.launch not in (used, second)
+    for credential in (server.token, second):
+        assert server.request("GET", "/api/info", header=credential).status == 200
+
+
+def test_the_api_wants_a_tabs_credential_in_a_header_never_a_cookie(project: Workdir, serve: Serve) -> None:
+    w = snaps(project)
+    server = serve(w)
     assert server.request("GET", "/api/info").status == 200
     assert server.request("GET", "/api/info").headers["cache-control"] == "no-store"
-    for cookie, header in ((None, None), ("token", None), (None, "token"), ("wrong", "token"), ("token", "wrong")):
-        refused = server.request("GET", "/api/checkpoints", cookie=cookie, header=header)
-        assert refused.status == 403, (cookie, header)
-        assert refused.text.startswith("refused:")
-    assert server.request("GET", "/static/app.js", cookie=None, header=None).status == 403
-    for query, cookie in (("", "token"), ("?token=wrong", "token"), (f"?token={server.token}", None)):
-        assert server.request("GET", f"/api/events{query}", cookie=cookie, header=None).status == 403, query
+    cookie = {"Cookie": f"rewind_token={server.token}"}
+    for header, extra in ((None, None), (None, cookie), ("wrong", None), (server.launch, None), (server.url, None)):
+        refused = server.request("GET", "/api/checkpoints", header=header, extra=extra)
+        assert refused.status == 403, (header, extra)
+        assert refused.text.startswith("refused:") and refused.text.count("\n") == 1
+    before = w.state()
+    undo = {"id": "1", "mode": "code"}
+    assert server.request("POST", "/api/undo", body=undo, header=None, extra=cookie).status == 403
+    assert server.request("POST", "/api/undo", body=undo, header=server.launch).status == 403
+    assert w.state() == before
+    for query in ("", "?token=wrong", f"?token={server.launch}"):
+        assert server.request("GET", f"/api/events{query}", header=None).status == 403, query
     assert server.request("GET", f"/api/info?token={server.token}", header=None).status == 403  # events only
 
 
@@ -107,7 +133,7 @@ def test_a_foreign_host_is_refused(project: Workdir, serve: Serve) -> None:
     port = server.port
     for host in (f"evil.example:{port}", "127.0.0.1", f"127.0.0.1:{port + 1}", f"localhost.:{port}"):
         assert server.request("GET", "/api/info", host=host).status == 403, host
-        assert server.request("GET", f"/?token={server.token}", host=host).status == 403, host
+        assert server.request("GET", "/", host=host).status == 403, host
     assert server.request("GET", "/api/info", host=f"localhost:{server.port}").status == 200
 
 

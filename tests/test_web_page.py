@@ -5,13 +5,17 @@ files on disk after an action."""
 
 from __future__ import annotations
 
+import http.client
+import http.server
 import json
 import os
 import re
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from helpers.browser import CHROMIUM, serve
@@ -19,6 +23,8 @@ from helpers.checkpoints import listing
 from helpers.workdir import Workdir
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 from pygments.formatters import HtmlFormatter
+
+from git_rewind import agents
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE_DIR = ROOT / "git_rewind" / "resources" / "web"
@@ -297,11 +303,28 @@ def test_an_empty_repository_says_how_to_take_the_first_checkpoint(project: Work
         empty = page.locator("#empty")
         expect(empty).to_be_visible()
         expect(empty).to_contain_text("git rewind snap")
-        expect(empty).to_contain_text("git rewind install --agent")
+        expect(empty).to_contain_text("git rewind install --agent claude-code")
+        expect(empty).to_contain_text("git rewind watch -- aider")
+        for name in agents.NAMES:  # every agent the registry knows, none left out
+            expect(empty).to_contain_text(re.compile(rf"(--agent |, |\(or |-- ){re.escape(name)}\b"))
         expect(page.locator("#list-pane")).to_be_hidden()
         project.ok("snap", "-m", "the very first")  # and the page comes to life by itself
         expect(row(page, 1)).to_contain_text("the very first")
         expect(empty).to_be_hidden()
+
+
+def test_the_page_has_its_own_icon(project: Workdir, page: Page) -> None:
+    """The tab shows git-rewind's icon, served by the page's server (no request for a missing /favicon.ico)."""
+    with serve(project) as url:
+        open_page(page, url)
+        icon = page.locator('link[rel="icon"]')
+        expect(icon).to_have_count(1)
+        loaded = page.evaluate("""href => new Promise((resolve) => {
+            const img = new Image();
+            img.onload = () => resolve(img.naturalWidth);
+            img.onerror = () => resolve(0);
+            img.src = href; })""", icon.evaluate("el => el.href"))
+        assert loaded > 0
 
 
 def test_a_long_history_keeps_the_page_bounded(tmp_path: Path, env: dict[str, str], page: Page) -> None:
@@ -338,6 +361,108 @@ def test_screenshot_for_a_person_to_look_at(story: Workdir, page: Page, tmp_path
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
 
 
+class Recorder(http.server.BaseHTTPRequestHandler):
+    """Another local server (a dev server the person also has open): records every request it receives."""
+
+    seen: list[tuple[str, str, list[tuple[str, str]]]] = []
+
+    def do_GET(self) -> None:
+        self.seen.append((self.command, self.path, list(self.headers.items())))
+        body = b"<!doctype html><title>another local server</title><p>a dev server</p>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def other_server() -> Iterator[tuple[int, list[tuple[str, str, list[tuple[str, str]]]]]]:
+    """A second HTTP server on another port of 127.0.0.1: (its port, the requests it received)."""
+    seen: list[tuple[str, str, list[tuple[str, str]]]] = []
+    handler = type("Recording", (Recorder,), {"seen": seen})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1], seen
+    server.shutdown()
+    server.server_close()
+
+
+def post_undo(port: int, headers: dict[str, str]) -> int:
+    """POST /api/undo to #1 as a plain client would, with a Host and an Origin forged to look like the page's."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    body = json.dumps({"id": "1", "mode": "code"}).encode()
+    try:
+        conn.request("POST", "/api/undo", body=body, headers={
+            "Host": f"127.0.0.1:{port}", "Origin": f"http://127.0.0.1:{port}", "Content-Type": "application/json",
+            **headers})
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def test_another_local_server_receives_nothing_that_can_undo(story: Workdir, page: Page, other_server: Any) -> None:
+    """Browsers send 127.0.0.1's cookies to every port of it: the person opens the page, then a dev server of
+    theirs on another port (by a link from the page, and typed). That server gets no cookie and no token in a
+    Referer or anywhere else; whatever it did get, replayed to /api/undo by a plain client, is refused."""
+    port, seen = other_server
+    before = story.state()
+    with serve(story) as url:
+        ours = urlsplit(url).port or 0
+        launch = url.split("=", 1)[1]  # the token the printed link carries
+        open_page(page, url)
+        assert page.url == f"http://127.0.0.1:{ours}/"  # the link's token is gone from the address bar
+        credential = page.evaluate("sessionStorage.getItem('rewind.credential')")
+        page.evaluate(f"location.href = 'http://127.0.0.1:{port}/from-the-page'")  # a link followed from the page
+        page.wait_for_url(f"http://127.0.0.1:{port}/from-the-page")
+        page.goto(f"http://127.0.0.1:{port}/typed")
+        page.wait_for_timeout(300)  # its favicon request, if any
+        page.go_back()
+        page.go_back()  # back on the page, which still works in this tab
+        page.wait_for_selector("body[data-ready]")
+        expect(page.locator(".row")).to_have_count(4)
+        assert {"/from-the-page", "/typed"} <= {path for _, path, _ in seen}
+        assert [(path, value) for _, path, headers in seen for name, value in headers if name.lower() == "cookie"] == []
+        received = [value for _, path, headers in seen for value in (path, *(v for _, v in headers))]
+        pieces = {part.strip() for value in received for part in re.split(r"[;,= ]", value) if part.strip()}
+        for piece in pieces:  # every word it got, as the token header or as a cookie
+            assert post_undo(ours, {"X-Rewind-Token": piece}) == 403, piece
+            assert post_undo(ours, {"Cookie": f"rewind_token={piece}", "X-Rewind-Token": piece}) == 403, piece
+        assert post_undo(ours, {"X-Rewind-Token": launch}) == 403  # the used link, from history or the terminal
+        assert credential and credential != launch  # the tab's own credential, which went nowhere else
+        assert not any(secret in value for value in received for secret in (credential, launch))
+    assert story.state() == before
+    assert [c["seq"] for c in listing(story)] == [4, 3, 2, 1]  # not even a safety checkpoint
+
+
+def test_a_used_link_opens_nothing_elsewhere_and_a_reload_keeps_the_tab(story: Workdir, page: Page,
+                                                                        browser: Browser) -> None:
+    with serve(story) as url:
+        open_page(page, url)
+        page.go_back()  # the tab's history holds the page without the link's token: its entry was replaced
+        page.go_forward()
+        assert page.url == url.split("#")[0]
+        page.reload()  # the tab keeps its credential in sessionStorage: a reload needs no new link
+        page.wait_for_selector("body[data-ready]")
+        expect(page.locator(".row")).to_have_count(4)
+        other = browser.new_context()
+        try:
+            tab = other.new_page()
+            tab.goto(url)  # the same link again, in another browser: used up
+            expect(tab.locator("#locked")).to_be_visible()
+            expect(tab.locator("#locked-reason")).to_contain_text("used already")
+            expect(tab.locator("#main")).to_be_hidden()
+            assert "#" not in tab.url
+            tab.goto(url.split("#")[0])  # no link at all
+            expect(tab.locator("#locked-reason")).to_contain_text("git rewind web")
+        finally:
+            other.close()
+
+
 def test_the_page_makes_no_request_elsewhere() -> None:
     """CSP `default-src 'self'`: no CDN, no external URL, no inline script in what the page ships."""
     html = (PAGE_DIR / "index.html").read_text()
@@ -345,11 +470,12 @@ def test_the_page_makes_no_request_elsewhere() -> None:
     assert not re.search(r"<[^>]*\son[a-z]+\s*=", html)  # no inline event handlers
     links = re.findall(r'<link\b[^>]*href="([^"]*)"', html)
     modules = sorted(p.name for p in PAGE_DIR.glob("*.js") if p.name != "app.js")
-    assert links == ["/static/app.css", *(f"/static/{m}" for m in links_order(html))]
+    assert links == ["/static/favicon.svg", "/static/app.css", *(f"/static/{m}" for m in links_order(html))]
     assert sorted(links_order(html)) == modules  # every module app.js pulls in is preloaded, and only those
     for path in PAGE_DIR.iterdir():
-        assert not re.search(r"(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/", path.read_text()), path.name
-        imported = re.findall(r"^import .* from '([^']+)';$", path.read_text(), flags=re.M)
+        text = path.read_text().replace('xmlns="http://www.w3.org/2000/svg"', "")  # a name, not a request
+        assert not re.search(r"(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/", text), path.name
+        imported = re.findall(r"^import .* from '([^']+)';$", text, flags=re.M)
         assert all(re.fullmatch(r"\./[a-z]+\.js", i) and (PAGE_DIR / i).exists() for i in imported), path.name
 
 

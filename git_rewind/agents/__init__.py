@@ -34,6 +34,16 @@ def get(agent: str) -> Agent:
     return found
 
 
+def hooked() -> tuple[str, ...]:
+    """The agents `install --agent` gives hooks (those with a settings file), in NAMES' order."""
+    return tuple(name for name in NAMES if get(name).scopes)
+
+
+def watched() -> tuple[str, ...]:
+    """The agents with no hooks, checkpointed while `git rewind watch -- PROGRAM` runs them, in NAMES' order."""
+    return tuple(name for name in NAMES if get(name).programs and not get(name).scopes)
+
+
 def for_program(program: str) -> Agent | None:
     """The agent whose program PROGRAM (a path or a bare name) runs, for `git rewind watch`; None: none known."""
     import os

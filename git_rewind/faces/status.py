@@ -117,7 +117,7 @@ def collect(limit: int, path: str | None = None) -> Status:
                     hook.read_decisions(repo, limit) if repo else [], redos, store)
     from .. import agents
 
-    status.watched = [name for name in agents.NAMES if agents.get(name).programs and not agents.get(name).scopes]
+    status.watched = list(agents.watched())
     status.duplicates = install.duplicates(root)
     if repo is not None:
         from ..base import daemon

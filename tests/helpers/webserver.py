@@ -31,7 +31,8 @@ class Reply:
 
 
 class Served:
-    """A running `git rewind web --no-open --port 0 [ARGS]` in W; its URL read from its first line."""
+    """A running `git rewind web --no-open --port 0 [ARGS]` in W; its link read from its first line, and one
+    tab's credential got for it as the page gets one (`token`)."""
 
     def __init__(self, w: Workdir, *args: str) -> None:
         self.proc = subprocess.Popen([*REWIND, "web", "--no-open", "--port", "0", *args], cwd=w.path, env=w.env,
@@ -43,19 +44,37 @@ class Served:
             err = self.proc.stderr.read() if self.proc.stderr else ""
             raise AssertionError(f"git rewind web printed no URL: {err}")
         parts = urlsplit(self.url)
-        assert parts.hostname == "127.0.0.1" and parts.path == "/" and parts.query.startswith("token=")
+        assert parts.hostname == "127.0.0.1" and parts.path == "/" and parts.query == ""
+        assert parts.fragment.startswith("launch=")
         self.port = int(parts.port or 0)
-        self.token = parts.query.split("=", 1)[1]
+        self.launch = parts.fragment.split("=", 1)[1]  # the launch token of the newest link printed
         self.host = f"127.0.0.1:{self.port}"
         self.origin = f"http://{self.host}"
+        self.token = self.open_tab()
+
+    def open_tab(self) -> str:
+        """What the page does with the newest link: trade its launch token for a tab's credential (the
+        server then prints the next link, read here)."""
+        reply = self.exchange(self.launch)
+        assert reply.status == 200, (reply.status, reply.text)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline().strip()
+        prefix = "opened in a browser; for another tab: "
+        assert line.startswith(f"{prefix}http://127.0.0.1:{self.port}/#launch="), line
+        self.launch = line.rsplit("#launch=", 1)[1]
+        credential: str = reply.json()["token"]
+        return credential
+
+    def exchange(self, launch: str) -> Reply:
+        """POST /api/session with LAUNCH, as the page sends it."""
+        return self.request("POST", "/api/session", body={"launch": launch}, header=None)
 
     def request(self, method: str, path: str, *, body: Any = None, host: str | None = None,
-                cookie: str | None = "token", header: str | None = "token", origin: str | None = "own",
+                header: str | None = "token", origin: str | None = "own",
                 content_type: str = "application/json", extra: dict[str, str] | None = None) -> Reply:
-        """One request. "token" and "own" stand for this run's token and origin; None leaves the header out."""
+        """One request. "token" and "own" stand for this tab's credential and this server's origin; None leaves
+        the header out."""
         headers = {"Host": host or self.host}
-        if cookie is not None:
-            headers["Cookie"] = f"rewind_token={self.token if cookie == 'token' else cookie}"
         if header is not None:
             headers["X-Rewind-Token"] = self.token if header == "token" else header
         if origin is not None and method != "GET":
@@ -89,9 +108,8 @@ class Served:
     def events(self) -> http.client.HTTPResponse:
         """The open event stream (read it line by line; close the connection when done)."""
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        # as an EventSource asks: the cookie, and the token in the query (it cannot send a header)
-        conn.request("GET", f"/api/events?token={self.token}", headers={
-            "Host": self.host, "Cookie": f"rewind_token={self.token}"})
+        # as an EventSource asks: the credential in the query (it cannot send a header)
+        conn.request("GET", f"/api/events?token={self.token}", headers={"Host": self.host})
         response = conn.getresponse()
         assert response.status == 200 and response.getheader("content-type", "").startswith("text/event-stream")
         return response

@@ -50,8 +50,8 @@ def watch_command(session: str | None, command: tuple[str, ...]) -> None:
 def web_command(port: int, no_open: bool, read_only: bool) -> None:
     """Browse this work tree's checkpoints in a local web page: timeline, diffs, undo with a preview.
 
-    Listens on 127.0.0.1 only; the first line printed is the URL with this run's secret token.
-    Ctrl-C stops it.
+    Listens on 127.0.0.1 only; the first line printed is the page's link, good for one tab (each
+    use prints the next). Ctrl-C stops it.
     """
     from .. import web
 

@@ -13,11 +13,12 @@ from ...base.repo import Repo
 
 
 def serve(repo: Repo, port: int = 0, open_browser: bool = True, read_only: bool = False) -> int:
-    """Serve until Ctrl-C or SIGTERM; the first line printed is the URL with this run's token. Exit code 0."""
+    """Serve until Ctrl-C or SIGTERM; the first line printed is the page's link with a one-time launch token,
+    and each time a browser uses one, a line with the next link (for another tab). Exit code 0."""
     import uvicorn
 
     from .app import build
-    from .guard import new_token
+    from .guard import Keys
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -29,10 +30,20 @@ def serve(repo: Repo, port: int = 0, open_browser: bool = True, read_only: bool 
         raise RewindError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
     sock.listen(128)  # from now on a request waits in the backlog: the URL below is good at once
     bound = sock.getsockname()[1]
-    token = new_token()
-    url = f"http://127.0.0.1:{bound}/?token={token}"
+
+    def link(launch: str) -> str:
+        return f"http://127.0.0.1:{bound}/#launch={launch}"
+
+    def announce(launch: str) -> None:
+        try:
+            print(f"opened in a browser; for another tab: {link(launch)}", flush=True)
+        except (OSError, ValueError):  # nobody reads our output any more: the page opened all the same
+            pass
+
+    keys = Keys(announce)
+    url = link(keys.launch)
     print(url, flush=True)
-    app = build(repo, token, bound, read_only)  # it starts reading the checkpoints meanwhile
+    app = build(repo, keys, bound, read_only)  # it starts reading the checkpoints meanwhile
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                             timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)

@@ -20,7 +20,7 @@ from ...base.errors import RewindError
 from ...base.repo import Repo
 from ...store import checkpoints
 from . import diffs
-from .guard import COOKIE, Guard
+from .guard import Guard, Keys
 from .listing import Listing, View, compact, detail_json
 
 TYPE_CHECKING = False
@@ -32,9 +32,9 @@ if TYPE_CHECKING:
 
 PAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "resources",
                         "web")
-MISSING_PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><meta name=\"rewind-token\" content=\"\">"
-                "<title>git rewind</title></head><body><p>The page's files are missing from this installation "
-                "(git_rewind/resources/web/); the API works.</p></body></html>")
+MISSING_PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><title>git rewind</title></head><body><p>The "
+                "page's files are missing from this installation (git_rewind/resources/web/); the API works.</p>"
+                "</body></html>")
 DEFAULT_LIMIT = 500
 POLL_SECONDS = 1.0
 PING_SECONDS = 15
@@ -58,9 +58,9 @@ class BadRequest(Exception):
 class Server:
     """One repository served to one page: the state every handler shares."""
 
-    def __init__(self, repo: Repo, token: str, read_only: bool) -> None:
+    def __init__(self, repo: Repo, keys: Keys, read_only: bool) -> None:
         self.repo = repo
-        self.token = token
+        self.keys = keys
         self.read_only = read_only
         self.listing = Listing(repo)
         self.colour = diffs.Colour()
@@ -69,14 +69,24 @@ class Server:
     # the page -------------------------------------------------------------------------------------
 
     def page(self, request: Request) -> Response:
+        """The page as shipped: no secret in it (api.js trades the link's launch token for one)."""
         try:
             with open(os.path.join(PAGE_DIR, "index.html"), encoding="utf-8") as fh:
                 html = fh.read()
         except FileNotFoundError:
             html = MISSING_PAGE
-        response = HTMLResponse(fill_token(html, self.token))
-        response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict", path="/")
-        return response
+        return HTMLResponse(html)
+
+    async def session(self, request: Request) -> Response:
+        """POST /api/session {"launch": TOKEN}: the printed link's launch token, good once, traded for this
+        tab's credential. Async on purpose: on the event loop, two tabs cannot both use one link."""
+        body = await _json_body(request)
+        launch = body.get("launch")
+        credential = self.keys.exchange(launch if isinstance(launch, str) else None)
+        if credential is None:
+            raise BadRequest("refused: this link was used already, or is not this server's: open the newest link "
+                             "`git rewind web` printed in its terminal", 403)
+        return Compact({"token": credential})
 
     # reading --------------------------------------------------------------------------------------
 
@@ -85,7 +95,8 @@ class Server:
         view = self.listing.view()
         return Compact({"repo": self.repo.root, "name": os.path.basename(self.repo.root),
                         "worktree": self.repo.worktree, "branch": branch, "head": head,
-                        "read_only": self.read_only, "count": len(view.items), "now": time.time()})
+                        "read_only": self.read_only, "count": len(view.items), "now": time.time(),
+                        "agents": _agents()})
 
     def checkpoints(self, request: Request) -> Response:
         params = request.query_params
@@ -255,19 +266,17 @@ class Server:
             raise BadRequest(str(exc), 404) from None
 
 
+def _agents() -> dict[str, list[str]]:
+    """The agents the empty page names, from the registry: those `install --agent` hooks, and the programs
+    `watch --` runs (Aider)."""
+    from ... import agents
+
+    return {"install": list(agents.hooked()), "watch": [agents.get(name).programs[0] for name in agents.watched()]}
+
+
 def _side(item: Checkpoint) -> dict[str, Any]:
     return {"seq": item.seq, "commit": item.commit}
 
-
-def fill_token(html: str, token: str) -> str:
-    """The page with TOKEN in its `<meta name="rewind-token">` (added after `<head>` when it has none)."""
-    import re
-
-    meta = f'<meta name="rewind-token" content="{token}">'
-    filled, count = re.subn(r'<meta\s+name="rewind-token"\s+content="[^"]*"\s*/?>', lambda _: meta, html, count=1)
-    if count:
-        return filled
-    return re.sub(r"<head[^>]*>", lambda m: m.group(0) + meta, html, count=1)
 
 
 async def _json_body(request: Request) -> dict[str, Any]:
@@ -308,12 +317,13 @@ HINTS = {"code-only": "choose “code” beside Undo to rewind the files alone",
                   "restore the other files alone from their views"}
 
 
-def build(repo: Repo, token: str, port: int, read_only: bool) -> Any:
+def build(repo: Repo, keys: Keys, port: int, read_only: bool) -> Any:
     """The ASGI application: the routes behind the guard."""
-    server = Server(repo, token, read_only)
+    server = Server(repo, keys, read_only)
     server.listing.warm()  # 10,000 checkpoints take a second to read: start before the page asks
     routes: list[BaseRoute] = [
         Route("/", server.page),
+        Route("/api/session", server.session, methods=["POST"]),
         Route("/api/info", server.info),
         Route("/api/checkpoints", server.checkpoints),
         Route("/api/checkpoints/{ident:path}", server.checkpoint),
@@ -329,4 +339,4 @@ def build(repo: Repo, token: str, port: int, read_only: bool) -> Any:
     if os.path.isdir(PAGE_DIR):  # Starlette's StaticFiles: no path out of it, `..` or encoded
         routes.append(Mount("/static", StaticFiles(directory=PAGE_DIR)))
     app = Starlette(routes=routes, exception_handlers={BadRequest: _bad_request, RewindError: _bad_request})
-    return Guard(app, token, port, read_only)
+    return Guard(app, keys, port, read_only)

@@ -2,7 +2,7 @@
 // the detail of one (note, diff, files) and the actions, each previewed by a dry run before it runs.
 // Plain modern JavaScript in ES modules, no build step; the JSON API is git_rewind/web/app.py's.
 
-import { api, Results, TOKEN } from './api.js';
+import { api, connect, liveUpdates, Results } from './api.js';
 import { renderDiffMode, select, setupDetail } from './detail.js';
 import { debounce, idle, shortSession, sleep, toast } from './format.js';
 import { drawTimeline, renderTimeline, setupTimeline, sortedSessions } from './lanes.js';
@@ -18,6 +18,7 @@ export async function start() {
   const view = query.toString() ? new Results(query) : all;
   state.all = all;
   state.view = view;
+  await connect();
   // the first page of checkpoints is asked for beside the info, not after it: one round trip less
   const [info] = await Promise.all([api('/api/info'), all.fetch(0, PAGE), view !== all ? view.fetch(0, PAGE) : null]);
   if (gen !== state.gen) return;
@@ -34,6 +35,7 @@ export async function start() {
   document.body.classList.toggle('read-only', info.read_only);
   document.body.classList.remove('loading');
 
+  fillEmpty(info.agents);
   showEmpty(state.info.count === 0 && state.all.total === 0);
   fillFilterChoices();
   renderAll();
@@ -60,12 +62,29 @@ export async function loadRest(gen) {
   performance.mark('rewind-complete');
 }
 
+/** The empty page's commands, naming every agent the registry knows (/api/info's agents). */
+function fillEmpty(agents) {
+  const [first, ...others] = agents.install;
+  $('#empty-install').textContent = `git rewind install --agent ${first}`;
+  $('#empty-agents').textContent = others.length ? `(or ${others.join(', ')})` : '';
+  $('#empty-watch').hidden = $('#empty-watch-command').hidden = !agents.watch.length;
+  $('#empty-watch-command').textContent = agents.watch.map((program) => `git rewind watch -- ${program}`).join('\n');
+}
+
 export function showEmpty(empty) {
   $('#empty').hidden = !empty;
   $('#timeline').hidden = empty;
   $('#main').hidden = empty;
   $('#filters').hidden = empty;
   $('#search').hidden = empty;
+}
+
+/** No credential for this tab (a used or foreign link, a server started again): say how to get one. */
+export function showLocked(reason) {
+  showEmpty(false);
+  for (const id of ['#timeline', '#main', '#filters', '#search', '#live']) $(id).hidden = true;
+  $('#locked-reason').textContent = reason;
+  $('#locked').hidden = false;
 }
 
 /** A checkpoint was taken (or tags changed, or old ones were dropped): bring the page up to date. */
@@ -112,7 +131,7 @@ export function refreshDetail() {
 }
 
 export function listen() {
-  const source = new EventSource(`/api/events?token=${encodeURIComponent(TOKEN)}`);
+  const source = liveUpdates();
   const live = $('#live');
   const update = debounce(() => refresh().catch((e) => toast(e.message, true)), 150);
   source.addEventListener('open', () => live.classList.add('on'));
@@ -207,7 +226,8 @@ export function setup() {
   setInterval(() => { renderList(); }, 30000);
   started.then(listen).catch((e) => {
     document.body.classList.remove('loading');
-    toast(`could not load: ${e.message}`, true);
+    if (e.status === 403) showLocked(e.message);
+    else toast(`could not load: ${e.message}`, true);
   });
 }
 
