@@ -166,6 +166,25 @@ def test_before_the_first_commit_the_command_takes_the_entries_out_of_the_index(
     assert repo.git("ls-files") == ""
 
 
+def test_mcp_and_the_page_return_the_same_index_field(docs: Workdir, git_environ: dict[str, str]) -> None:
+    from git_rewind.base.repo import Repo
+    from git_rewind.faces import mcp
+    from git_rewind.faces.web import actions
+    from git_rewind.store import checkpoints
+
+    docs.ok("snap", "-m", "before")
+    docs.git("rm", "-q", "-r", "docs")
+    docs.ok("snap", "-m", "after")
+    repo = Repo.discover(str(docs.path))
+    every = checkpoints.load_all(repo)
+    page = actions.act(repo, every, every[0], "restore-file", {"path": "docs/guide.md", "dry_run": True})
+    assert page["index"] == {"paths": [{"path": "docs/guide.md", "staged": "deletion"}],
+                             "command": "git restore --staged docs/guide.md"}
+    text, data = mcp.Tools(str(docs.path), None).rewind("1", "code")
+    assert data["index"]["command"] == "git restore --staged docs" and "git restore --staged docs" in text
+    assert staged_paths(docs) == {"docs/guide.md", "docs/api/ref.md"}  # told, never written
+
+
 def test_shortest_takes_the_topmost_directory_standing_for_two_or_more() -> None:
     staged = {"docs/a.md", "docs/b/c.md", "docs/b/d.md", "src/x.py", "src/y.py", "keep/k.py", "docs"}
     assert staged_shortest(["docs/b/c.md", "docs/b/d.md", "src/x.py", "src/y.py"], staged - {"docs"}) == \

@@ -58,12 +58,16 @@ class Contradiction:
 def staged(repo: Repo) -> tuple[dict[str, Staged], set[str], bool]:
     """What the index stages against HEAD: (path → Staged, the unmerged paths, whether HEAD has a commit).
     The index is only read."""
+    from ..base.gitcmd import GitError
     from ..base.gitobjects import raw_diff
     from ..store.snapshot import empty_tree
 
     head = repo.head()[0]
-    out = repo.git(["--no-optional-locks", "diff-index", "--cached", "-z", "--no-renames",
-                    head or empty_tree(repo)])
+    try:
+        out = repo.git(["--no-optional-locks", "diff-index", "--cached", "-z", "--no-renames",
+                        head or empty_tree(repo)])
+    except GitError:  # an index git cannot read: git says so itself at the next commit; the rewind goes on
+        return {}, set(), head is not None
     found: dict[str, Staged] = {}
     unmerged: set[str] = set()
     for entry in raw_diff(out):
@@ -96,8 +100,13 @@ def on_disk(repo: Repo, paths: list[str], cwd: str) -> Contradiction | None:
     found = [item for item in candidates if item.index is None and _on_disk(repo, item.path)]
     indexed = [item for item in candidates if item.index is not None]
     if indexed:
-        out = repo.git(["--no-optional-locks", "--literal-pathspecs", "diff", "--no-ext-diff", "--no-textconv",
-                        "--ignore-submodules", "--name-only", "-z", "--", *(item.path for item in indexed)])
+        from ..base.gitcmd import GitError
+
+        try:
+            out = repo.git(["--no-optional-locks", "--literal-pathspecs", "diff", "--no-ext-diff", "--no-textconv",
+                            "--ignore-submodules", "--name-only", "-z", "--", *(item.path for item in indexed)])
+        except GitError:  # as in staged(): the rewind is done; git will speak for its index itself
+            out = b""
         differ = {os.fsdecode(name) for name in out.split(b"\0") if name}
         found += [item for item in indexed if item.path in differ]
     found.sort(key=lambda item: item.path)
