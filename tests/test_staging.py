@@ -166,6 +166,19 @@ def test_before_the_first_commit_the_command_takes_the_entries_out_of_the_index(
     assert repo.git("ls-files") == ""
 
 
+def test_more_staged_paths_than_one_command_line_names(docs: Workdir) -> None:
+    docs.ok("snap", "-m", "before")
+    for i in range(1005):  # past staging.PATHS_NAMED
+        docs.write(f"gen/{i // 100}/f{i}.py", f"{i}\n")
+    docs.git("add", "gen")
+    docs.ok("snap", "-m", "generated")
+    out = docs.ok("undo", "1", "--yes")
+    assert "the index still stages something else for 1005 paths" in out and "… and 995 more" in out
+    assert command_of(out) == "git restore --staged gen"
+    run_in_shell(docs, command_of(out))
+    assert staged_paths(docs) == set()
+
+
 def test_mcp_and_the_page_return_the_same_index_field(docs: Workdir, git_environ: dict[str, str]) -> None:
     from git_rewind.base.repo import Repo
     from git_rewind.faces import mcp

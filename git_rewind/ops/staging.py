@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .restore import Change
 
 SHOWN = 10  # paths listed in the lines; the others are counted (the command covers them all)
+PATHS_NAMED = 1000  # paths given to one `git diff`; more: it looks at the whole tree
 _GLOB = frozenset("*?[\\")  # what git reads as a pattern in a pathspec
 
 
@@ -43,7 +44,7 @@ class Staged:
 
 
 class Contradiction:
-    """The staged paths a restore contradicts (CONTRADICTED) and the command that unstages exactly them."""
+    """The staged paths a restore contradicts (STAGED) and the command that unstages exactly them."""
 
     __slots__ = ("staged", "command")
 
@@ -94,7 +95,8 @@ def in_plan(repo: Repo, changes: list[Change], cwd: str) -> Contradiction | None
 
 def on_disk(repo: Repo, paths: list[str], cwd: str) -> Contradiction | None:
     """After a restore: of PATHS (what it wrote or removed), the staged ones whose index entry is not what the
-    working tree holds, as git compares them (its filters and stat data; the index is not refreshed)."""
+    working tree holds, as `git diff` compares them (through git's filters, contents read where the stat data
+    differ; the index file is not written)."""
     every, unmerged, born = staged(repo)
     candidates = [every[path] for path in sorted(set(paths)) if path in every]
     found = [item for item in candidates if item.index is None and _on_disk(repo, item.path)]
@@ -102,9 +104,11 @@ def on_disk(repo: Repo, paths: list[str], cwd: str) -> Contradiction | None:
     if indexed:
         from ..base.gitcmd import GitError
 
+        # (past PATHS_NAMED, the whole tree: a command line has its limits)
+        named = [item.path for item in indexed] if len(indexed) <= PATHS_NAMED else []
         try:
             out = repo.git(["--no-optional-locks", "--literal-pathspecs", "diff", "--no-ext-diff", "--no-textconv",
-                            "--ignore-submodules", "--name-only", "-z", "--", *(item.path for item in indexed)])
+                            "--ignore-submodules", "--name-only", "-z", "--", *named])
         except GitError:  # as in staged(): the rewind is done; git will speak for its index itself
             out = b""
         differ = {os.fsdecode(name) for name in out.split(b"\0") if name}
