@@ -165,6 +165,8 @@ def test_the_safety_checkpoint_before_undoing_a_fetched_checkpoint_names_its_ful
     bob.ok("undo", "1", "--yes")  # bob's own #1, never alice's
     safety = [d["message"] for d in json.loads(bob.ok("list", "--json")) if d["trigger"] == "pre-rewind"]
     assert safety == ["pre-rewind to #1", f"pre-rewind to {second}"]
+    assert f"rewind:     safety checkpoint before restoring {second}\n" in bob.ok("show", "1")
+    assert "rewind:     safety checkpoint before restoring #1\n" in bob.ok("show", "3")
 
 
 def test_unknown_fetched_ids_are_one_line_errors(alice: Workdir, bare: Path, tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from typing import IO
 
     from ..base import gitcmd
-    from ..base.note import ConversationRecord, Mode
+    from ..base.note import ConversationRecord, Json, Mode
 
     Retarget = Callable[[Oid], Oid]  # the current tree → the tree to restore
 
@@ -344,8 +344,7 @@ def rewind(
         selected = plan.paths if only else []
         if only and not selected:
             mode = "conversation"  # the selection changed no file: redo has none to bring back
-        record = RewindRecord(target.seq, target.commit, selected, mode, conversation,
-                              extra={"kind": kind} if kind else None)
+        record = RewindRecord(target.seq, target.commit, selected, mode, conversation, extra=record_extra(target, kind))
         request = store.Request(
             session=target.session or "manual",
             trigger=trigger,
@@ -375,6 +374,15 @@ def rewind(
         if problems:
             raise Incomplete(target.label, safety, problems)
         return outcome
+
+
+def record_extra(target: Checkpoint, kind: str | None) -> dict[str, Json] | None:
+    """What a safety checkpoint's record says beyond the schema: the KIND of rewind (revert, agent-only), and
+    the machine copy a fetched TARGET came from (its seq is that machine's)."""
+    extra: dict[str, Json] = {"kind": kind} if kind else {}
+    if target.source is not None:
+        extra["source"] = target.source
+    return extra or None
 
 
 _ACTIONS = {"pre-rewind": "undo", "pre-redo": "redo", "agent-only": "undo --agent-only"}  # else the kind
