@@ -11,6 +11,9 @@ import sys
 
 # The command line's words for what the engine says would work instead (errors.py).
 HINTS = {"code-only": "use --code",
+         "unknown-id": "git rewind list shows the ids there are (with --remote NAME, the fetched ones)",
+         "no-checkpoints": "take one with git rewind snap, or let an agent's hooks take them as it works "
+                           "(git rewind install --agent NAME)",
          "merge": "add --merge to write the clean parts and conflict markers to resolve (after a safety checkpoint), "
                   "or --only PATH... to take back the other files alone; {retry}"}
 

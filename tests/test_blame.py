@@ -315,7 +315,8 @@ def test_no_checkpoint_yet_and_a_file_no_checkpoint_holds(project: Workdir) -> N
     w = project
     run = w.rewind("blame", "src/app.py")
     assert (run.returncode, run.stderr) == (1, "error: no checkpoints yet in this work tree: nothing to blame "
-                                               "against\n")
+                                               "against; take one with git rewind snap, or let an agent's hooks "
+                                               "take them as it works (git rewind install --agent NAME)\n")
     w.ok("snap", "-m", "first")
     w.write("fresh.py", "a = 1\nb = 2\n")  # made since the newest checkpoint, no turn running: from outside
     assert who(blame(w, "fresh.py")) == [("a = 1", "outside", None), ("b = 2", "outside", None)]

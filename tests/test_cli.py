@@ -79,6 +79,15 @@ def test_list_json_is_notes_with_commits(project: Workdir) -> None:
     assert json.loads(project.ok("list", "--json", "--session", "nope")) == []
 
 
+def test_show_without_an_id_shows_the_newest(project: Workdir) -> None:
+    run = project.rewind("show")
+    assert run.returncode == 1 and run.stderr.startswith("error: no checkpoints yet")
+    assert "git rewind snap" in run.stderr  # what to do next
+    _three(project)
+    assert project.ok("show").startswith("checkpoint: #3 ")
+    assert project.ok("show", "--json") == project.ok("show", "@", "--json")
+
+
 def test_show_metadata_and_stat(project: Workdir) -> None:
     _three(project)
     out = project.ok("show", "2")

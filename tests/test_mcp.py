@@ -120,7 +120,9 @@ def test_errors_are_one_sentence_and_change_nothing(project: Workdir, tmp_path: 
         seen["format"] = call("checkpoint_diff", checkpoint_id="1", format="colourful")
 
     session(w, story)
-    assert seen["unknown"].error and seen["unknown"].text == "unknown checkpoint: 99"
+    # What to do next, as a tool to call
+    assert seen["unknown"].error
+    assert seen["unknown"].text == "unknown checkpoint: 99; checkpoint_list gives the ids there are"
     for key in ("no_conversation", "full"):
         assert seen[key].error and "no conversation" in seen[key].text and "\n" not in seen[key].text
         # The engine says what would work; MCP words it as a tool to call, never as a command-line flag.

@@ -216,7 +216,10 @@ def test_file_replaced_by_directory_and_back(project: Workdir) -> None:
 
 def test_redo_without_undo_and_unknown_ids_are_one_line_errors(project: Workdir) -> None:
     run = project.rewind("undo", "--yes")
-    assert run.returncode == 1 and run.stderr.strip() == "error: no checkpoints yet in this repository"
+    # Each error says what to do next (the engine's remedy, in the command line's words).
+    assert run.returncode == 1 and run.stderr.strip() == (
+        "error: no checkpoints yet in this repository; take one with git rewind snap, or let an agent's hooks "
+        "take them as it works (git rewind install --agent NAME)")
     project.ok("snap")
     run = project.rewind("redo")
     assert run.returncode == 1 and run.stderr.startswith("error: nothing to redo")
@@ -224,6 +227,8 @@ def test_redo_without_undo_and_unknown_ids_are_one_line_errors(project: Workdir)
         run = project.rewind("undo", bad, "--yes")
         assert run.returncode == 1, bad
         assert run.stderr.startswith("error: unknown checkpoint") and len(run.stderr.splitlines()) == 1
+        assert run.stderr.strip().endswith("; git rewind list shows the ids there are (with --remote NAME, the "
+                                           "fetched ones)"), run.stderr
 
 
 def test_undo_to_current_state_does_nothing(project: Workdir) -> None:

@@ -153,6 +153,22 @@ def test_a_teammate_fetches_lists_and_uses_fetched_ids(alice: Workdir, bare: Pat
     assert bob.git("show", f"{mine[0]['commit']}:mine.txt") == "bob's own work\n"
 
 
+def test_the_safety_checkpoint_before_undoing_a_fetched_checkpoint_names_its_full_id(
+        alice: Workdir, bare: Path, tmp_path: Path) -> None:
+    alice.ok("push", "origin")
+    bob = clone(tmp_path, "bob", bare)
+    bob.ok("fetch", "origin")
+    (second,) = [d["id"] for d in json.loads(bob.ok("list", "--remote", "origin", "--json")) if d["seq"] == 2]
+    bob.write("mine.txt", "bob's own work\n")
+    bob.ok("undo", second, "--yes")
+    bob.ok("snap", "-m", "two")
+    bob.ok("undo", "1", "--yes")  # bob's own #1, never alice's
+    safety = [d["message"] for d in json.loads(bob.ok("list", "--json")) if d["trigger"] == "pre-rewind"]
+    assert safety == ["pre-rewind to #1", f"pre-rewind to {second}"]
+    assert f"rewind:     safety checkpoint before restoring {second}\n" in bob.ok("show", "1")
+    assert "rewind:     safety checkpoint before restoring #1\n" in bob.ok("show", "3")
+
+
 def test_unknown_fetched_ids_are_one_line_errors(alice: Workdir, bare: Path, tmp_path: Path) -> None:
     alice.ok("push", "origin")
     bob = clone(tmp_path, "bob", bare)

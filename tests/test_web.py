@@ -173,6 +173,7 @@ def test_paths_outside_the_work_tree_are_refused(project: Workdir, serve: Serve,
         assert reply.status == 404 and b"import" not in reply.body and b"[core]" not in reply.body, path
     unknown = server.request("GET", "/api/checkpoints/99")
     assert unknown.status == 404 and "unknown checkpoint" in unknown.json()["error"]
+    assert unknown.json()["error"].endswith("; pick one from the page's list")  # what to do next, in its words
     assert server.request("GET", "/api/diff?from=nope").status == 404
 
 
@@ -379,7 +380,7 @@ def test_restore_one_file_and_revert(project: Workdir, serve: Serve) -> None:
     assert revert.status == 200
     assert revert.json()["text"].startswith("nothing to take back")  # no agent changed a file: snaps by hand
     unknown = server.post("/api/undo", {"id": "77"})
-    assert unknown.status == 404 and "unknown checkpoint: 77" in unknown.json()["error"]
+    assert unknown.status == 404 and unknown.json()["error"] == "unknown checkpoint: 77; pick one from the page's list"
     assert server.post("/api/undo", {"mode": "code"}).json() == {"error": "name a checkpoint: id"}
     mode = server.post("/api/undo", {"id": "1", "mode": "everything"})
     assert mode.status == 400 and "unknown mode" in mode.json()["error"]

@@ -5,6 +5,8 @@
 # names a flag, the MCP server a tool, the page a choice (cli.HINTS, mcp.HINTS, web.HINTS).
 CODE_ONLY = "code-only"  # rewind the files alone: the conversation cannot be
 MERGE = "merge"  # write the clean parts and conflict markers, or take back the other files alone ({retry})
+UNKNOWN_ID = "unknown-id"  # an id that names no checkpoint: see which ids there are
+NO_CHECKPOINTS = "no-checkpoints"  # nothing to name yet: take a checkpoint, or let an agent's hooks take them
 
 
 class RewindError(Exception):

@@ -186,6 +186,13 @@ class RewindRecord:
         """The undo changed the working tree."""
         return self.mode in ("code", "full")
 
+    @property
+    def target(self) -> str:
+        """How messages name the checkpoint it restored: `#42`, or a fetched one's `origin/ada-laptop/42`
+        (`source`, recorded where the checkpoint came from another machine)."""
+        source = self.extra.get("source")
+        return f"{source}/{self.to}" if isinstance(source, str) else f"#{self.to}"
+
 
 class Note:
     """A checkpoint's metadata, as its JSON note holds it."""

@@ -144,12 +144,13 @@ class Tools:
         return text, {**_checkpoint_json(item.commit, item.note, item.ident), "diffstat": stat}
 
     def latest(self) -> tuple[str, dict[str, Any]]:
+        from ..base.errors import NO_CHECKPOINTS
         from ..store import checkpoints
 
         repo = self.repo()
         items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)
         if not items:
-            raise _error("no checkpoints yet in this repository")
+            raise _error("no checkpoints yet in this repository", NO_CHECKPOINTS)
         return self.show(items[-1].seq)
 
     def diff(self, ident: str | int, fmt: str = "unified") -> tuple[str, dict[str, Any]]:
@@ -259,14 +260,17 @@ def _checkpoint_json(commit: str, note: "Note", ident: str | None = None) -> dic
 
 # The MCP server's words for what the engine says would work instead (errors.py): a tool to call.
 HINTS = {"code-only": "call checkpoint_rewind_code to rewind the files alone",
+         "unknown-id": "checkpoint_list gives the ids there are",
+         "no-checkpoints": "call checkpoint_create to take one (the agents' hooks take them as they work, once "
+                           "installed: git rewind install --agent NAME)",
          "merge": "call again with merge=true to write the clean parts and conflict markers to resolve (after a "
                   "safety checkpoint), or with selective_files naming the other files to take back those alone"}
 
 
-def _error(message: str) -> Exception:
+def _error(message: str, remedy: str | None = None) -> Exception:
     from ..base.errors import RewindError
 
-    return RewindError(message)
+    return RewindError(message, remedy=remedy)
 
 
 def _client_name(ctx: Any) -> str | None:

@@ -124,7 +124,7 @@ def details(item: Checkpoint, view: View | None = None) -> list[str]:
     for entry in note.skipped:
         rows.append(("skipped", f"{entry.get('path')} ({entry.get('reason')})"))
     if note.rewind is not None:
-        rows.append(("rewind", f"safety checkpoint before restoring #{note.rewind.to}"))
+        rows.append(("rewind", f"safety checkpoint before restoring {note.rewind.target}"))
     lines = [f"{key + ':':<12}{value}" for key, value in rows]
     if view is not None and view.color:
         lines = [view.paint(f"{key}:", "color.diff.meta", "bold") + " " * (11 - len(key))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 
 from ..base import layout
-from ..base.errors import RewindError
+from ..base.errors import NO_CHECKPOINTS, RewindError
 from ..base.note import AGENT, OUTSIDE
 from ..base.repo import SCRATCH_BLAME
 
@@ -87,7 +87,7 @@ def blame(repo: Repo, path: str, now: float) -> Result:
     _check_file(repo, path)
     items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)
     if not items:
-        raise RewindError("no checkpoints yet in this work tree: nothing to blame against")
+        raise RewindError("no checkpoints yet in this work tree: nothing to blame against", remedy=NO_CHECKPOINTS)
     repo.ensure_dirs()
     quarantine = scratch_dir(repo.rewind_dir, layout.SCRATCH_BLAME)
     try:

@@ -80,10 +80,10 @@ def patch(
             return Outcome(plan=plan, safety=None)
         offered = sorted({c.path for c in plan.writes + plan.removals})
         record = RewindRecord(target.seq, target.commit, offered, mode, conversation,
-                              extra={"kind": kind} if kind else None)
+                              extra=restore.record_extra(target, kind))
         safety = store.save_locked(repo, store.Request(
             session=target.session or "manual", trigger=trigger,
-            message=f"{trigger} to #{target.seq} (patch" + ("" if mode == "code" else f", {mode}")
+            message=f"{trigger} to {target.label} (patch" + ("" if mode == "code" else f", {mode}")
             + (f", {kind}" if kind else "") + ")",
             allow_empty=True, max_file_size=max_size, auto_pack=auto_pack, excludes_file=excludes,
             rewind=record, attachments=attachments))

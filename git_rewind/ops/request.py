@@ -14,7 +14,7 @@ import time
 from ..base.errors import RewindError
 from ..base.note import mode_of
 from ..store import checkpoints
-from . import restore, undo
+from . import restore, staging, undo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -145,6 +145,8 @@ class Request:
         report = Report(self, True, lines)
         report.nothing = nothing is not None
         report.empty = nothing is not None or ((plan is None or plan.empty) and self.described is None)
+        if plan is not None and nothing is None and not plan.empty:
+            self._index(report, staging.in_plan(self.repo, plan.writes + plan.removals, self.cwd), done=False)
         if plan is not None and nothing is None:
             report.data.update(write=[c.path for c in plan.writes], remove=[c.path for c in plan.removals],
                                left_alone=list(plan.left_alone), warnings=restore.warnings(plan))
@@ -179,7 +181,7 @@ class Request:
             more = self.redo_plan.depth - 1
             if more:
                 lines.append((f"{more} more redo{'s' if more != 1 else ''} available (git rewind redo)", False))
-            return Report(self, False, lines, result)
+            return self._index_after(Report(self, False, lines, result))
         target = self.target
         if self.handed is not None:  # written now, after the preview
             target, self.conversation = undo.plan_handover(self.repo, target, self.handed, self.fork)
@@ -194,7 +196,22 @@ class Request:
             lines = result_lines(result, self.planner.start.label, "", warned, listed=self.patch,
                                  headline=f"took back{how} the agents' changes {range_words(self.planner)}")
             lines += takeback_lines(self.planner)
-        return Report(self, False, lines, result)
+        return self._index_after(Report(self, False, lines, result))
+
+    def _index_after(self, report: Report) -> Report:
+        """REPORT with what the person's index still stages against the files the rewind wrote or removed."""
+        outcome = report.result.outcome if report.result is not None else None
+        if outcome is not None and (outcome.written or outcome.removed):
+            self._index(report, staging.on_disk(self.repo, outcome.written + outcome.removed, self.cwd), done=True)
+        return report
+
+    def _index(self, report: Report, contradiction: staging.Contradiction | None, done: bool) -> None:
+        """Name in REPORT the paths the index stages otherwise than the rewind leaves them (its lines, its
+        JSON's `index`): the index is never written, so the person is told what to run."""
+        report.index = contradiction
+        if contradiction is not None:
+            what = {"redo": "redo", "revert": "revert"}.get(self.kind, "undo")
+            report.lines += staging.staged_lines(contradiction, what, done)
 
 
 def takeback_lines(planner: Planner) -> list[tuple[str, bool]]:
@@ -226,6 +243,7 @@ class Report:
         self.result = result
         self.nothing = False  # an agent-only undo or revert that found no agent change
         self.empty = False  # a preview with nothing to do
+        self.index: staging.Contradiction | None = None  # what the person's index stages that the rewind contradicts
         planner = request.planner
         taken = planner.outcome if planner is not None else None
         outcome = result.outcome if result is not None else None
@@ -260,7 +278,8 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         """The one JSON shape of a preview or a result (the same keys for every face and every kind)."""
-        return {**self.data, "nothing_to_take_back": self.nothing, "text": self.text}
+        return {**self.data, "nothing_to_take_back": self.nothing,
+                "index": self.index.to_json() if self.index is not None else None, "text": self.text}
 
 
 # the lines every face shows (`git rewind` prints them) ------------------------------------------------

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from typing import IO
 
     from ..base import gitcmd
-    from ..base.note import ConversationRecord, Mode
+    from ..base.note import ConversationRecord, Json, Mode
 
     Retarget = Callable[[Oid], Oid]  # the current tree → the tree to restore
 
@@ -109,11 +109,11 @@ class Incomplete(RewindError):
 
     EXIT_CODE = 4  # 3 is a conflict (takeback.Conflicts): nothing written, which this is not
 
-    def __init__(self, target_seq: int, safety: store.Result | None, problems: list[tuple[str, str]],
+    def __init__(self, target: str, safety: store.Result | None, problems: list[tuple[str, str]],
                  after: str | None = None) -> None:
         shown = problems[:PROBLEMS_SHOWN]
-        lines = [f"the restore to #{target_seq} did not fully happen: {len(problems)} "
-                 f"path{'s' if len(problems) != 1 else ''} not as #{target_seq} has them"]
+        lines = [f"the restore to {target} did not fully happen: {len(problems)} "
+                 f"path{'s' if len(problems) != 1 else ''} not as {target} has them"]
         lines += [f"  {path}: {why}" for path, why in shown]
         if len(problems) > len(shown):
             lines.append(f"  … and {len(problems) - len(shown)} more")
@@ -123,7 +123,7 @@ class Incomplete(RewindError):
         if after:
             lines.append(after)
         super().__init__("\n".join(lines), exit_code=self.EXIT_CODE)
-        self.target_seq = target_seq
+        self.target = target  # the checkpoint's label: #42, or a fetched one's full id
         self.safety = safety
         self.problems = problems
 
@@ -344,12 +344,11 @@ def rewind(
         selected = plan.paths if only else []
         if only and not selected:
             mode = "conversation"  # the selection changed no file: redo has none to bring back
-        record = RewindRecord(target.seq, target.commit, selected, mode, conversation,
-                              extra={"kind": kind} if kind else None)
+        record = RewindRecord(target.seq, target.commit, selected, mode, conversation, extra=record_extra(target, kind))
         request = store.Request(
             session=target.session or "manual",
             trigger=trigger,
-            message=f"{trigger} to #{target.seq}" + ("" if mode == "code" else f" ({mode})")
+            message=f"{trigger} to {target.label}" + ("" if mode == "code" else f" ({mode})")
             + (f" ({kind})" if kind else ""),
             allow_empty=True,
             max_file_size=max_size,
@@ -373,8 +372,17 @@ def rewind(
         # git-rewind's own entries go back after the read-back: a deliberate change on top of the restore.
         outcome.reinstated = install.reinstate(repo.root, ours)
         if problems:
-            raise Incomplete(target.seq, safety, problems)
+            raise Incomplete(target.label, safety, problems)
         return outcome
+
+
+def record_extra(target: Checkpoint, kind: str | None) -> dict[str, Json] | None:
+    """What a safety checkpoint's record says beyond the schema: the KIND of rewind (revert, agent-only), and
+    the machine copy a fetched TARGET came from (its seq is that machine's)."""
+    extra: dict[str, Json] = {"kind": kind} if kind else {}
+    if target.source is not None:
+        extra["source"] = target.source
+    return extra or None
 
 
 _ACTIONS = {"pre-rewind": "undo", "pre-redo": "redo", "agent-only": "undo --agent-only"}  # else the kind

@@ -199,7 +199,7 @@ def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str]
         rewinder = _rewinder(plan.agent)
         record = _record(repo, plan, rewinder)
         attachments = store.Attachments(
-            f"transcript of {plan.agent} session {plan.session} before the rewind to #{target.seq}",
+            f"transcript of {plan.agent} session {plan.session} before the rewind to {target.label}",
             {str(record.backup): plan.transcript.data})
     if patch and mode == "conversation":
         raise RewindError("--patch chooses hunks of the code: it does not go with --conversation")
@@ -217,7 +217,7 @@ def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str]
                                      kind=kind, by=by)
     except restore.Incomplete as exc:
         if plan is not None:  # the conversation is left where it is until the files are right
-            raise restore.Incomplete(exc.target_seq, exc.safety, exc.problems,
+            raise restore.Incomplete(exc.target, exc.safety, exc.problems,
                                      after="the conversation was not rewound") from None
         raise
     applied = None

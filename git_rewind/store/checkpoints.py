@@ -12,7 +12,7 @@ import os
 
 from ..base import layout
 from ..base.clock import parse_utc
-from ..base.errors import RewindError
+from ..base.errors import NO_CHECKPOINTS, UNKNOWN_ID, RewindError
 from ..base.fsutil import write_atomic
 from ..base.note import Note, Oid
 from ..base.repo import NOTES_REF, REMOTE_PREFIX, Repo
@@ -212,14 +212,14 @@ def _resolve(ident: str, items: list[Checkpoint], worktree: str | None) -> Check
 
     if not items:
         raise RewindError("no checkpoints yet in this repository" if worktree is None
-                          else f"no checkpoints yet in {worktree_label(worktree)}")
+                          else f"no checkpoints yet in {worktree_label(worktree)}", remedy=NO_CHECKPOINTS)
     if ident in ("@", "latest", "HEAD"):
         return items[-1]
     match = re.fullmatch(r"(?:@|latest)~(\d+)", ident)
     if match:
         back = int(match.group(1))
         if back >= len(items):
-            raise RewindError(f"unknown checkpoint: {ident} (only {len(items)} checkpoints)")
+            raise RewindError(f"unknown checkpoint: {ident} (only {len(items)} checkpoints)", remedy=UNKNOWN_ID)
         return items[-1 - back]
     if ident.lstrip("#").isdigit():
         seq = int(ident.lstrip("#"))
@@ -227,14 +227,14 @@ def _resolve(ident: str, items: list[Checkpoint], worktree: str | None) -> Check
             if item.seq == seq:
                 return item
         if len(ident) < 7:
-            raise RewindError(f"unknown checkpoint: {ident}")
+            raise RewindError(f"unknown checkpoint: {ident}", remedy=UNKNOWN_ID)
     if re.fullmatch(r"[0-9a-fA-F]{4,64}", ident):
         found = [c for c in items if c.commit.startswith(ident.lower())]
         if len(found) == 1:
             return found[0]
         if len(found) > 1:
             raise RewindError(f"ambiguous checkpoint id: {ident}")
-    raise RewindError(f"unknown checkpoint: {ident}")
+    raise RewindError(f"unknown checkpoint: {ident}", remedy=UNKNOWN_ID)
 
 
 def seq_runs(seqs: list[int]) -> str:
@@ -284,7 +284,7 @@ def latest_work(repo: Repo, worktree: str | None = CURRENT, checkpoints: list[Ch
             return item
     if not items:
         raise RewindError("no checkpoints yet in this repository" if name is None
-                          else f"no checkpoints yet in {worktree_label(name)}")
+                          else f"no checkpoints yet in {worktree_label(name)}", remedy=NO_CHECKPOINTS)
     raise RewindError("only safety checkpoints of earlier undos here: name one (git rewind list), "
                       "or git rewind redo to reverse the last undo")
 

@@ -90,7 +90,7 @@ def list_command(session: str | None, all_sessions: bool, worktree: str | None, 
 
 
 @cli.command("show", context_settings=CONTEXT)
-@click.argument("ident", metavar="ID")
+@click.argument("ident", metavar="[ID]", default="@")
 @worktree_option
 @click.option("--json", "as_json", is_flag=True, help="The note as JSON, with its commit.")
 @click.option("--patch", "-p", "patch", is_flag=True,
@@ -99,7 +99,7 @@ def list_command(session: str | None, all_sessions: bool, worktree: str | None, 
 def show_command(ident: str, worktree: str | None, as_json: bool, patch: bool, color: str | None,
                  no_pager: bool) -> None:
     """Show a checkpoint's metadata and what changed since the previous one of its session (with --patch,
-    how: git's own diff)."""
+    how: git's own diff). Without ID: @, the newest checkpoint of this work tree."""
     repo, item = find_checkpoint(ident, worktree)
     if as_json:
         parent, stat = checkpoints.since_previous(repo, item)

@@ -119,7 +119,9 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
     Every file written or removed is read back afterwards: the result line says "(verified)", and a
     restore that did not fully happen lists the paths and exits with status 4. Warns first when the
     checkpoint was taken on another branch or HEAD, and names ignored files changed since it (they
-    are left as they are).
+    are left as they are). Your index is never written: where it stages something else for a path
+    the undo changes (a deletion of a file it brings back), the preview and the result name those
+    paths and the `git restore --staged ...` to run (so do revert and redo).
 
     With --patch, each change comes hunk by hunk through git's own prompts ([y,n,q,a,d,s,e,?], as
     `git restore -p`), binary files whole first; with --full the conversation is rewound after.

@@ -263,7 +263,7 @@ class Server:
         try:
             return self.listing.lookup(ident)
         except RewindError as exc:
-            raise BadRequest(str(exc), 404) from None
+            raise BadRequest(exc.worded(HINTS), 404) from None
 
 
 def _agents() -> dict[str, list[str]]:
@@ -312,6 +312,9 @@ async def _bad_request(request: Request, exc: Exception) -> Response:
 
 # The page's words for what the engine says would work instead (errors.py): a choice in its dialog.
 HINTS = {"code-only": "choose “code” beside Undo to rewind the files alone",
+         "unknown-id": "pick one from the page's list",
+         "no-checkpoints": "take one with git rewind snap, or let an agent's hooks take them as it works "
+                           "(git rewind install --agent NAME)",
          "at-work": "confirm to rewind anyway (force)",
          "merge": "the page writes no conflict markers: take it back from the command line with --merge, or "
                   "restore the other files alone from their views"}

@@ -16,6 +16,14 @@ export function pathList(title, paths, cls) {
     `${paths.length > 200 ? `<li class="muted">… ${paths.length - 200} more</li>` : ''}</ul>`;
 }
 
+/** What the person's index stages that the rewind contradicts (the library never writes the index): the paths and the command. */
+function indexNote(index) {
+  if (!index) return '';
+  return `<p class="warn">The index stages something else for these paths: the next commit would record the index's version. ` +
+    `To unstage them afterwards: <code>${esc(index.command)}</code></p>` +
+    pathList('staged otherwise in the index', index.paths.map((p) => `${p.staged}  ${p.path}`), 'staged');
+}
+
 /** The dry run, shown; on an explicit confirmation, the real run (the library takes the safety checkpoint). */
 export async function act(url, body, title, verb) {
   let preview;
@@ -33,6 +41,7 @@ export async function act(url, body, title, verb) {
     pathList('write', preview.write, 'write') + pathList('remove', preview.remove, 'remove') +
     pathList('merge with later changes', preview.merged, 'merge') +
     pathList('conflicts', (preview.conflicts || []).map((c) => c.text), 'conflict') +
+    indexNote(preview.index) +
     (preview.conversation ? `<h4>conversation</h4><p>${esc(preview.conversation)}</p>` : '') +
     (nothing ? '<p class="nothing">Nothing to change: the files already match.</p>' : '') +
     (preview.text ? `<details class="cli-text"><summary>as git rewind says it</summary><pre>${esc(preview.text)}</pre></details>` : '') +
