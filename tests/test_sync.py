@@ -415,7 +415,8 @@ def test_push_and_fetch_between_sha256_repositories(tmp_path: Path, env: dict[st
 GHP = "ghp_R8f3kQz1Lm0XcV7bN2pW9yT4sA6dJ5hG3uE1"
 
 
-def test_a_path_holding_a_secret_is_left_out_everywhere_a_path_goes(project: Workdir, bare: Path) -> None:
+def test_a_path_holding_a_secret_is_left_out_everywhere_a_path_goes(project: Workdir, bare: Path,
+                                                                    tmp_path: Path) -> None:
     """A file (and a folder) whose name holds a token: out of every pushed tree, note (`paths`, `origins`,
     `skipped`, `shared.left_out`) and message, said so with the name redacted; unchanged later, it stays out."""
     w = project
@@ -446,6 +447,10 @@ def test_a_path_holding_a_secret_is_left_out_everywhere_a_path_goes(project: Wor
         listed = subprocess.run(["git", "ls-tree", "-r", "--name-only", copy], cwd=bare, capture_output=True,
                                 text=True, check=True).stdout.split()
         assert "src/app.py" in listed and not [p for p in listed if "ghp_" in p or "cache/" in p], listed
+    bob = clone(tmp_path, "bob", bare)  # the copy is sound: a teammate fetches it and reads the notes
+    assert "3 checkpoints" in bob.ok("fetch", "origin")
+    fetched = bob.ok("list", "--remote", "origin")
+    assert "src/app.py" in fetched and GHP not in fetched
     # What stays local is as it was: the checkpoints keep the files.
     (session,) = w.git("for-each-ref", "--format=%(refname)", "refs/rewind/").split()
     assert f"backup-{GHP}.txt" in w.git("ls-tree", "-r", "--name-only", session + "~1")
