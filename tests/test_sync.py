@@ -471,3 +471,30 @@ def test_a_secret_encoded_in_base64_is_left_out_as_the_plain_one_is(project: Wor
     assert "redacted: 2 AWS Access Key (base64)" in out  # the message, in the commit and in the note
     held = objects(bare)
     assert encoded.encode() not in held and b"wJalrXUtnFEMI" not in held
+
+
+def test_a_copy_made_by_an_older_scanner_is_looked_at_again(project: Workdir, bare: Path) -> None:
+    """Copies are incremental: a file an older scanner let through (a token in its name, before names were
+    scanned) would stay in every later copy while it is unchanged. A copy whose note was made by another
+    scanner version is not trusted: the next copy of its session looks at every file again."""
+    w = project
+    w.git("remote", "add", "origin", str(bare))
+    w.write(f"backup-{GHP}.txt", "nothing secret inside\n")
+    w.ok("snap", "-m", "one")
+    w.ok("push", "--allow-secrets", "origin")  # the file goes, as an older scanner would have let it
+    share = w.path / ".git" / "rewind" / "share"
+    (copies,) = share.glob("*.copies")
+    fields = copies.read_text().split()
+    note = json.loads(w.git("cat-file", "blob", fields[5]))
+    note["shared"].pop("scanner", None)  # what an older push wrote had none
+    older = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=w.path, env=w.env, check=True, text=True,
+                           input=json.dumps(note), capture_output=True).stdout.strip()
+    copies.write_text(copies.read_text().replace(fields[5], older))
+    w.write("src/app.py", "print('two')\n")
+    w.ok("snap", "-m", "two")
+    out = w.ok("push", "origin")
+    assert "left out: backup-[REDACTED:GitHub Token].txt (its name holds a GitHub Token)" in out
+    (ref,) = refs(bare)
+    newest = subprocess.run(["git", "ls-tree", "-r", "--name-only", ref + "^2"], cwd=bare, capture_output=True,
+                            text=True, check=True).stdout.split()
+    assert "src/app.py" in newest and not [p for p in newest if "ghp_" in p]

@@ -225,11 +225,16 @@ def _plan_new(repo: Repo, new: list[Checkpoint], cache: dict[str, Copied], allow
     tip: dict[str, Copied | _Plan] = {}
     for entry in sorted(cache.values(), key=lambda c: c.seq):
         tip[entry.session] = entry
+    sessions = {c.session for c in new}
+    # What each session's newest copy left out, and whether an older scanner made it.
+    earlier, stale = _left_out_of(repo, [e for s, e in tip.items() if s in sessions and isinstance(e, Copied)])
     plans: list[_Plan] = []
     bases: dict[str, str | None] = {}  # local commit → the local commit its changes are counted from
     for item in new:
         before = tip.get(item.session)
         bases[item.commit] = before.item.commit if isinstance(before, _Plan) else before.local if before else None
+        if isinstance(before, Copied) and before.copy in stale:
+            bases[item.commit] = None  # copied by an older scanner: every file of this one is looked at again
         text, found = redact.redact_text(commits[item.commit].message.decode("utf-8", "surrogateescape"))
         report.count(found)
         plan = _Plan(item, commits[item.commit].tree, set(), text.encode("utf-8", "surrogateescape"))
@@ -239,7 +244,6 @@ def _plan_new(repo: Repo, new: list[Checkpoint], cache: dict[str, Copied], allow
     if allow_secrets:
         return plans
     changes = _changes(repo, bases)
-    earlier = _left_out_of(repo, [p.parent for p in plans if isinstance(p.parent, Copied)])
     asked = [(path, blob) for changed in changes.values() for path, blob, mode in changed
              if blob is not None and mode in _SCANNED]
     flagged = redact.secret_paths(repo, sorted(set(asked)))
@@ -299,18 +303,21 @@ def _existing(repo: Repo, oids: list[str]) -> set[str]:
     return {oid for oid, obj in zip(oids, cat_file(oids, repo.root), strict=True) if obj is not None}
 
 
-def _left_out_of(repo: Repo, entries: list[Copied]) -> dict[str, list[str]]:
+def _left_out_of(repo: Repo, entries: list[Copied]) -> tuple[dict[str, list[str]], set[str]]:
     """Copy commit → the paths its tree left out, from the redacted notes of ENTRIES; where a note names one
     only redacted (its name held a secret), from the trees: what the local checkpoint holds and its copy
-    does not."""
+    does not. And the copies an older scanner made (`shared.scanner`), which a newer one may not trust."""
     from ..base.gitcmd import cat_file
     from . import redact
 
     found: dict[str, list[str]] = {}
+    stale: set[str] = set()
     hidden: dict[str, str] = {}  # copy commit → its local checkpoint, for those naming a redacted path
     for entry, obj in zip(entries, cat_file([e.copy_note for e in entries], repo.root), strict=True):
         shared = _json(obj[1]).get("shared") if obj is not None else None
         found[entry.copy] = [str(p) for p in shared.get("left_out") or []] if isinstance(shared, dict) else []
+        if not isinstance(shared, dict) or shared.get("scanner") != redact.SCANNER_VERSION:
+            stale.add(entry.copy)
         if any(redact.is_redacted(p) for p in found[entry.copy]):
             hidden[entry.copy] = entry.local
     present = _existing(repo, sorted(set(hidden.values())))
@@ -323,14 +330,14 @@ def _left_out_of(repo: Repo, entries: list[Copied]) -> dict[str, list[str]]:
         diffs = _parse_diff(out)
         for copy, local in pairs:
             found[copy] = [path for path, blob, _mode in diffs.get(local, []) if blob is not None]
-    return found
+    return found, stale
 
 
 def shared_note(note: Note, left_out: set[str], name: str, user: str, transcript: str | None
                 ) -> tuple[dict[str, Any], list[Finding]]:
     """NOTE as it may leave the machine: every text field through the scanner; the work tree's name, the
     transcript's local path and what redo needs of a rewind dropped; LEFT_OUT paths gone from `paths` and
-    `origins`; `shared` says who made it and what was left out."""
+    `origins`; `shared` says who made it, what was left out and by which scanner's rules."""
     data: dict[str, Any] = note.to_json()
     data["worktree"] = None
     if isinstance(data.get("conversation"), dict):
@@ -338,7 +345,7 @@ def shared_note(note: Note, left_out: set[str], name: str, user: str, transcript
     if isinstance(data.get("rewind"), dict):
         data["rewind"] = {k: v for k, v in data["rewind"].items() if k != "conversation"}
     data.pop("shared", None)
-    from .redact import Finding
+    from .redact import SCANNER_VERSION, Finding
 
     findings: list[Finding] = []
     named = _secret_named(data)  # a path gone from the tree (deleted) may still hold a secret in its name
@@ -352,7 +359,8 @@ def shared_note(note: Note, left_out: set[str], name: str, user: str, transcript
             data["skipped"] = [s for s in data["skipped"] if not (isinstance(s, dict) and s.get("path") in gone)]
     data = _redacted(data, findings, "")
     data["shared"] = {"by": name, "user": user, "transcript": transcript,
-                      "left_out": sorted({_shown(p) for p in left_out}), "redactions": len(findings), "times": {}}
+                      "left_out": sorted({_shown(p) for p in left_out}), "redactions": len(findings), "times": {},
+                      "scanner": SCANNER_VERSION}
     return data, findings
 
 
@@ -403,6 +411,7 @@ def _renoted(repo: Repo, item: Checkpoint, entry: Copied, name: str, user: str, 
     data, findings = shared_note(item.note, set(shared_old.get("left_out") or []), name, user,
                                  shared_old.get("transcript"))
     report.count(findings)
+    data["shared"]["scanner"] = shared_old.get("scanner")  # its tree is as that scanner left it
     times = dict(shared_old.get("times") or {})
     now = utc_now()
     for key in set(data) | set(old):
