@@ -388,7 +388,8 @@ def _whole_keys(text: str, hits: list[_Hit]) -> None:
 _RUN_LENGTH = 24
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,2}")
 _HEX_RUN = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){16,}(?![0-9A-Fa-f])")
-_BASE64_LINE = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+_NEXT_LINE = re.compile(r"[ \t]*\r?\n[ \t]*([A-Za-z0-9+/]+={0,2})[ \t]*(?=\r?\n|$)")  # a base64 line, the next
+_LINE_END = re.compile(r"[ \t]*(?:\r?\n|$)")
 _WRAP = 40  # the narrowest line width taken for wrapping (base64 wraps at 76, PEM at 64)
 _PRINTABLE = 0.95  # the share of decoded characters that must be printable (or spacing) for it to be text
 # The first character of each 4 of base64 holds the top 6 bits of a byte: A-Z or a-f for ASCII. Runs where
@@ -443,20 +444,13 @@ def _encoded_runs(text: str) -> Iterator[tuple[int, int, bool]]:
 def _wrapped(text: str, start: int, end: int) -> int:
     """Where the block of wrapped base64 lines whose first line is TEXT[START:END] ends (END: none follows).
     Every line but the last is as wide as the first; each holds nothing else but spacing."""
-    line_start = text.rfind("\n", 0, start) + 1
-    if text[line_start:start].strip() or text[end:text.find("\n", end) % (len(text) + 1)].strip():
+    if text[text.rfind("\n", 0, start) + 1:start].strip() or not _LINE_END.match(text, end):
         return end
     width = end - start
     last = end
-    while text.startswith("\n", last) or text.startswith("\r\n", last):
-        following = last + (1 if text[last] == "\n" else 2)
-        stop = text.find("\n", following)
-        stop = len(text) if stop < 0 else stop
-        line = text[following:stop].strip()
-        if not line or len(line) > width or not _BASE64_LINE.fullmatch(line):
-            break
-        last = text.index(line, following) + len(line)
-        if len(line) < width or line.endswith("="):
+    while (line := _NEXT_LINE.match(text, last)) and len(line.group(1)) <= width:
+        last = line.end(1)
+        if len(line.group(1)) < width or line.group(1).endswith("="):
             break
     return last
 
