@@ -35,3 +35,11 @@ def test_no_other_module_spells_a_name_under_the_git_directory() -> None:
                 if literal:
                     found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
     assert found == []
+
+
+def test_purge_knows_what_to_do_with_every_name() -> None:
+    """`purge --text` must reach every file git-rewind keeps: a name added without saying how purge treats
+    it (layout.PURGE) fails here."""
+    names = {value for key, value in vars(layout).items() if key.isupper() and isinstance(value, str)}
+    assert set(layout.PURGE) == names
+    assert set(layout.PURGE.values()) <= {"json", "lines", "index", "drop", "copy", "scratch", "nothing"}

@@ -169,7 +169,7 @@ def test_a_text_leaves_prompts_messages_files_and_transcript_backups(agent_proje
     assert "still reachable from refs/heads/main: committed history is not rewritten by purge" in run.stdout
     assert f"still in the agent's transcript {agent.transcript}" in run.stdout
     assert f"the text is still in {w.path / 'docs' / 'setup.md'}" in run.stdout
-    assert "replaced the text in 2 hook state files" in run.stdout  # the open turn and the session state
+    assert "took the text out of 2 state files" in run.stdout  # the open turn and the session state
     private = [p for p in (w.path / ".git" / "rewind").rglob("*") if p.is_file()]
     assert [p for p in private if SECRET.encode() in p.read_bytes()] == []
 
@@ -368,4 +368,63 @@ def test_sha256_with_a_transcript_backup_a_multi_pack_index_and_a_split_commit_g
     assert holding(w, SECRET) == set()
     w.git("multi-pack-index", "verify")
     w.git("commit-graph", "verify")
+    w.fsck()
+
+
+TOKEN = "ghp_R8f3kQz1Lm0XcV7bN2pW9yT4sA6dJ5hG3uE1"
+
+
+def _private_files(w: Workdir) -> list[Path]:
+    return [p for p in (w.path / ".git" / "rewind").rglob("*") if p.is_file()]
+
+
+def test_a_text_in_file_names_leaves_trees_notes_and_every_state_file(project: Workdir) -> None:
+    """A token in a file's and a folder's name: purge --text renames the tree entries (the content kept), so
+    what `list` shows is what the trees hold and an undo writes; the private index, rewinds.jsonl,
+    skipped.json and the caches under .git/rewind lose it too."""
+    w = project
+    w.write(".git-rewind.toml", 'max_file_size = "1K"\n')
+    w.write(f"backup-{TOKEN}.txt", "kept content\n")
+    w.write(f"cache/{TOKEN}/data.json", '{"a": 1}\n')
+    w.write(f"big-{TOKEN}.bin", "x" * 5000)  # too large: in skipped.json and the note's skipped
+    w.ok("snap", "-m", "one")
+    w.write(f"backup-{TOKEN}.txt", "changed\n")
+    w.write("src/app.py", "print('two')\n")
+    w.ok("snap", "-m", "two")
+    w.ok("undo", "1", "--code", "--yes")  # rewinds.jsonl names the token's file
+    assert TOKEN.encode() in (w.path / ".git" / "rewind" / "rewinds.jsonl").read_bytes()
+    agent = Agent(w, session="agent", env=NO_LIMITS)  # hook.log names the file the agent is about to edit
+    agent.send("PreToolUse", tool_name="Edit", tool_use_id="toolu_1",
+               tool_input={"file_path": str(w.path / f"backup-{TOKEN}.txt"), "old_string": "a", "new_string": "b"})
+    assert TOKEN.encode() in (w.path / ".git" / "rewind" / "hook.log").read_bytes()
+    assert [p for p in _private_files(w) if TOKEN.encode() in p.read_bytes()]
+    before = notes(w)
+    trees = {seq: files(w, note["commit"]) for seq, note in before.items()}
+    user = w.user_state()
+
+    run = w.rewind("purge", "--text", TOKEN)
+    assert run.returncode == 0, run.stderr
+    assert "purged the text from 4 checkpoints (#1..#4)" in run.stdout
+    assert "file names with the text replaced" in run.stdout
+    assert f"the text is still in the name of {w.path / f'backup-{TOKEN}.txt'}" in run.stdout
+    assert holding(w, TOKEN) == set()  # no tree, note or commit holds it
+    assert [p for p in _private_files(w) if TOKEN.encode() in p.read_bytes()] == []
+    after = notes(w)
+    for seq, note in after.items():
+        renamed = {p.replace(TOKEN, "[PURGED]"): v for p, v in trees[seq].items()}
+        assert files(w, note["commit"]) == renamed  # same modes and blobs, under the purged names
+        assert TOKEN not in json.dumps(note)
+    listed = w.ok("list")
+    assert TOKEN not in listed and "backup-[PURGED].txt" in listed
+    assert w.user_state() == user
+    w.fsck()
+
+    # An undo writes what the checkpoint holds: the purged name, not the token's.
+    for stale in (f"backup-{TOKEN}.txt", f"big-{TOKEN}.bin"):
+        (w.path / stale).unlink()
+    shutil.rmtree(w.path / "cache" / TOKEN)
+    w.ok("undo", "1", "--code", "--yes")
+    assert (w.path / "backup-[PURGED].txt").read_text() == "kept content\n"
+    assert (w.path / "cache" / "[PURGED]" / "data.json").read_text() == '{"a": 1}\n'
+    assert not [p for p in w.path.rglob("*") if TOKEN in str(p)]
     w.fsck()

@@ -499,3 +499,67 @@ def test_no_baseline_or_user_setting_changes_what_is_found(tmp_path: Path) -> No
     out = subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path, capture_output=True, text=True,
                          env={**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}).stdout
     assert out == "a [REDACTED:GitHub Token]\n"
+
+
+# Encoded secrets ------------------------------------------------------------------------------
+
+AWS_LINE = 'aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8vLk2Tn1"\n'
+
+
+def _wrapped_base64(data: bytes) -> str:
+    """DATA as the `base64` command prints it: lines of 76 characters."""
+    import base64
+
+    flat = base64.b64encode(data).decode()
+    return "\n".join(flat[i:i + 76] for i in range(0, len(flat), 76))
+
+
+def _encodings() -> list[tuple[str, str]]:
+    import base64
+
+    return [
+        ("base64", base64.b64encode(AWS_LINE.encode()).decode()),
+        ("base64", base64.urlsafe_b64encode(b"deploy token ghp_R8f3kQz1Lm0XcV7bN2pW9yT4sA6dJ5hG3uE1").decode()),
+        ("base64", _wrapped_base64(AWS_LINE.encode() * 3)),
+        ("hex", AWS_LINE.encode().hex()),
+        ("hex", "0x" + b"id=AKIAZ7QRT3XLPM4KWN2B".hex()),
+    ]
+
+
+@pytest.mark.parametrize(("how", "encoded"), _encodings())
+def test_a_secret_encoded_in_base64_or_hex_is_found_in_text_and_files(how: str, encoded: str) -> None:
+    text = f"config:\n{encoded}\nend\n"
+    redacted, found = redact.redact_text(text)
+    assert redacted.removeprefix("config:\n").removeprefix("0x").startswith("[REDACTED:"), redacted
+    assert redacted.endswith(f" ({how})]\nend\n"), redacted
+    assert len(found) == 1 and found[0].kind.endswith(f"({how})")
+    verdict = redact.scan_file("deploy/blob.txt", text.encode())
+    assert verdict is not None and verdict.endswith(f" ({how}) on line 2")
+
+
+def test_encoded_runs_that_hold_no_secret_stay() -> None:
+    """Hashes, images, ids and identifiers decode to no text; text that holds no secret is left as it is."""
+    import base64
+    import hashlib
+
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+    harmless = [
+        f'"integrity": "sha512-{base64.b64encode(hashlib.sha512(b"x").digest()).decode()}"',
+        f"background: url(data:image/png;base64,{base64.b64encode(png).decode()})",
+        f"commit {hashlib.sha1(b'x').hexdigest()} tree {hashlib.sha256(b'x').hexdigest()}",
+        "AbstractSingletonProxyFactoryBeanTransactionManager",
+        _wrapped_base64(b"nothing to see here, just a long enough sentence of ordinary words. " * 4),
+        b"an ordinary sentence, nothing else".hex(),
+    ]
+    for line in harmless:
+        assert redact.redact_text(line) == (line, []), line
+        assert redact.scan_file("data.txt", line.encode()) is None, line
+
+
+def test_a_path_whose_name_holds_a_secret_is_named_with_its_kind() -> None:
+    token = "ghp_R8f3kQz1Lm0XcV7bN2pW9yT4sA6dJ5hG3uE1"
+    paths = ["src/app.py", f"backup-{token}.txt", f"cache/{token}/data.json", "keys/README.md", "tokens/parse.py"]
+    assert redact.secret_names(paths) == {f"backup-{token}.txt": "GitHub Token",
+                                          f"cache/{token}/data.json": "GitHub Token"}
+    assert redact.shown_path(f"cache/{token}/data.json") == "cache/[REDACTED:GitHub Token]/data.json"
+    assert redact.secret_names([]) == {}

@@ -426,3 +426,91 @@ def test_push_and_fetch_between_sha256_repositories(tmp_path: Path, env: dict[st
     listed = json.loads(b.ok("list", "--remote", str(remote), "--json"))
     assert [len(d["commit"]) for d in listed] == [64, 64]
     assert "+two" in b.ok("diff", listed[1]["id"], listed[0]["id"])
+
+
+GHP = "ghp_R8f3kQz1Lm0XcV7bN2pW9yT4sA6dJ5hG3uE1"
+
+
+def test_a_path_holding_a_secret_is_left_out_everywhere_a_path_goes(project: Workdir, bare: Path,
+                                                                    tmp_path: Path) -> None:
+    """A file (and a folder) whose name holds a token: out of every pushed tree, note (`paths`, `origins`,
+    `skipped`, `shared.left_out`) and message, said so with the name redacted; unchanged later, it stays out."""
+    w = project
+    w.git("remote", "add", "origin", str(bare))
+    w.write(f"backup-{GHP}.txt", "nothing secret inside\n")
+    w.write(f"cache/{GHP}/data.json", "{}\n")
+    w.write(f"link-{GHP}", "")
+    (w.path / f"link-{GHP}").unlink()
+    (w.path / f"link-{GHP}").symlink_to("src/app.py")
+    w.ok("snap", "-m", "one")
+    out = w.ok("push", "origin")
+    assert out.count("left out: ") == 3 and "[REDACTED:GitHub Token]" in out and GHP not in out
+    assert "left out: backup-[REDACTED:GitHub Token].txt (its name holds a GitHub Token)" in out
+    w.write("src/app.py", "print('two')\n")
+    w.ok("snap", "-m", "two")  # the token-named files unchanged: still out, though only redacted in the note
+    (w.path / f"backup-{GHP}.txt").unlink()
+    w.ok("snap", "-m", f"three: removed backup-{GHP}.txt")  # its path in this note's paths and origins
+    out = w.ok("push", "origin")
+    assert "pushed 2 new checkpoints" in out and GHP not in out
+    held = objects(bare)
+    assert GHP.encode() not in held  # no tree entry, note key or value, message
+    assert b"[REDACTED:GitHub Token]" in held
+    (ref,) = refs(bare)
+    noted = subprocess.run(["git", "notes", "--ref", ref, "list"], cwd=bare, capture_output=True, text=True,
+                           check=True).stdout.split()[1::2]
+    assert len(noted) == 3
+    for copy in noted:
+        listed = subprocess.run(["git", "ls-tree", "-r", "--name-only", copy], cwd=bare, capture_output=True,
+                                text=True, check=True).stdout.split()
+        assert "src/app.py" in listed and not [p for p in listed if "ghp_" in p or "cache/" in p], listed
+    bob = clone(tmp_path, "bob", bare)  # the copy is sound: a teammate fetches it and reads the notes
+    assert "3 checkpoints" in bob.ok("fetch", "origin")
+    fetched = bob.ok("list", "--remote", "origin")
+    assert "src/app.py" in fetched and GHP not in fetched
+    # What stays local is as it was: the checkpoints keep the files.
+    (session,) = w.git("for-each-ref", "--format=%(refname)", "refs/rewind/").split()
+    assert f"backup-{GHP}.txt" in w.git("ls-tree", "-r", "--name-only", session + "~1")
+
+
+def test_a_secret_encoded_in_base64_is_left_out_as_the_plain_one_is(project: Workdir, bare: Path) -> None:
+    import base64
+
+    line = 'aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8vLk2Tn1"\n'
+    encoded = base64.b64encode(line.encode()).decode()
+    project.git("remote", "add", "origin", str(bare))
+    project.write("deploy/plain.txt", line)
+    project.write("deploy/encoded.txt", f"# the CI secret, encoded\nsecret: {encoded}\n")
+    project.ok("snap", "-m", f"store {encoded} in CI")
+    out = project.ok("push", "origin")
+    assert "left out: deploy/plain.txt (detect-secrets: AWS Access Key on line 1)" in out
+    assert "left out: deploy/encoded.txt (detect-secrets: AWS Access Key (base64) on line 2)" in out
+    assert "redacted: 2 AWS Access Key (base64)" in out  # the message, in the commit and in the note
+    held = objects(bare)
+    assert encoded.encode() not in held and b"wJalrXUtnFEMI" not in held
+
+
+def test_a_copy_made_by_an_older_scanner_is_looked_at_again(project: Workdir, bare: Path) -> None:
+    """Copies are incremental: a file an older scanner let through (a token in its name, before names were
+    scanned) would stay in every later copy while it is unchanged. A copy whose note was made by another
+    scanner version is not trusted: the next copy of its session looks at every file again."""
+    w = project
+    w.git("remote", "add", "origin", str(bare))
+    w.write(f"backup-{GHP}.txt", "nothing secret inside\n")
+    w.ok("snap", "-m", "one")
+    w.ok("push", "--allow-secrets", "origin")  # the file goes, as an older scanner would have let it
+    share = w.path / ".git" / "rewind" / "share"
+    (copies,) = share.glob("*.copies")
+    fields = copies.read_text().split()
+    note = json.loads(w.git("cat-file", "blob", fields[5]))
+    note["shared"].pop("scanner", None)  # what an older push wrote had none
+    older = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=w.path, env=w.env, check=True, text=True,
+                           input=json.dumps(note), capture_output=True).stdout.strip()
+    copies.write_text(copies.read_text().replace(fields[5], older))
+    w.write("src/app.py", "print('two')\n")
+    w.ok("snap", "-m", "two")
+    out = w.ok("push", "origin")
+    assert "left out: backup-[REDACTED:GitHub Token].txt (its name holds a GitHub Token)" in out
+    (ref,) = refs(bare)
+    newest = subprocess.run(["git", "ls-tree", "-r", "--name-only", ref + "^2"], cwd=bare, capture_output=True,
+                            text=True, check=True).stdout.split()
+    assert "src/app.py" in newest and not [p for p in newest if "ghp_" in p]

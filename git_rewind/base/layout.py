@@ -56,3 +56,26 @@ PUSHED = "pushed"  # + /<remote>: what was pushed there last (sync.py)
 AUTO_PUSH_LOG = "auto-push.log"  # the background push's output (sync.py)
 PURGED = "purged"  # a purge happened: push --prune must replace this machine's copy (share.py)
 PUSH_LOCK = "push.lock"  # one push at a time (share.py)
+
+# What `purge --text` does with each name above (ops/purge.py), so that a text purged from the checkpoints
+# is gone from every file git-rewind keeps as well; every name has one (tests/test_layout.py):
+#   json     a JSON file, or a folder of them: the text replaced in every string, keys included
+#   lines    a log or a JSON-lines file (and the log's rotated `.1`): the text replaced in each line
+#   index    a git index: the entries whose path holds the text dropped (the next scan hashes those files
+#            again); the whole file dropped if the text is still in it (a cached tree's folder names)
+#   drop     a cache, rebuilt when missing: deleted when it holds the text (and after any rewrite)
+#   copy     this machine's shareable copy and what push keeps: dropped with it (share.discard_copy)
+#   scratch  exists only while a command holding the work tree's lock runs (purge holds every one), or
+#            after a kill until the next command sweeps it
+#   nothing  holds no text anyone typed and no path of the work tree: ids, counters, times, stat data, pids
+PURGE = {
+    LOCK: "nothing", INDEX: "index", SCAN_STATE: "drop", OBJECTS: "scratch", SKIPPED: "json",
+    TRACKED_IGNORED: "drop", REFERENCE_INDEX: "scratch", REFERENCE_FILES: "drop", REFERENCE: "nothing",
+    LAST: "nothing", RESTORED: "nothing", SESSIONS: "json", TIPS: "nothing", TURNS: "json", REWINDS: "lines",
+    JOURNAL: "scratch", TARGET_EXCLUDES: "drop", GITIGNORES: "drop", CONFIG_CACHE: "drop", HOOK_LOG: "lines",
+    HOOK_ERRORS: "lines", DAEMON_SOCKET: "nothing", DAEMON_STATE: "json", DAEMON_LOCK: "nothing",
+    DAEMON_COOKIES: "nothing", WATCH_COOKIES: "nothing", SCRATCH_PATCH: "scratch", SCRATCH_BLAME: "scratch",
+    SCRATCH_CAT: "scratch", SCRATCH_RESTORE: "scratch", SCRATCH_INDEX: "scratch",
+    STORE_LOCK: "nothing", SEQ: "nothing", LAST_PACK: "nothing", STORAGE_STATE: "nothing", CAP_CHECK: "nothing",
+    CAP_LOCK: "nothing", SHARE: "copy", PUSHED: "copy", AUTO_PUSH_LOG: "copy", PURGED: "copy", PUSH_LOCK: "copy",
+}

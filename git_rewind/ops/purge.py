@@ -45,6 +45,7 @@ class Changed:
     session: str
     removed: list[str] = field(default_factory=list)  # purged paths this checkpoint held
     blobs: int = 0  # files whose text changed (the attachments' included)
+    renamed: int = 0  # files whose path held the text, now under the path with it replaced
     message: bool = False
     note: bool = False
     attachment: bool = False
@@ -64,8 +65,9 @@ class Result:
     in_kept_packs: set[str] = field(default_factory=set)  # the objects they hold that would have gone
     on_disk: list[str] = field(default_factory=list)  # purged paths still in a work tree
     text_on_disk: list[str] = field(default_factory=list)  # work-tree files that held the text when last scanned
+    names_on_disk: list[str] = field(default_factory=list)  # work-tree files whose path holds the text
     transcripts: list[str] = field(default_factory=list)  # agents' transcripts (on disk) that still hold the text
-    state_files: int = 0  # hook state under .git/rewind (an open turn's prompt) with the text replaced
+    state_files: int = 0  # files under .git/rewind (hook state and logs, rewinds, the index) with the text gone
     copy_discarded: bool = False  # this machine's shareable copy was dropped: the next push is `push --prune`
     remote_copies: list[str] = field(default_factory=list)  # fetched copies of other machines (not purged)
 
@@ -195,12 +197,14 @@ def _entries(raw: bytes, size: int) -> list[tuple[bytes, bytes, bytes]]:
 def _plan(repo: Repo, items: list[Checkpoint], chains: dict[str, list[str]], parents: dict[str, list[str]],
           commits: dict[str, Commit], paths: list[str], texts: list[bytes], words: list[str],
           result: Result) -> _Plan:
-    """What changes where: the trees (paths gone, blobs with the text replaced), messages and notes."""
+    """What changes where: the trees (paths gone, blobs with the text replaced, paths holding it renamed),
+    messages and notes."""
     from ..base.gitcmd import quote_path
 
     plan = _Plan()
     size = 32 if repo.object_format == "sha256" else 20
-    trees: dict[bytes, list[tuple[bytes, bytes, bytes]]] = {}  # parsed only when a blob holds the text
+    trees: dict[bytes, list[tuple[bytes, bytes, bytes]]] = {}  # parsed only when a blob or a name holds the text
+    named = False  # a tree entry's name holds (a part of) the text
     if texts and commits:
         listed = repo.git(["rev-list", "--objects", "--no-object-names", "--stdin"],
                           input="".join(f"{c.tree}\n" for c in commits.values()).encode()).decode().split()
@@ -210,9 +214,12 @@ def _plan(repo: Repo, items: list[Checkpoint], chains: dict[str, list[str]], par
             if new != raw:
                 plan.blobs[oid] = new
                 plan.old.add(oid)
-        if plan.blobs:
-            trees = {bytes.fromhex(oid): _entries(raw, size)
-                     for oid, _kind, raw in _objects(repo, [o for o in listed if kinds.get(o) == "tree"])}
+        raw_trees = {oid: raw for oid, _kind, raw in _objects(repo, [o for o in listed if kinds.get(o) == "tree"])}
+        pieces = [piece for text in texts for piece in text.split(b"/") if piece]
+        named = any(piece in raw for raw in raw_trees.values() for piece in pieces)
+        plan.old.update(oid for oid, raw in raw_trees.items() if _replace(raw, texts) != raw)  # said if held
+        if plan.blobs or named:
+            trees = {bytes.fromhex(oid): _entries(raw, size) for oid, raw in raw_trees.items()}
     changed_blobs = {bytes.fromhex(oid) for oid in plan.blobs}
     hits: dict[bytes, list[tuple[bytes, bytes, str]]] = {}
 
@@ -228,6 +235,27 @@ def _plan(repo: Repo, items: list[Checkpoint], chains: dict[str, list[str]], par
             hits[tree] = found
         return hits[tree]
 
+    longest = max((len(text) for text in texts), default=0)
+    slashed = any(b"/" in text for text in texts)
+    name_memo: dict[tuple[bytes, bytes, bool], list[tuple[bytes, bytes, bytes]]] = {}
+
+    def name_hits(tree: bytes, tail: bytes = b"", hit: bool = False) -> list[tuple[bytes, bytes, bytes]]:
+        """(path, mode, binary oid) of every file, link or submodule under TREE whose path holds a text.
+        TAIL: the end of the folders' path above it, as long as a text spanning folders needs; HIT: one of
+        those folders' names holds a text already."""
+        key = (tree, b"" if hit else tail, hit)
+        if key not in name_memo:
+            found = []
+            for mode, name, oid in trees.get(tree, []):
+                here = hit or any(text in tail + name for text in texts)
+                if mode == b"40000":
+                    below = (tail + name + b"/")[-(longest - 1):] if slashed and longest > 1 else b""
+                    found += [(name + b"/" + p, m, o) for p, m, o in name_hits(oid, below, here)]
+                elif here:
+                    found.append((name, mode, oid))
+            name_memo[key] = found
+        return name_memo[key]
+
     # Which checkpoint holds which purged path: one `cat-file --batch-check` of <tree>:<path>.
     held: dict[tuple[str, str], str] = {}
     if paths:
@@ -242,17 +270,26 @@ def _plan(repo: Repo, items: list[Checkpoint], chains: dict[str, list[str]], par
         text = os.fsdecode(path)
         return any(text == p or text.startswith(p + "/") for p in paths)
 
-    def tree_edits(tree: str) -> tuple[list[bytes], list[str], int]:
-        """The fast-import file commands TREE needs, the purged paths it held, and the files with the text."""
+    def tree_edits(tree: str) -> tuple[list[bytes], list[str], int, int]:
+        """The fast-import file commands TREE needs, the purged paths it held, the files with the text, and
+        the files whose path held it (removed, then written under the path with the text replaced)."""
         edits: list[bytes] = []
         removed = [path for path in paths if (tree, path) in held]
         edits += [b"D " + quote_path(os.fsencode(path)) + b"\n" for path in removed]
+        renames = [hit for hit in name_hits(bytes.fromhex(tree)) if not under(hit[0])] if named else []
+        moved = {where for where, _mode, _oid in renames}
+        edits += [b"D " + quote_path(where) + b"\n" for where in sorted(moved)]
         blobs = 0
-        for where, mode, blob in blob_hits(bytes.fromhex(tree)) if trees else []:
-            if not under(where):
+        for where, mode, oid in renames:
+            blob = oid.hex()
+            source = b":" + blob.encode() if blob in plan.blobs else blob.encode()
+            edits.append(b"M " + mode + b" " + source + b" " + quote_path(_replace(where, texts)) + b"\n")
+            blobs += blob in plan.blobs
+        for where, mode, blob in blob_hits(bytes.fromhex(tree)) if plan.blobs else []:
+            if not under(where) and where not in moved:
                 edits.append(b"M " + mode + b" :" + blob.encode() + b" " + quote_path(where) + b"\n")
                 blobs += 1
-        return edits, removed, blobs
+        return edits, removed, blobs, len(renames)
 
     by_commit = {str(c.commit): c for c in items}
     changes: dict[str, Changed] = {}
@@ -265,7 +302,7 @@ def _plan(repo: Repo, items: list[Checkpoint], chains: dict[str, list[str]], par
             if carried is not None:
                 change.blobs, change.attachment = carried.blobs, carried.attachment
                 carried = None
-            edits, change.removed, blobs = tree_edits(commit.tree)
+            edits, change.removed, blobs, change.renamed = tree_edits(commit.tree)
             change.blobs += blobs
             if edits:
                 plan.edits[oid] = edits
@@ -276,7 +313,7 @@ def _plan(repo: Repo, items: list[Checkpoint], chains: dict[str, list[str]], par
                 change.message = True
             for extra in parents[oid][1:]:  # an attachment: the transcript backed up before a rewind
                 attached = commits[extra]
-                edits, _removed, blobs = tree_edits(attached.tree)
+                edits, _removed, blobs, _renamed = tree_edits(attached.tree)
                 if edits:
                     plan.edits[extra] = edits
                     change.blobs += blobs
@@ -292,7 +329,8 @@ def _plan(repo: Repo, items: list[Checkpoint], chains: dict[str, list[str]], par
                 change.attachment = change.attachment or change.blobs > 0 or change.message
                 change.message = False
                 carried = change
-            elif change.removed or change.blobs or change.message or change.note or change.attachment:
+            elif (change.removed or change.blobs or change.renamed or change.message or change.note
+                  or change.attachment):
                 changes[oid] = change
     for item in items:  # a note on no chain of ours (fetched): its commit stays, its note is purged
         if str(item.commit) not in commits:
@@ -460,8 +498,9 @@ def _changes(oid: str, parents: dict[str, list[str]], plan: _Plan) -> bool:
 
 
 def _with_marks(command: bytes, blob_marks: dict[str, int]) -> bytes:
-    """A planned `M mode :<old blob> path` with the new blob's mark in place of the old blob's id."""
-    if not command.startswith(b"M "):
+    """A planned `M mode :<old blob> path` with the new blob's mark in place of the old blob's id (`M mode <oid>
+    path`, a renamed file whose content stays, as it is)."""
+    if not command.startswith(b"M ") or command.split(b" ", 3)[2][:1] != b":":
         return command
     head, path = command.split(b" ", 3)[:3], command.split(b" ", 3)[3]
     return b"%s %s :%d %s" % (head[0], head[1], blob_marks[head[2][1:].decode()], path)
@@ -530,12 +569,15 @@ def _warnings(repo: Repo, items: list[Checkpoint], paths: list[str], texts: list
         for path in paths:
             if os.path.lexists(os.path.join(root, path)):
                 result.on_disk.append(os.path.join(root, path))
-    if plan.blobs:
+    if texts:
         for gitdir, private in _worktree_dirs(repo):
             where = next((r for r in roots if _gitdir_of(r) == os.path.realpath(gitdir)), None)
-            for blob, path in _index_entries(repo, os.path.join(private, "index")):
+            for blob, path in _index_entries(repo, os.path.join(private, layout.INDEX)):
+                full = os.path.join(where, path) if where else path
                 if blob in plan.blobs:
-                    result.text_on_disk.append(os.path.join(where, path) if where else path)
+                    result.text_on_disk.append(full)
+                if any(text in path for text in texts) and (where is None or os.path.lexists(full)):
+                    result.names_on_disk.append(full)
     if texts:
         named = {c.note.conversation.transcript for c in items if c.note.conversation is not None}
         for transcript in sorted(t for t in named if t):
@@ -557,43 +599,128 @@ def _gitdir_of(root: str) -> str | None:
 
 
 def _forget_caches(repo: Repo) -> None:
-    """Drop every work tree's caches that name old objects (the tips went with store.forget_tip)."""
+    """Drop every work tree's caches (layout.PURGE's "drop"): they may name old objects (the last scan's
+    tree, which the next scan compares with; targets' ignore rules by tree). The tips went with
+    store.forget_tip."""
+    for _gitdir, private in _worktree_dirs(repo):
+        for name, how in layout.PURGE.items():
+            if how == "drop":
+                _remove(os.path.join(private, name))
+
+
+def _remove(path: str) -> None:
     import shutil
 
-    for _gitdir, private in _worktree_dirs(repo):
-        shutil.rmtree(os.path.join(private, layout.GITIGNORES), ignore_errors=True)
-        try:  # the last scan's tree: compared with the next scan's, which git could no longer read
-            os.unlink(os.path.join(private, "scan-state"))
-        except FileNotFoundError:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            os.unlink(path)
+        except (FileNotFoundError, NotADirectoryError):
             pass
 
 
 def _scrub_state_files(repo: Repo, texts: list[str]) -> int:
-    """Replace TEXTS in the hooks' state files of every work tree (an open turn keeps its prompt there, and
-    its next checkpoint's note would copy it back); returns how many changed."""
+    """Take TEXTS out of every file git-rewind keeps under .git/rewind, each as layout.PURGE says (an open
+    turn's prompt, which its next checkpoint's note would copy back; paths in rewinds.jsonl, skipped.json, the
+    hooks' logs, the private index); returns how many changed."""
+    if not texts:
+        return 0
+    encoded = [t.encode("utf-8", "surrogateescape") for t in texts]
+    changed = 0
+    for _gitdir, private in _worktree_dirs(repo):
+        for name, how in layout.PURGE.items():
+            path = os.path.join(private, name)
+            if how == "json":
+                changed += sum(_scrub_json_file(f, texts) for f in _files_of(path, ".json"))
+            elif how == "lines":
+                changed += sum(_scrub_lines(f, texts, encoded) for f in (path, path + ".1"))
+            elif how == "index":
+                changed += _scrub_index(repo, private, path, texts, encoded)
+            elif how == "drop" and any(_holds(f, encoded) for f in _files_of(path, "")):
+                _remove(path)
+                changed += 1
+    return changed
+
+
+def _files_of(path: str, suffix: str) -> list[str]:
+    """PATH if it is a file, else the files (named with SUFFIX) anywhere under it."""
+    if os.path.isfile(path):
+        return [path]
+    found = []
+    for folder, _dirs, names in os.walk(path):
+        found += [os.path.join(folder, n) for n in sorted(names) if n.endswith(suffix)]
+    return found
+
+
+def _holds(path: str, encoded: list[bytes]) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return False
+    return any(text in data for text in encoded)
+
+
+def _scrub_json_file(path: str, texts: list[str]) -> bool:
     import json
 
     from ..base.fsutil import write_atomic
 
-    changed = 0
-    for _gitdir, private in _worktree_dirs(repo) if texts else []:
-        for folder in (layout.TURNS, layout.SESSIONS):
-            try:
-                names = sorted(n for n in os.listdir(os.path.join(private, folder)) if n.endswith(".json"))
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            for name in names:
-                path = os.path.join(private, folder, name)
-                try:
-                    with open(path, "rb") as fh:
-                        data = json.loads(fh.read())
-                except (OSError, ValueError):
-                    continue
-                scrubbed = _scrub_json(data, texts)
-                if scrubbed != data:
-                    write_atomic(path, json.dumps(scrubbed).encode() + b"\n")
-                    changed += 1
-    return changed
+    try:
+        with open(path, "rb") as fh:
+            data = json.loads(fh.read())
+    except (OSError, ValueError):
+        return False
+    scrubbed = _scrub_json(data, texts)
+    if scrubbed == data:
+        return False
+    write_atomic(path, json.dumps(scrubbed).encode() + b"\n")
+    return True
+
+
+def _scrub_lines(path: str, texts: list[str], encoded: list[bytes]) -> bool:
+    """The text out of each line of a log or JSON-lines file: a JSON line parsed and scrubbed (the text may be
+    escaped in it), any other line replaced as bytes."""
+    import json
+
+    from ..base.fsutil import write_atomic
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return False
+    out = []
+    for line in data.split(b"\n"):
+        try:
+            parsed = json.loads(line) if line.lstrip()[:1] in (b"{", b"[") else None
+        except ValueError:
+            parsed = None
+        scrubbed = _scrub_json(parsed, texts) if parsed is not None else None
+        if parsed is not None and scrubbed != parsed:
+            line = json.dumps(scrubbed).encode()
+        out.append(_replace(line, encoded))
+    new = b"\n".join(out)
+    if new == data:
+        return False
+    write_atomic(path, new)
+    return True
+
+
+def _scrub_index(repo: Repo, private: str, index: str, texts: list[str], encoded: list[bytes]) -> bool:
+    """Drop the entries of our private index whose path holds a text (the next scan hashes those files again);
+    the whole index when the text is still in it after (a cached tree keeps folder names)."""
+    gone = [path for _blob, path in _index_entries(repo, index) if any(text in path for text in texts)]
+    if gone:
+        repo.git(["update-index", "--force-remove", "-z", "--stdin"], env={"GIT_INDEX_FILE": index},
+                 input=b"".join(os.fsencode(p) + b"\0" for p in gone))
+    if _holds(index, encoded):
+        _remove(index)
+        for name in (layout.REFERENCE, layout.SCAN_STATE):  # both speak of the index as it was
+            _remove(os.path.join(private, name))
+        return True
+    return bool(gone)
 
 
 def _scrub_json(value: Json, texts: list[str]) -> Json:
@@ -659,8 +786,8 @@ def _garbage(repo: Repo, texts: list[bytes], roots: list[str]) -> set[str]:
         out = repo.git(["rev-list", "--objects", "--no-object-names", "--missing=allow-any", "--stdin"],
                        input="".join(o + "\n" for o in ours).encode())
         found = {oid for oid in out.decode().split() if oid in unreachable}
-    if texts:
-        rest = [o for o, k in unreachable.items() if k == "blob" and o not in found]
+    if texts:  # a tree holds it in an entry's name
+        rest = [o for o, k in unreachable.items() if k in ("blob", "tree") and o not in found]
         found.update(oid for oid, _kind, raw in _objects(repo, rest) if _replace(raw, texts) != raw)
     return found
 
@@ -850,6 +977,9 @@ def report(result: Result, paths: list[str], texts: list[str]) -> list[str]:
         blobs = sum(c.blobs for c in result.changed)
         if blobs:
             parts.append(f"{_count(blobs, 'file')} with the text replaced by {MARKER}")
+        renamed = sum(c.renamed for c in result.changed)
+        if renamed:
+            parts.append(f"{_count(renamed, 'file name')} with the text replaced by {MARKER}")
         for attr, noun in (("message", "message"), ("note", "note"), ("attachment", "transcript backup")):
             n = sum(1 for c in result.changed if getattr(c, attr))
             if n:
@@ -881,10 +1011,13 @@ def report(result: Result, paths: list[str], texts: list[str]) -> list[str]:
         lines.append(f"still on disk: {path}: delete it or ignore it, or the next checkpoint captures it again")
     for path in result.text_on_disk:
         lines.append(f"the text is still in {path}: the next checkpoint captures it again unless you remove it")
+    for path in result.names_on_disk:
+        lines.append(f"the text is still in the name of {path}: the next checkpoint captures it again unless you "
+                     "rename or remove it")
     for transcript in result.transcripts:
         lines.append(f"still in the agent's transcript {transcript}: git rewind does not change it")
     if result.state_files:
-        lines.append(f"replaced the text in {_count(result.state_files, 'hook state file')} under .git/rewind")
+        lines.append(f"took the text out of {_count(result.state_files, 'state file')} under .git/rewind")
     if result.remote_copies:
         lines.append(f"not purged: {_count(len(result.remote_copies), 'copy')} fetched from other machines "
                      f"(refs/notes/rewind-remote/): purge is local")

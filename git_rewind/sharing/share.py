@@ -37,7 +37,7 @@ _PENDING = SCRATCH_SHARE  # fast-import's name for the copies while it writes th
 # Note fields that are structure, not text anyone typed: never passed through the scanner.
 _STRUCTURE = frozenset({"v", "seq", "session", "agent", "trigger", "tool", "head", "branch", "worktree", "created",
                         "prompt_id", "tool_use_id", "message_uuid", "to_commit", "mode", "origins_since"})
-_REGULAR = ("100644", "100755")
+_SCANNED = ("100644", "100755", "120000")  # files and symlinks (whose blob is the path they point to)
 
 
 def purged_marker(repo: Repo) -> str:
@@ -225,11 +225,16 @@ def _plan_new(repo: Repo, new: list[Checkpoint], cache: dict[str, Copied], allow
     tip: dict[str, Copied | _Plan] = {}
     for entry in sorted(cache.values(), key=lambda c: c.seq):
         tip[entry.session] = entry
+    sessions = {c.session for c in new}
+    # What each session's newest copy left out, and whether an older scanner made it.
+    earlier, stale = _left_out_of(repo, [e for s, e in tip.items() if s in sessions and isinstance(e, Copied)])
     plans: list[_Plan] = []
     bases: dict[str, str | None] = {}  # local commit → the local commit its changes are counted from
     for item in new:
         before = tip.get(item.session)
         bases[item.commit] = before.item.commit if isinstance(before, _Plan) else before.local if before else None
+        if isinstance(before, Copied) and before.copy in stale:
+            bases[item.commit] = None  # copied by an older scanner: every file of this one is looked at again
         text, found = redact.redact_text(commits[item.commit].message.decode("utf-8", "surrogateescape"))
         report.count(found)
         plan = _Plan(item, commits[item.commit].tree, set(), text.encode("utf-8", "surrogateescape"))
@@ -239,19 +244,22 @@ def _plan_new(repo: Repo, new: list[Checkpoint], cache: dict[str, Copied], allow
     if allow_secrets:
         return plans
     changes = _changes(repo, bases)
-    earlier = _left_out_of(repo, [p.parent for p in plans if isinstance(p.parent, Copied)])
     asked = [(path, blob) for changed in changes.values() for path, blob, mode in changed
-             if blob is not None and mode in _REGULAR]
+             if blob is not None and mode in _SCANNED]
     flagged = redact.secret_paths(repo, sorted(set(asked)))
+    # A name holding a secret: the entry goes whatever it is (a file, a link, a submodule), whatever it holds.
+    named = redact.secret_names(path for changed in changes.values() for path, blob, _mode in changed
+                                if blob is not None)
+    flagged.update((path, f"its name holds a {kind}") for path, kind in named.items())
     for plan in plans:
         parent = plan.parent
         left = set(parent.left_out) if isinstance(parent, _Plan) else set(earlier.get(parent.copy, ())) \
             if isinstance(parent, Copied) else set()
-        for path, blob, mode in changes[plan.item.commit]:
+        for path, blob, _mode in changes[plan.item.commit]:
             left.discard(path)
-            if blob is not None and mode in _REGULAR and path in flagged:
+            if blob is not None and path in flagged:
                 left.add(path)
-                report.left_out.setdefault(path, flagged[path])
+                report.left_out.setdefault(redact.shown_path(path), flagged[path])
         plan.left_out = left
     return plans
 
@@ -295,22 +303,41 @@ def _existing(repo: Repo, oids: list[str]) -> set[str]:
     return {oid for oid, obj in zip(oids, cat_file(oids, repo.root), strict=True) if obj is not None}
 
 
-def _left_out_of(repo: Repo, entries: list[Copied]) -> dict[str, list[str]]:
-    """Copy commit → the paths its tree left out, from the redacted notes of ENTRIES."""
+def _left_out_of(repo: Repo, entries: list[Copied]) -> tuple[dict[str, list[str]], set[str]]:
+    """Copy commit → the paths its tree left out, from the redacted notes of ENTRIES; where a note names one
+    only redacted (its name held a secret), from the trees: what the local checkpoint holds and its copy
+    does not. And the copies an older scanner made (`shared.scanner`), which a newer one may not trust."""
     from ..base.gitcmd import cat_file
+    from . import redact
 
     found: dict[str, list[str]] = {}
+    stale: set[str] = set()
+    hidden: dict[str, str] = {}  # copy commit → its local checkpoint, for those naming a redacted path
     for entry, obj in zip(entries, cat_file([e.copy_note for e in entries], repo.root), strict=True):
         shared = _json(obj[1]).get("shared") if obj is not None else None
-        found[entry.copy] = list(shared.get("left_out") or []) if isinstance(shared, dict) else []
-    return found
+        found[entry.copy] = [str(p) for p in shared.get("left_out") or []] if isinstance(shared, dict) else []
+        if not isinstance(shared, dict) or shared.get("scanner") != redact.SCANNER_VERSION:
+            stale.add(entry.copy)
+        if any(redact.is_redacted(p) for p in found[entry.copy]):
+            hidden[entry.copy] = entry.local
+    present = _existing(repo, sorted(set(hidden.values())))
+    pairs = [(copy, local) for copy, local in hidden.items() if local in present]
+    if pairs:
+        from ..base import gitcmd
+
+        out = gitcmd.run(["diff-tree", "-r", "--no-renames", "-z", "--stdin"], cwd=repo.root,
+                         input="".join(f"{local} {copy}\n" for copy, local in pairs).encode())
+        diffs = _parse_diff(out)
+        for copy, local in pairs:
+            found[copy] = [path for path, blob, _mode in diffs.get(local, []) if blob is not None]
+    return found, stale
 
 
 def shared_note(note: Note, left_out: set[str], name: str, user: str, transcript: str | None
                 ) -> tuple[dict[str, Any], list[Finding]]:
     """NOTE as it may leave the machine: every text field through the scanner; the work tree's name, the
     transcript's local path and what redo needs of a rewind dropped; LEFT_OUT paths gone from `paths` and
-    `origins`; `shared` says who made it and what was left out."""
+    `origins`; `shared` says who made it, what was left out and by which scanner's rules."""
     data: dict[str, Any] = note.to_json()
     data["worktree"] = None
     if isinstance(data.get("conversation"), dict):
@@ -318,15 +345,41 @@ def shared_note(note: Note, left_out: set[str], name: str, user: str, transcript
     if isinstance(data.get("rewind"), dict):
         data["rewind"] = {k: v for k, v in data["rewind"].items() if k != "conversation"}
     data.pop("shared", None)
-    if left_out:
-        data["paths"] = [p for p in data.get("paths") or [] if p not in left_out]
-        if isinstance(data.get("origins"), dict):
-            data["origins"] = {p: o for p, o in data["origins"].items() if p not in left_out}
+    from .redact import SCANNER_VERSION, Finding
+
     findings: list[Finding] = []
+    named = _secret_named(data)  # a path gone from the tree (deleted) may still hold a secret in its name
+    findings += [Finding(kind, "note") for kind in named.values()]
+    gone = set(left_out) | set(named)
+    if gone:
+        data["paths"] = [p for p in data.get("paths") or [] if p not in gone]
+        if isinstance(data.get("origins"), dict):
+            data["origins"] = {p: o for p, o in data["origins"].items() if p not in gone}
+        if isinstance(data.get("skipped"), list):
+            data["skipped"] = [s for s in data["skipped"] if not (isinstance(s, dict) and s.get("path") in gone)]
     data = _redacted(data, findings, "")
-    data["shared"] = {"by": name, "user": user, "transcript": transcript, "left_out": sorted(left_out),
-                      "redactions": len(findings), "times": {}}
+    data["shared"] = {"by": name, "user": user, "transcript": transcript,
+                      "left_out": sorted({_shown(p) for p in left_out}), "redactions": len(findings), "times": {},
+                      "scanner": SCANNER_VERSION}
     return data, findings
+
+
+def _secret_named(data: dict[str, Any]) -> dict[str, str]:
+    """The paths a note names (`paths`, `origins`, `skipped`) whose text holds a secret: path → its kind."""
+    from . import redact
+
+    paths = [p for p in data.get("paths") or [] if isinstance(p, str)]
+    if isinstance(data.get("origins"), dict):
+        paths += [p for p in data["origins"] if isinstance(p, str)]
+    if isinstance(data.get("skipped"), list):
+        paths += [s["path"] for s in data["skipped"] if isinstance(s, dict) and isinstance(s.get("path"), str)]
+    return redact.secret_names(paths)
+
+
+def _shown(path: str) -> str:
+    from . import redact
+
+    return redact.shown_path(path)
 
 
 def _redacted(value: Any, findings: list[Finding], key: str) -> Any:
@@ -341,8 +394,9 @@ def _redacted(value: Any, findings: list[Finding], key: str) -> Any:
         return text
     if isinstance(value, list):
         return [_redacted(v, findings, key) for v in value]
-    if isinstance(value, dict):
-        return {k: _redacted(v, findings, k) for k, v in value.items()}
+    if isinstance(value, dict):  # keys too: `origins` is keyed by path
+        return {_redacted(k, findings, "") if k not in _STRUCTURE else k: _redacted(v, findings, k)
+                for k, v in value.items()}
     return value
 
 
@@ -357,6 +411,7 @@ def _renoted(repo: Repo, item: Checkpoint, entry: Copied, name: str, user: str, 
     data, findings = shared_note(item.note, set(shared_old.get("left_out") or []), name, user,
                                  shared_old.get("transcript"))
     report.count(findings)
+    data["shared"]["scanner"] = shared_old.get("scanner")  # its tree is as that scanner left it
     times = dict(shared_old.get("times") or {})
     now = utc_now()
     for key in set(data) | set(old):

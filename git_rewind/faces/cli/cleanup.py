@@ -73,7 +73,8 @@ def gc_command(keep: int | None, older_than: int | None, max_size: int | None, d
               help="Remove this file or directory (relative to the current directory) from every checkpoint "
                    "(repeatable).")
 @click.option("--text", "texts", multiple=True, metavar="TEXT",
-              help="Replace TEXT by [PURGED] in every file, message, note and transcript backup (repeatable).")
+              help="Replace TEXT by [PURGED] in every file and file name, message, note and transcript backup, "
+                   "and in git-rewind's files under .git/rewind (repeatable).")
 @click.option("--dry-run", is_flag=True, help="Say which checkpoints would change; change nothing.")
 def purge_command(paths: tuple[str, ...], texts: tuple[str, ...], dry_run: bool) -> None:
     """Remove a captured secret from every local checkpoint, then delete the old objects for good.
