@@ -124,6 +124,9 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
     With --patch, each change comes hunk by hunk through git's own prompts ([y,n,q,a,d,s,e,?], as
     `git restore -p`), binary files whole first; with --full the conversation is rewound after.
     """
+    import time
+
+    from ...ops import undo
     from ...ops.request import Request
 
     paths = paths_after_dashes()
@@ -138,10 +141,14 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
     repo = Repo.discover()
     items = checkpoints.load_all(repo)
     where = worktree_of(repo, items, worktree)
-    target = (checkpoints.lookup(repo, ident, items, where) if ident is not None
-              else checkpoints.latest_work(repo, where, items))
+    why = None
+    if ident is not None:
+        target = checkpoints.lookup(repo, ident, items, where)
+    else:
+        bare = undo.bare_target(repo, items, where, time.time())
+        target, why = bare.target, bare.why
     with Request.undo(repo, target, mode, agent_only=agent_only, fork=fork, only=list(only), merge=merge,
-                      cwd=os.getcwd(), patch=patch, paths=list(paths), items=items) as asked:
+                      cwd=os.getcwd(), patch=patch, paths=list(paths), items=items, why=why) as asked:
         ask_if_agents_at_work(repo, yes, dry_run)
         go, warned = True, False
         if not patch or asked.described is not None:  # with --patch the hunks are the preview: only a conversation asks
