@@ -694,3 +694,25 @@ def test_a_bare_undo_passes_over_a_turn_that_changed_nothing_but_not_one_still_r
     w.write("src/app.py", "v3\n")
     dry = w.ok("undo", "--dry-run").splitlines()
     assert dry[0].startswith(f"undo to #{running}, the start of the newest agent turn (still running) (prompt, ")
+
+
+def test_a_bare_undo_goes_back_to_the_start_of_each_watch_run(project: Workdir) -> None:
+    """A program with no hooks run under `git rewind watch`: each run is a turn, from its start checkpoint."""
+    w = project
+    for text in ("v1", "v2"):
+        run = subprocess.run([*REWIND, "watch", "--", "sh", "-c", f"sleep 2; echo {text} > src/app.py"],
+                             cwd=w.path, env=w.env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                             timeout=120)
+        assert run.returncode == 0, run.stderr
+    every = json.loads(w.ok("list", "--json", "-n", "0"))[::-1]
+    starts = [c["seq"] for c in every if c["message"].startswith("watch start")]
+    assert len(starts) == 2 and (w.path / "src/app.py").read_text() == "v2\n"
+    w.write("mine.txt", "my own\n")
+    dry = w.ok("undo", "--dry-run").splitlines()
+    assert dry[0].startswith(f"undo to #{starts[1]}, the start of the newest agent turn (watch start, ")
+    assert "  mine.txt" in dry
+    w.ok("undo", "--yes")
+    assert (w.path / "src/app.py").read_text() == "v1\n"
+    again = w.ok("undo", "--yes").splitlines()[0]
+    assert again.startswith(f"undo to #{starts[0]}, one turn further back than #{starts[1]}")
+    assert (w.path / "src/app.py").read_text() == "print('hello')\n"
