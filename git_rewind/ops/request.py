@@ -286,6 +286,7 @@ class Report:
 
 # naming the checkpoint a rewind goes to (every preview and result starts with it) ---------------------
 
+OUTSIDE_SHOWN = 10  # files named in the list of the person's edits an undo puts back
 LEADS = {"undo": "undo to", "agent-only": "taking back the agents' changes since", "revert": "reverting the turn of",
          "redo": "redo: back to"}
 
@@ -336,9 +337,6 @@ def outside_lines(target: Checkpoint, paths: list[str]) -> list[tuple[str, bool]
             + [(f"  {path}", False) for path in shown]
             + [(f"to keep them as they are and take back only the agents' changes: "
                 f"git rewind undo {target.ident} --agent-only", False)])
-
-
-OUTSIDE_SHOWN = 10
 
 
 # the lines every face shows (`git rewind` prints them) ------------------------------------------------
