@@ -232,3 +232,40 @@ def test_blame_gives_what_the_command_gives(project: Workdir) -> None:
     assert reply.data["path"] == "src/app.py" and reply.data["warning"] is None
     assert reply.text.splitlines() == w.ok("blame", "src/app.py").splitlines()
     assert seen["directory"].error and seen["directory"].text == "src is a directory: blame reads one file"
+
+
+def test_a_rewind_names_its_checkpoint_and_without_an_id_undoes_the_newest_turn(agent_project: Workdir) -> None:
+    """The answer's first line and its structured content name the checkpoint (issue 26); checkpoint_id omitted
+    is a bare `git rewind undo`: the newest turn's prompt checkpoint, then one turn further back."""
+    w = agent_project
+    w.write("src/app.py", "v0\n")
+    w.commit_all("base")
+    a = Agent(w, env={"GIT_REWIND_ANTI_SPAM_SECONDS": "0", "GIT_REWIND_MIN_CHANGE_CHARS": "0"})
+    first = a.prompt("turn one", prompt_id="p1")["seq"]
+    a.edit("src/app.py", "v0", "v1")
+    w.write("src/app.py", "v1\n")
+    a.stop()
+    second = a.prompt("turn two", prompt_id="p2")["seq"]
+    a.edit("src/app.py", "v1", "v2")
+    w.write("src/app.py", "v2\n")
+    a.stop()
+    w.write("mine.txt", "my own\n")
+    seen: dict[str, Reply] = {}
+
+    def story(call: Callable[..., Reply]) -> None:
+        seen["named"] = call("checkpoint_rewind_code", checkpoint_id=str(first), preview=True)
+        seen["preview"] = call("checkpoint_rewind_code", preview=True)
+        seen["undo"] = call("checkpoint_rewind_code")
+        seen["again"] = call("checkpoint_rewind_code")
+
+    session(w, story)
+    named = seen["named"].text.splitlines()[0]
+    assert named.startswith(f"undo to #{first} (prompt, ") and named.endswith("session sess-1): prompt: turn one")
+    assert seen["named"].data["target_checkpoint"]["message"] == "prompt: turn one"
+    preview = seen["preview"]
+    assert not preview.error, preview.text
+    assert preview.text.splitlines()[0].startswith(f"undo to #{second}, the start of the newest agent turn")
+    assert preview.data["checkpoint"] == second and preview.data["changed_outside"] == ["mine.txt"]
+    assert f"git rewind undo {second} --agent-only" in preview.text
+    assert seen["undo"].data["checkpoint"] == second and seen["again"].data["checkpoint"] == first
+    assert (w.path / "src/app.py").read_text() == "v0\n"

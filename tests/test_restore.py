@@ -37,7 +37,8 @@ def test_undo_restores_exact_tree_after_a_safety_checkpoint(project: Workdir) ->
     os.symlink("README.md", project.path / "link")
     broken = project.state()
     out = project.ok("undo", "1", "--yes")
-    assert out.splitlines()[0].startswith("safety checkpoint #2 ")
+    assert out.splitlines()[0] == "undo to #1 (manual, just now, session manual): good"  # the target, named
+    assert out.splitlines()[1].startswith("safety checkpoint #2 ")
     assert project.state() == good
     assert not (project.path / "src" / "extra").exists()  # emptied directories go too
     notes = _notes(project)
@@ -78,7 +79,7 @@ def test_a_scripted_undo_loads_no_click_and_prints_what_the_click_command_prints
              "                              file=sys.stderr))\n"
              "main(sys.argv[1:])\n")
     outputs = []
-    for args, loaded in ((["undo", "1", "--yes"], "no click"), (["undo", "--code", "-y"], "no click"),
+    for args, loaded in ((["undo", "--code", "-y"], "no click"), (["undo", "1", "--yes"], "no click"),
                          (["undo", "1", "--yes", "--only", "."], "click loaded")):
         project.write("src/app.py", "broken\n")
         os.unlink(project.path / "notes.txt")
@@ -87,9 +88,12 @@ def test_a_scripted_undo_loads_no_click_and_prints_what_the_click_command_prints
         assert proc.returncode == 0, proc.stderr
         assert proc.stderr.splitlines()[-1] == loaded, (args, proc.stderr)
         outputs.append(re.sub(r"#\d+ [0-9a-f]{7}", "#N", proc.stdout))
-    assert outputs[0] == outputs[1] == outputs[2]
-    assert outputs[0].splitlines() == ["safety checkpoint #N (git rewind redo goes back)",
+    assert outputs[1] == outputs[2]
+    assert outputs[1].splitlines() == ["undo to #1 (manual, just now, session manual): good",
+                                       "safety checkpoint #N (git rewind redo goes back)",
                                        "restored #1: 2 written, 0 removed (verified)"]
+    assert outputs[0].splitlines()[0].startswith("undo to #1, the newest checkpoint that is not a safety ")
+    assert outputs[0].splitlines()[1:] == outputs[1].splitlines()[1:]
 
 
 def test_a_scripted_undo_reads_only_its_plain_forms() -> None:
@@ -104,15 +108,22 @@ def test_a_scripted_undo_reads_only_its_plain_forms() -> None:
 
 
 def test_a_plain_undo_after_an_undo_does_not_flip_back(project: Workdir) -> None:
-    """Without an id, undo goes to the newest checkpoint that is not a safety checkpoint: a second
-    plain undo must not restore what the first one replaced (issue 12, item 5); `@` still can."""
+    """With no agent turn recorded, a bare undo goes to the newest checkpoint that is not a safety checkpoint,
+    and a second one right after to the one before it: never to what the first one replaced (issue 12, item 5;
+    issue 26: one step further back, as an editor's undo); `@` still can."""
     project.ok("snap")  # 1: "untracked work"
+    project.write("notes.txt", "two\n")
+    project.ok("snap")  # 2
     project.write("notes.txt", "agent's mess\n")
-    assert "restored #1" in project.ok("undo", "--yes")  # safety checkpoint #2 holds the mess
+    assert "restored #2" in project.ok("undo", "--yes")  # safety checkpoint #3 holds the mess
     project.write("notes.txt", "more mess\n")
-    assert "restored #1" in project.ok("undo", "--yes")  # not #2: that would bring the mess back
+    out = project.ok("undo", "--yes")  # not #3: that would bring the mess back
+    assert out.startswith("undo to #1, the checkpoint before #2, where the last undo went (manual, ")
+    assert "restored #1" in out
     assert (project.path / "notes.txt").read_text() == "untracked work\n"
-    assert "restored #3" in project.ok("undo", "@", "--yes")  # @: the newest of all, the safety checkpoint
+    further = project.rewind("undo", "--yes")
+    assert further.returncode == 1 and further.stderr.startswith("error: nothing further back: #1, where the last")
+    assert "restored #4" in project.ok("undo", "@", "--yes")  # @: the newest of all, the safety checkpoint
     assert (project.path / "notes.txt").read_text() == "more mess\n"
     assert "not a safety checkpoint" in " ".join(project.ok("undo", "-h").split())
 
@@ -535,7 +546,8 @@ def test_only_follows_gits_pathspec_rules(project: Workdir) -> None:
     for path in ("src/app.py", "src/deep/x.py", "src2/app.py", "README.md", "notes.txt"):
         project.write(path, "changed\n")
     src = project.path / "src"
-    preview = project.ok("undo", "1", "--dry-run", "--only", "src")
+    named, preview = project.ok("undo", "1", "--dry-run", "--only", "src").split("\n", 1)
+    assert named.startswith("undo to #1 (manual, ")  # its message names the paths snapped, src2 among them
     assert "write   src/app.py" in preview and "write   src/deep/x.py" in preview and "src2" not in preview
     out = project.ok("undo", "1", "--yes", "--only", "*.py", cwd=src)  # the glob is read from src/
     assert "restored #1: 2 written, 0 removed" in out

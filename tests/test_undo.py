@@ -619,3 +619,100 @@ def test_redo_walks_back_the_conversation_of_each_undo(claude: Agent) -> None:
     assert run.returncode == 0, run.stderr
     assert lines(transcript)[-1]["leafUuid"] == leaf0 and w.path.joinpath("hello.py").read_text() == code0
     assert _redos(w) == 0
+
+
+# a bare undo: the newest agent turn, then one turn further back (issue 26) ----------------------------------
+
+
+def _two_turns(w: Workdir) -> tuple[Agent, int, int]:
+    """Two turns of one agent session on src/app.py (v0 → v1 → v2); the seqs of their prompt checkpoints."""
+    w.write("src/app.py", "v0\n")
+    w.commit_all("base")
+    a = Agent(w, env=NO_LIMITS)
+    first = a.prompt("turn one", prompt_id="p1")["seq"]
+    a.edit("src/app.py", "v0", "v1")
+    w.write("src/app.py", "v1\n")
+    a.stop()
+    second = a.prompt("turn two", prompt_id="p2")["seq"]
+    a.edit("src/app.py", "v1", "v2")
+    w.write("src/app.py", "v2\n")
+    a.stop()
+    return a, first, second
+
+
+def test_a_bare_undo_undoes_the_newest_turn_and_again_one_turn_further_back(agent_project: Workdir) -> None:
+    """Before: a bare undo restored the turn's end checkpoint, so its only effect was to throw away the person's
+    own later edit. Now it restores the newest turn's prompt checkpoint, names it, lists the person's edit (kept
+    in the safety checkpoint) with --agent-only, which keeps it; again: one turn further back; redo walks
+    forward again."""
+    w = agent_project
+    _agent, first, second = _two_turns(w)
+    w.write("mine.txt", "my own\n")
+
+    dry = w.ok("undo", "--dry-run").splitlines()
+    assert dry[0].startswith(f"undo to #{second}, the start of the newest agent turn (prompt, ")
+    assert dry[0].endswith("claude-code session sess-1): prompt: turn two")
+    assert "write   src/app.py" in dry and "remove  mine.txt" in dry
+    assert "  mine.txt" in dry and f"git rewind undo {second} --agent-only" in dry[-1]
+    data = json.loads(w.ok("undo", "--dry-run", "--json"))
+    assert data["checkpoint"] == second and data["changed_outside"] == ["mine.txt"]
+    assert data["target_checkpoint"]["why"] == "the start of the newest agent turn"
+
+    assert w.ok("undo", "--yes").splitlines()[0] == dry[0]
+    assert (w.path / "src/app.py").read_text() == "v1\n" and not (w.path / "mine.txt").exists()
+    again = w.ok("undo", "--yes").splitlines()
+    assert again[0].startswith(f"undo to #{first}, one turn further back than #{second}, where the last undo went")
+    assert (w.path / "src/app.py").read_text() == "v0\n"
+    before = w.state()
+    bottom = w.rewind("undo", "--yes")
+    assert bottom.returncode == 1 and bottom.stderr.startswith(f"error: nothing further back: #{first}")
+    assert len(bottom.stderr.splitlines()) == 1 and w.state() == before
+
+    w.ok("redo", "--yes")
+    assert (w.path / "src/app.py").read_text() == "v1\n"
+    assert w.ok("undo", "--dry-run").startswith(f"undo to #{first}, one turn further back than #{second}")
+    w.ok("redo", "--yes")
+    assert (w.path / "src/app.py").read_text() == "v2\n" and (w.path / "mine.txt").read_text() == "my own\n"
+    # What the preview suggested: only the agents' changes taken back, the person's edit kept.
+    kept = w.ok("undo", "--agent-only", "--yes")
+    assert kept.startswith(f"taking back the agents' changes since #{second}, the start of the newest agent turn")
+    assert (w.path / "src/app.py").read_text() == "v1\n" and (w.path / "mine.txt").read_text() == "my own\n"
+
+
+def test_a_bare_undo_passes_over_a_turn_that_changed_nothing_but_not_one_still_running(
+        agent_project: Workdir) -> None:
+    w = agent_project
+    a, _first, second = _two_turns(w)
+    asked = a.prompt("just a question", prompt_id="p3")["seq"]
+    a.stop()  # no file changed: no turn-end checkpoint
+    w.write("mine.txt", "my own\n")
+    dry = w.ok("undo", "--dry-run").splitlines()
+    assert dry[0].startswith(f"undo to #{second}, the start of the newest agent turn (prompt, ")
+    assert asked > second  # the question's turn, passed over
+    running = a.prompt("edit again", prompt_id="p4")["seq"]
+    a.edit("src/app.py", "v2", "v3")  # its checkpoint holds the tree before the edit: the same as the prompt's
+    w.write("src/app.py", "v3\n")
+    dry = w.ok("undo", "--dry-run").splitlines()
+    assert dry[0].startswith(f"undo to #{running}, the start of the newest agent turn (still running) (prompt, ")
+
+
+def test_a_bare_undo_goes_back_to_the_start_of_each_watch_run(project: Workdir) -> None:
+    """A program with no hooks run under `git rewind watch`: each run is a turn, from its start checkpoint."""
+    w = project
+    for text in ("v1", "v2"):
+        run = subprocess.run([*REWIND, "watch", "--", "sh", "-c", f"sleep 2; echo {text} > src/app.py"],
+                             cwd=w.path, env=w.env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                             timeout=120)
+        assert run.returncode == 0, run.stderr
+    every = json.loads(w.ok("list", "--json", "-n", "0"))[::-1]
+    starts = [c["seq"] for c in every if c["message"].startswith("watch start")]
+    assert len(starts) == 2 and (w.path / "src/app.py").read_text() == "v2\n"
+    w.write("mine.txt", "my own\n")
+    dry = w.ok("undo", "--dry-run").splitlines()
+    assert dry[0].startswith(f"undo to #{starts[1]}, the start of the newest agent turn (watch start, ")
+    assert "  mine.txt" in dry
+    w.ok("undo", "--yes")
+    assert (w.path / "src/app.py").read_text() == "v1\n"
+    again = w.ok("undo", "--yes").splitlines()[0]
+    assert again.startswith(f"undo to #{starts[0]}, one turn further back than #{starts[1]}")
+    assert (w.path / "src/app.py").read_text() == "print('hello')\n"

@@ -339,6 +339,8 @@ def test_an_undo_from_the_page_is_the_cli_undo(project: Workdir, serve: Serve, t
     assert preview.status == 200
     dry = preview.json()
     assert dry["dry_run"] is True and dry["write"] == ["src/app.py"] and dry["remove"] == []
+    named = dry["target_checkpoint"]["named"]  # the checkpoint it restores, named as the CLI names it
+    assert named.startswith("undo to #1 (manual, ") and dry["text"].splitlines()[0] == named
     cli = w.rewind("undo", "1", "--dry-run")  # the same lines, any warnings (on stderr) last
     assert dry["text"] == (cli.stdout + cli.stderr).rstrip("\n")
     assert json.loads(w.ok("undo", "1", "--dry-run", "--json")) == dry  # and the same JSON
@@ -378,7 +380,9 @@ def test_restore_one_file_and_revert(project: Workdir, serve: Serve) -> None:
     assert bad.status == 400 and "not a path inside" in bad.json()["error"]
     revert = server.post("/api/revert", {"id": "1", "dry_run": True})
     assert revert.status == 200
-    assert revert.json()["text"].startswith("nothing to take back")  # no agent changed a file: snaps by hand
+    named, said = revert.json()["text"].splitlines()
+    assert named.startswith("reverting the turn of #1 (manual, ")
+    assert said.startswith("nothing to take back")  # no agent changed a file: snaps by hand
     unknown = server.post("/api/undo", {"id": "77"})
     assert unknown.status == 404 and unknown.json()["error"] == "unknown checkpoint: 77; pick one from the page's list"
     assert server.post("/api/undo", {"mode": "code"}).json() == {"error": "name a checkpoint: id"}

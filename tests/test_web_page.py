@@ -211,6 +211,19 @@ def test_undo_from_the_page_previews_then_restores_after_a_safety_checkpoint(sto
     assert story.git("show", f"{safety['commit']}:src/app.py") == AGENT_PY  # what was there is kept
 
 
+def test_the_undo_dialog_names_its_checkpoint_and_the_persons_edits_it_puts_back(story: Workdir, page: Page) -> None:
+    with serve(story) as url:
+        open_page(page, url)
+        row(page, 2).click()  # the prompt: undoing to it puts notes.txt back too, which the person changed since
+        page.click("#undo")
+        body = page.locator("dialog#confirm #confirm-body")
+        expect(body.locator("p.target")).to_contain_text("undo to #2 (prompt, ")
+        expect(body.locator("p.target")).to_contain_text("claude-code session s-1): prompt: add a greeting")
+        expect(body.locator("ul.outside")).to_have_text("notes.txt")
+        page.click("#confirm-no")
+    assert (story.path / "notes.txt").read_text() == "my own notes\n"  # cancelled: nothing written
+
+
 def test_only_the_agents_changes_are_taken_back_and_the_persons_kept(story: Workdir, page: Page) -> None:
     with serve(story) as url:
         open_page(page, url)

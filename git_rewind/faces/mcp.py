@@ -196,16 +196,28 @@ class Tools:
 
     # changing ----------------------------------------------------------------------------------
 
-    def rewind(self, ident: str | int, mode: str, preview: bool = False,
+    def rewind(self, ident: str | int | None, mode: str, preview: bool = False,
                selective_files: list[str] | None = None, agent_only: bool = False,
                merge: bool = False) -> tuple[str, dict[str, Any]]:
-        """An undo. The agent calling is inside its own turn: no question about a running turn is asked
-        (the agent asked for this itself)."""
+        """An undo (IDENT None or empty: what a bare `git rewind undo` restores, undo.bare_target). The agent
+        calling is inside its own turn: no question about a running turn is asked (it asked for this itself)."""
+        import time
+
+        from ..ops import undo
         from ..ops.request import Request
 
         only = list(selective_files or [])  # git pathspecs, from the work tree's root
-        asked = Request.undo(self.repo(), self._lookup(ident), mode, only=only, agent_only=agent_only, merge=merge,
-                             by=self.caller())
+        repo = self.repo()
+        why = None
+        if ident is None or str(ident).strip() == "":
+            from ..store import checkpoints
+
+            bare = undo.bare_target(repo, checkpoints.load_all(repo), repo.worktree, time.time())
+            target, why = bare.target, bare.why
+        else:
+            target = self._lookup(ident)
+        asked = Request.undo(repo, target, mode, only=only, agent_only=agent_only, merge=merge, by=self.caller(),
+                             why=why)
         return self._answer(asked, preview)
 
     def revert(self, ident: str | int, ident2: str | int | None = None, preview: bool = False, merge: bool = False,
@@ -303,6 +315,10 @@ def build(tools: Tools) -> Any:
     Ident = Annotated[str, Field(description="A checkpoint: its sequence number (42), '@' for the newest, "
                                              "'@~N' for the Nth before it, a (short) commit id, or a fetched "
                                              "one's <remote>/<machine>/<seq>.")]
+    Target = Annotated[str | None, Field(
+        description="The checkpoint to go back to, as for checkpoint_show; omitted: the start of the newest "
+                    "agent turn in this work tree (its prompt checkpoint), as a bare `git rewind undo`; right "
+                    "after such an undo, one turn further back.")]
     Pathspecs = Annotated[list[str] | None, Field(
         description="Restore only what these git pathspecs match, relative to the repository's root: paths, "
                     "directories (with everything below), globs such as '*.py', magic such as ':(exclude)x'. "
@@ -376,7 +392,7 @@ def build(tools: Tools) -> Any:
         return result(lambda: tools.blame(path))
 
     def checkpoint_rewind_code(
-        checkpoint_id: Ident,
+        checkpoint_id: Target = None,
         preview: Annotated[bool, Field(description="Only say what would change.")] = False,
         selective_files: Pathspecs = None,
         agent_only: Annotated[bool, Field(description="Take back only what agents changed since the checkpoint; "
@@ -385,7 +401,9 @@ def build(tools: Tools) -> Any:
         merge: Annotated[bool, Field(description="With agent_only: on a conflict write the clean parts and "
                                                  "conflict markers instead of nothing.")] = False,
     ) -> CallToolResult:
-        """Restore the working tree to a checkpoint, after a safety checkpoint of the current state; every file
+        """Restore the working tree to a checkpoint (by default the start of the newest agent turn), after a safety
+        checkpoint of the current state; the answer names it (#N, kind, age, session, message) and lists the
+        files changed since from outside an agent turn, which agent_only keeps. Every file
         written or removed is read back, and a restore that did not fully happen is an error naming the paths.
         With agent_only, only the agents' changes since it are taken back; a line changed again later is a
         conflict (an error listing files and lines; nothing written) unless merge."""
@@ -405,18 +423,20 @@ def build(tools: Tools) -> Any:
         return result(lambda: tools.revert(checkpoint_id, checkpoint_id2, preview, merge, selective_files))
 
     def checkpoint_rewind_conversation(
-        checkpoint_id: Ident,
+        checkpoint_id: Target = None,
         preview: Annotated[bool, Field(description="Only say where the conversation would be cut.")] = False,
     ) -> CallToolResult:
-        """Rewind the agent's conversation to where it stood at a checkpoint (the files stay); the
+        """Rewind the agent's conversation to where it stood at a checkpoint (by default the start of the newest
+        agent turn; the files stay); the
         transcript is backed up in git first, and the result gives the command to resume."""
         return result(lambda: tools.rewind(checkpoint_id, "conversation", preview))
 
     def checkpoint_rewind_full(
-        checkpoint_id: Ident,
+        checkpoint_id: Target = None,
         preview: Annotated[bool, Field(description="Only say what would change.")] = False,
     ) -> CallToolResult:
-        """Rewind the working tree and the conversation to a checkpoint, after a safety checkpoint."""
+        """Rewind the working tree and the conversation to a checkpoint (by default the start of the newest agent
+        turn), after a safety checkpoint."""
         return result(lambda: tools.rewind(checkpoint_id, "full", preview))
 
     def checkpoint_delete(checkpoint_id: Ident) -> CallToolResult:

@@ -28,20 +28,26 @@ def parse(argv: list[str]) -> tuple[str | None] | None:
 
 
 def run(ident: str | None) -> int:
-    """Rewind this work tree's files to checkpoint IDENT (default: the newest that is not a safety checkpoint),
+    """Rewind this work tree's files to checkpoint IDENT (default: what a bare undo restores, undo.bare_target),
     as `git rewind undo ID --yes` through click does; print the result; the exit code."""
     import os
+    import time
 
     from ..base.repo import Repo
+    from ..ops import undo
     from ..ops.request import Request
     from ..store import checkpoints
 
     try:
         repo = Repo.find(os.getcwd())  # no process for the plain layouts (as snap and hooks); else git is asked
         items = checkpoints.load_all(repo)
-        target = (checkpoints.lookup(repo, ident, items, repo.worktree) if ident is not None
-                  else checkpoints.latest_work(repo, repo.worktree, items))
-        with Request.undo(repo, target, "code", cwd=os.getcwd(), items=items) as asked:
+        why = None
+        if ident is not None:
+            target = checkpoints.lookup(repo, ident, items, repo.worktree)
+        else:
+            bare = undo.bare_target(repo, items, repo.worktree, time.time())
+            target, why = bare.target, bare.why
+        with Request.undo(repo, target, "code", cwd=os.getcwd(), items=items, why=why) as asked:
             report = asked.run()
     except KeyboardInterrupt:  # as click says it
         echo("", err=True)

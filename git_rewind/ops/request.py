@@ -45,7 +45,7 @@ class Request:
                  only: list[str] | None = None, merge: bool = False, end: Checkpoint | None = None,
                  cwd: str | None = None, by: str | None = None, patch: bool = False,
                  paths: list[str] | None = None, items: list[Checkpoint] | None = None,
-                 redo: undo.RedoPlan | None = None) -> None:
+                 redo: undo.RedoPlan | None = None, why: str | None = None) -> None:
         from ..base import config
 
         try:
@@ -60,6 +60,8 @@ class Request:
         self.cwd = cwd or repo.root
         self.settings = config.for_repo(repo)
         self.redo_plan = redo
+        self.items = items
+        self.why = why  # why this checkpoint: a bare undo's reason (undo.Bare), shown where the target is named
         self.conversation: conversation.Plan | None = None
         self.handed: bytes | None = None  # a fetched checkpoint's transcript, handed over when the rewind runs
         self.described: str | None = None  # the conversation side in one line
@@ -140,9 +142,12 @@ class Request:
         nothing = nothing_to_take_back(self.planner)
         since = undo.commits_since(self.repo, self.target.note, plan.head_now) \
             if plan is not None and self.planner is None else None
+        outside = self.changed_outside(plan) if nothing is None else []
         lines = [(nothing, False)] if nothing is not None else \
             preview_lines(plan, self.target.label, self.planner, self.described, since)
+        lines = [(self.naming(), False)] + lines + outside_lines(self.target, outside)
         report = Report(self, True, lines)
+        report.data["changed_outside"] = outside
         report.nothing = nothing is not None
         report.empty = nothing is not None or ((plan is None or plan.empty) and self.described is None)
         if plan is not None and nothing is None and not plan.empty:
@@ -169,7 +174,7 @@ class Request:
                             retarget=self.planner)
         nothing = nothing_to_take_back(self.planner)
         if nothing is not None:
-            report = Report(self, False, [(nothing, False)])
+            report = Report(self, False, [(self.naming(), False), (nothing, False)])
             report.nothing = True
             return report
         max_size, auto_pack = self.settings["max_file_size"], self.settings["auto_pack"]
@@ -177,7 +182,7 @@ class Request:
             result = undo.redo(self.repo, max_size, auto_pack, self.redo_plan, by=self.by)
             safety = result.outcome.safety if result.outcome is not None else None
             back = f"git rewind undo {safety.seq}" if safety is not None else "git rewind undo"
-            lines = result_lines(result, self.target.label, "restored", warned, back=back)
+            lines = [(self.naming(), False)] + result_lines(result, self.target.label, "restored", warned, back=back)
             more = self.redo_plan.depth - 1
             if more:
                 lines.append((f"{more} more redo{'s' if more != 1 else ''} available (git rewind redo)", False))
@@ -196,7 +201,7 @@ class Request:
             lines = result_lines(result, self.planner.start.label, "", warned, listed=self.patch,
                                  headline=f"took back{how} the agents' changes {range_words(self.planner)}")
             lines += takeback_lines(self.planner)
-        return self._index_after(Report(self, False, lines, result))
+        return self._index_after(Report(self, False, [(self.naming(), False)] + lines, result))
 
     def _index_after(self, report: Report) -> Report:
         """REPORT with what the person's index still stages against the files the rewind wrote or removed."""
@@ -212,6 +217,20 @@ class Request:
         if contradiction is not None:
             what = {"redo": "redo", "revert": "revert"}.get(self.kind, "undo")
             report.lines += staging.staged_lines(contradiction, what, done)
+
+    def naming(self) -> str:
+        """The line that names the checkpoint this rewind goes to, first in every preview and result."""
+        return naming_line(self.target, LEADS.get(self.kind, self.kind), self.why)
+
+    def changed_outside(self, plan: Plan | None) -> list[str]:
+        """The files this plain undo would put back that were changed from outside any agent turn since its
+        checkpoint (the person's own edits; an agent-only undo keeps them). Empty for other rewinds."""
+        if plan is None or plan.empty or self.kind != "undo" or self.target.source is not None:
+            return []
+        touched = {c.path for c in plan.writes + plan.removals}
+        items = self.items if self.items is not None else checkpoints.load_all(self.repo)
+        return undo.changed_outside(self.repo, checkpoints.of_worktree(items, self.target.note.worktree),
+                                    self.target, plan.current_tree, touched)
 
 
 def takeback_lines(planner: Planner) -> list[tuple[str, bool]]:
@@ -250,6 +269,8 @@ class Report:
         self.data: dict[str, Any] = {
             "ok": True, "dry_run": dry_run, "kind": request.kind, "mode": request.mode,
             "checkpoint": request.target.seq, "target": request.target.label,
+            "target_checkpoint": {**target_json(request.target), "why": request.why, "named": request.naming()},
+            "changed_outside": [],
             "write": [], "remove": [], "left_alone": [], "warnings": [],
             "merged": list(taken.merged) if taken else [],
             "conflicts": [{"path": c.path, "kind": c.kind, "ranges": [list(r) for r in c.ranges],
@@ -280,6 +301,61 @@ class Report:
         """The one JSON shape of a preview or a result (the same keys for every face and every kind)."""
         return {**self.data, "nothing_to_take_back": self.nothing,
                 "index": self.index.to_json() if self.index is not None else None, "text": self.text}
+
+
+# naming the checkpoint a rewind goes to (every preview and result starts with it) ---------------------
+
+OUTSIDE_SHOWN = 10  # files named in the list of the person's edits an undo puts back
+LEADS = {"undo": "undo to", "agent-only": "taking back the agents' changes since", "revert": "reverting the turn of",
+         "redo": "redo: back to"}
+
+
+def kind_of(target: Checkpoint) -> str:
+    """What moment TARGET is, in a word or two (`list`'s trigger/tool where no word fits)."""
+    note = target.note
+    if note.rewind is not None or note.trigger in ("pre-rewind", "pre-redo"):
+        return "safety checkpoint"
+    if "prompt" in note.tags:
+        return "prompt"
+    if note.trigger == "watch":
+        return "watch start" if note.message.startswith("watch start") else "watch"
+    if note.message == "turn end":
+        return "turn end"
+    if note.agent is None and note.trigger in (None, "manual", "snap"):
+        return "manual"
+    return "/".join(x for x in (note.trigger or "manual", note.tool) if x)
+
+
+def target_json(target: Checkpoint, now: float | None = None) -> dict[str, Any]:
+    """The checkpoint a rewind goes to, as the JSON of every face names it."""
+    from ..base.clock import age
+
+    note = target.note
+    return {"id": target.ident, "seq": note.seq, "commit": target.commit, "kind": kind_of(target),
+            "created": note.created, "age": age(note.created, now, words=True), "session": note.session,
+            "agent": note.agent, "message": " ".join(note.message.split())}
+
+
+def naming_line(target: Checkpoint, lead: str, why: str | None = None, now: float | None = None) -> str:
+    """`undo to #7 (prompt, 5 min ago, claude-code session 4f9e1a2b3c4d): prompt: add tests`, WHY after the
+    id when given (a bare undo says which turn)."""
+    data = target_json(target, now)
+    who = f"{data['agent'] + ' ' if data['agent'] else ''}session {data['session'][:12]}"
+    reason = f", {why}" if why else ""
+    return f"{lead} {target.label}{reason} ({data['kind']}, {data['age']}, {who}): {data['message'] or '-'}"
+
+
+def outside_lines(target: Checkpoint, paths: list[str]) -> list[tuple[str, bool]]:
+    """A plain undo's preview: the files changed from outside any agent turn since TARGET (the person's own
+    edits), which it puts back too, and the undo that keeps them."""
+    if not paths:
+        return []
+    shown = paths[:OUTSIDE_SHOWN] + ([f"… and {len(paths) - OUTSIDE_SHOWN} more"] if len(paths) > OUTSIDE_SHOWN else [])
+    return ([(f"changed since {target.label} outside any agent turn (by you, an editor, git), put back as well "
+              "(the safety checkpoint keeps them: git rewind redo brings them back):", False)]
+            + [(f"  {path}", False) for path in shown]
+            + [(f"to keep them as they are and take back only the agents' changes: "
+                f"git rewind undo {target.ident} --agent-only", False)])
 
 
 # the lines every face shows (`git rewind` prints them) ------------------------------------------------

@@ -215,12 +215,12 @@ def take_back(repo: Repo, history: list[Step], start: int, current_tree: Oid, se
     # Merged: taken back from a file that is not as the agents left it (a later change is kept in it).
     since = set()
     for run in runs:
-        since |= _differs(repo, run.after, current_tree, sorted(run.paths))
+        since |= differs(repo, run.after, current_tree, sorted(run.paths))
     outcome.merged = sorted(since - conflicted)
     return outcome
 
 
-def _differs(repo: Repo, old: str, new: str, paths: list[str]) -> set[str]:
+def differs(repo: Repo, old: str, new: str, paths: list[str]) -> set[str]:
     """Which of PATHS differ between trees OLD and NEW."""
     if not paths or old == new:
         return set()

@@ -10,6 +10,7 @@ through the agent module and its Place → record the resolved message in the ta
 from __future__ import annotations
 
 from .. import agents
+from ..base import turns
 from ..base.errors import CODE_ONLY, RewindError
 from ..base.note import ConversationRecord, Note, Oid, RewindRecord, mode_of
 from ..base.repo import Repo
@@ -93,6 +94,145 @@ def commits_since(repo: Repo, note: Note, head_now: tuple[str | None, str | None
                                         if agents.get(name).made_commit(committer, author, message)), None)
         shown.append((short, subject, by))
     return Since(note.seq, short_old, short_new, branch, count, shown)
+
+
+# what a bare `undo` goes back to ---------------------------------------------------------------------------
+
+
+class Bare:
+    """What a bare `undo` restores, and why that checkpoint (for the preview's line naming it)."""
+
+    __slots__ = ("target", "why")
+
+    def __init__(self, target: Checkpoint, why: str) -> None:
+        self.target = target
+        self.why = why  # "the start of the newest agent turn", "one turn further back", …
+
+
+def _safety(item: Checkpoint) -> bool:
+    return item.note.rewind is not None or item.note.trigger in ("pre-rewind", "pre-redo")
+
+
+def turn_starts(items: list[Checkpoint]) -> list[Checkpoint]:
+    """Where the agent turns among ITEMS (one work tree's checkpoints, oldest first) began: each prompt
+    checkpoint, and each `watch` run's start checkpoint (a run whose tree had not changed takes none: it began
+    at the checkpoint before its first one)."""
+    found: list[Checkpoint] = []
+    watched: set[str] = set()
+    previous: Checkpoint | None = None
+    for item in items:
+        if _safety(item):
+            continue
+        note = item.note
+        start: Checkpoint | None = None
+        if "prompt" in note.tags or (note.trigger == "watch" and note.message.startswith("watch start")):
+            start = item
+        elif note.trigger == "watch" and note.session not in watched:
+            start = previous
+        if note.trigger == "watch":
+            watched.add(note.session)
+        if start is not None and (not found or found[-1].seq < start.seq):
+            found.append(start)
+        previous = item
+    return found
+
+
+def reached(items: list[Checkpoint]) -> Checkpoint | None:
+    """Where a run of undos stands in ITEMS (one work tree's, oldest first): the checkpoint the newest plain undo
+    of the whole tree restored, when only undos and redos came after it. A redo goes back to before its undo,
+    so to where the checkpoint before that undo's stood. None: at the newest state (a checkpoint came since)."""
+    index = {c.seq: i for i, c in enumerate(items)}
+    at = len(items) - 1
+    while at >= 0:
+        note = items[at].note
+        record = note.rewind
+        if record is None or record.to is None:
+            return None
+        if note.trigger == "pre-redo":
+            back = index.get(record.to)
+            if back is None:
+                return None
+            at = back - 1
+            continue
+        whole = note.trigger == "pre-rewind" and record.code and not record.only and "kind" not in record.extra
+        found = index.get(record.to) if whole else None
+        return items[found] if found is not None else None
+    return None
+
+
+def bare_target(repo: Repo, items: list[Checkpoint], worktree: str | None, now: float) -> Bare:
+    """What a bare `undo` restores in WORKTREE (ITEMS: every checkpoint): the start of the newest agent turn
+    that changed a file (or is still open), or, right after an undo, of the turn before the one it restored,
+    as an editor's undo steps back; with no turn recorded (the minimal tier, `snap` alone), the newest
+    checkpoint that is not a safety checkpoint, and the one before it when undone again."""
+    mine = checkpoints.of_worktree(items, worktree)
+    stand = reached(mine)
+    starts = turn_starts(mine)
+    if not starts:
+        plain = [c for c in mine if not _safety(c) and (stand is None or c.seq < stand.seq)]
+        if plain:
+            return Bare(plain[-1], f"the checkpoint before {stand.label}, where the last undo went" if stand
+                        else "the newest checkpoint that is not a safety checkpoint (no agent turn recorded)")
+        if stand is None:
+            return Bare(checkpoints.latest_work(repo, worktree, items), "")  # its error says why there is none
+        raise _nothing_further(stand, "the oldest checkpoint here")
+    open_ = {t.seq for t in turns.open_turns(repo, now)} if worktree == repo.worktree else {s.seq for s in starts}
+    earlier = [s for s in starts if stand is None or s.seq < stand.seq]
+    for start in reversed(earlier):
+        if start.seq in open_ or _changed_in_turn(repo, mine, starts, start):
+            if stand is not None:
+                return Bare(start, f"one turn further back than {stand.label}, where the last undo went")
+            return Bare(start, "the start of the newest agent turn"
+                        + (" (still running)" if start.seq in open_ else ""))
+    if stand is not None:
+        raise _nothing_further(stand, "the start of the oldest agent turn here that changed a file")
+    raise RewindError("nothing to undo: no agent turn in this work tree changed a file; git rewind undo ID "
+                      "restores a checkpoint all the same (git rewind list)")
+
+
+def _nothing_further(stand: Checkpoint, what: str) -> RewindError:
+    return RewindError(f"nothing further back: {stand.label}, where the last undo went, is {what}; "
+                       "git rewind redo goes forward again, and git rewind undo ID restores any checkpoint "
+                       "(git rewind list)")
+
+
+def _changed_in_turn(repo: Repo, items: list[Checkpoint], starts: list[Checkpoint], start: Checkpoint) -> bool:
+    """A checkpoint of the turn START began (up to the next turn's start) holds another tree than START."""
+    from .takeback import trees
+
+    after = next((s.seq for s in starts if s.seq > start.seq), None)
+    span = [c for c in items if c.seq >= start.seq and (after is None or c.seq < after) and not _safety(c)]
+    tree_of = trees(repo, [c.commit for c in span])
+    return len({tree_of.get(c.commit) for c in span}) > 1
+
+
+def changed_outside(repo: Repo, items: list[Checkpoint], target: Checkpoint, current_tree: Oid,
+                    touched: set[str]) -> list[str]:
+    """Which of TOUCHED (the paths an undo to TARGET writes or removes) were changed since TARGET from outside
+    any agent turn, as the notes' origins (and, for what changed since the newest checkpoint, attribution now)
+    say: what the person would lose from the work tree (the safety checkpoint keeps it). Empty when no agent
+    changed anything since TARGET: then there is nothing to tell apart."""
+    from ..base.note import AGENT, OUTSIDE
+    from .takeback import differs, steps, trees
+
+    if not touched:
+        return []
+    chain = [c for c in items if c.seq >= target.seq]
+    history = steps(repo, items, target, None, current_tree)
+    undone = {c.commit: record.to_commit for c in chain
+              if (record := c.note.rewind) is not None and record.code and not record.only and record.to_commit}
+    restored = trees(repo, sorted(set(undone.values())))
+    found: set[str] = set()
+    agents = False
+    for before, step in zip(chain, history, strict=False):
+        origins = step.origins or {}
+        agents = agents or AGENT in origins.values()
+        outside = {path for path, origin in origins.items() if origin == OUTSIDE}
+        back = restored.get(str(undone.get(before.commit)))
+        if outside and back is not None:  # after a rewind: what it wrote is not anyone's edit, what differs is
+            outside &= differs(repo, back, step.after, sorted(outside))
+        found |= outside
+    return sorted(found & touched) if agents else []  # no agent change: nothing an agent-only undo would keep
 
 
 def _rewinder(agent: str) -> Rewinder:

@@ -274,9 +274,9 @@ def redo_targets(items: list[Checkpoint]) -> list[Checkpoint]:
 
 
 def latest_work(repo: Repo, worktree: str | None = CURRENT, checkpoints: list[Checkpoint] | None = None) -> Checkpoint:
-    """What a plain `undo` goes back to: the newest checkpoint of the work tree that is not a safety
-    checkpoint (`pre-rewind`, `pre-redo`), so that undoing twice does not undo the first undo.
-    CHECKPOINTS: every checkpoint, when the caller has read them already (load_all)."""
+    """The newest checkpoint of the work tree that is not a safety checkpoint (`pre-rewind`, `pre-redo`): what a
+    plain `undo` goes back to when no agent turn is recorded (undo.bare_target), so that undoing twice does
+    not undo the first undo. CHECKPOINTS: every checkpoint, when the caller has read them already (load_all)."""
     name = repo.worktree if worktree == CURRENT else worktree
     items = of_worktree(checkpoints if checkpoints is not None else load_all(repo), name)
     for item in reversed(items):

@@ -112,9 +112,16 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
                  agent_only: bool, merge: bool, patch: bool, worktree: str | None, as_json: bool) -> None:
     """Rewind the code, the conversation or both to a checkpoint, after a safety checkpoint.
 
-    Without ID: the newest checkpoint of this work tree that is not a safety checkpoint (a second
-    plain undo does not flip back; redo does that). @ is the newest checkpoint of all. Ids resolve
-    among this work tree's checkpoints; --worktree NAME picks from another's (restored here).
+    Without ID: undo the newest agent turn, i.e. restore the checkpoint taken at its start (its prompt
+    checkpoint, a watch run's start; turns that changed no file are passed over unless still running;
+    with no turn recorded, the newest checkpoint that is not a safety checkpoint). Again right after:
+    one turn further back (never back to what the last undo replaced); redo walks forward again.
+    @ is the newest checkpoint of all. Ids resolve among this work tree's checkpoints; --worktree NAME
+    picks from another's (restored here).
+
+    The preview and the result name the checkpoint (#N, kind, age, agent and session, message); the
+    preview lists the files changed since from outside any agent turn, which the undo puts back as
+    well (the safety checkpoint keeps them) and --agent-only keeps.
 
     Every file written or removed is read back afterwards: the result line says "(verified)", and a
     restore that did not fully happen lists the paths and exits with status 4. Warns first when the
@@ -126,6 +133,9 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
     With --patch, each change comes hunk by hunk through git's own prompts ([y,n,q,a,d,s,e,?], as
     `git restore -p`), binary files whole first; with --full the conversation is rewound after.
     """
+    import time
+
+    from ...ops import undo
     from ...ops.request import Request
 
     paths = paths_after_dashes()
@@ -140,10 +150,14 @@ def undo_command(ident: str | None, mode: str, fork: bool, dry_run: bool, yes: b
     repo = Repo.discover()
     items = checkpoints.load_all(repo)
     where = worktree_of(repo, items, worktree)
-    target = (checkpoints.lookup(repo, ident, items, where) if ident is not None
-              else checkpoints.latest_work(repo, where, items))
+    why = None
+    if ident is not None:
+        target = checkpoints.lookup(repo, ident, items, where)
+    else:
+        bare = undo.bare_target(repo, items, where, time.time())
+        target, why = bare.target, bare.why
     with Request.undo(repo, target, mode, agent_only=agent_only, fork=fork, only=list(only), merge=merge,
-                      cwd=os.getcwd(), patch=patch, paths=list(paths), items=items) as asked:
+                      cwd=os.getcwd(), patch=patch, paths=list(paths), items=items, why=why) as asked:
         ask_if_agents_at_work(repo, yes, dry_run)
         go, warned = True, False
         if not patch or asked.described is not None:  # with --patch the hunks are the preview: only a conversation asks

@@ -38,10 +38,13 @@ export async function act(url, body, title, verb) {
   const nothing = !(preview.write?.length || preview.remove?.length || preview.merged?.length || preview.conversation);
   const agents = preview.agents_at_work || [];
   $('#confirm-body').innerHTML =
+    (preview.target_checkpoint ? `<p class="target">${esc(preview.target_checkpoint.named)}</p>` : '') +
     pathList('write', preview.write, 'write') + pathList('remove', preview.remove, 'remove') +
     pathList('merge with later changes', preview.merged, 'merge') +
     pathList('conflicts', (preview.conflicts || []).map((c) => c.text), 'conflict') +
     indexNote(preview.index) +
+    pathList('changed since outside any agent turn: put back too (the safety checkpoint keeps them; ' +
+      '"only the agents\' changes" keeps them in place)', preview.changed_outside, 'outside') +
     (preview.conversation ? `<h4>conversation</h4><p>${esc(preview.conversation)}</p>` : '') +
     (nothing ? '<p class="nothing">Nothing to change: the files already match.</p>' : '') +
     (preview.text ? `<details class="cli-text"><summary>as git rewind says it</summary><pre>${esc(preview.text)}</pre></details>` : '') +
