@@ -234,7 +234,8 @@ class Session:
         from ..base import turns
 
         if os.path.isdir(self.repo.rewind_dir):  # never make a deleted repository's directories again
-            turns.start(self.repo, turns.Turn(self.session, self.agent_name, None, seq, started))
+            turns.start(self.repo, turns.Turn(self.session, self.agent_name, None, seq, started,
+                                              pid=turns.own_process()))  # a killed watch ends it
 
     def touch_turn(self) -> None:
         from ..base import turns
