@@ -301,12 +301,10 @@ def _save_scanned(repo: Repo, req: Request, tip: Tip | None, base: Oid, scan: sn
     if same_as is not None and not req.allow_empty:
         assert tip is not None
         return Result(tip)
-    # The work tree's newest checkpoint, any session's: read once, for the two uses below.
-    last = worktree_last(repo) if req.attribute or (not req.allow_empty and req.kind is not None) else None
-    if not req.allow_empty and req.kind is not None and last is not None and last.tree == scan.tree:
-        # A hook's checkpoint (a turn end after /checkpoint's snap) that finds the tree as the work tree's newest
-        # checkpoint, another session's, holds it: nothing new to record. (`snap` keeps to its session.)
-        return Result(last)
+    # The work tree's newest checkpoint, any session's, which origins are computed against. One that holds the
+    # same tree as another session's is still taken: each session keeps its own anchors (where its conversation
+    # stood), whoever else works in the same tree.
+    last = worktree_last(repo) if req.attribute else None
     changes = None
     if req.count_changes:  # counted on exactly the tree the checkpoint records
         scan.finish_stream()
@@ -369,9 +367,9 @@ def _save_paths(repo: Repo, req: Request, tip: Tip) -> Result | None:
                     edits.append(snapshot.PathState(s.path))  # no content: delete it
             elif before != (s.mode, s.oid):
                 edits.append(s)
-        if not edits and not req.allow_empty:
+        if not edits and not req.allow_empty and base.tree == tip.tree:
             fi.abort()
-            return Result(tip)
+            return Result(tip)  # another session's newer checkpoint of a different tree: taken, as the scan's
         result = _commit(repo, req, tip, wanted, skipped, fi=fi, edits=edits, start=base.tree,
                          changed=[e.path for e in edits] if req.attribute else None,
                          since=base.seq if last is not None and base.seq == last.seq else None)
