@@ -38,7 +38,8 @@ class Request:
 
     __slots__ = ("session", "message", "agent", "trigger", "tool", "paths", "tags", "prompt",
                  "summary", "conversation", "rewind", "count_changes", "allow_empty", "max_file_size",
-                 "excludes_file", "auto_pack", "max_store_size", "attachments", "attribute", "kind", "extra")
+                 "excludes_file", "auto_pack", "max_store_size", "attachments", "attribute", "kind", "extra",
+                 "describe")
 
     def __init__(
         self,
@@ -63,6 +64,7 @@ class Request:
         attribute: bool | None = None,
         kind: str | None = None,
         extra: dict[str, Json] | None = None,
+        describe: Callable[[list[str]], str] | None = None,
     ) -> None:
         self.session = session
         self.message = message
@@ -87,6 +89,9 @@ class Request:
         self.attribute = attribute
         self.kind = kind  # the hook event's kind (event.PROMPT…); None when no hook takes it
         self.extra = extra  # keys the note keeps beside its own (Note.extra): `watch`'s `commits`
+        # The message from the paths the checkpoint changed, when MESSAGE is None (`watch`: what it names is
+        # what the checkpoint holds, never a file that came and went between two looks)
+        self.describe = describe
 
 
 class Attachments:
@@ -404,7 +409,7 @@ def _commit(
         tip = session_tip(repo, req.session)  # moved since we looked (gc, or another work tree)
     seq = checkpoints.next_seq(repo)
     head, branch = repo.head()
-    message = req.message or _default_message(req, paths)
+    message = req.message or (req.describe(paths) if req.describe is not None else _default_message(req, paths))
     origins = turn = None
     if changed is not None:
         from . import attribution
