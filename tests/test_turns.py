@@ -156,16 +156,16 @@ def test_a_turn_quiet_for_turn_timeout_minutes_is_over_and_status_says_why(busy:
     assert (w.path / "src/app.py").read_text() == "print('hello')\n"
 
 
-def _agent(w: Workdir, tmp_path: Path, event: dict[str, object], stay: bool) -> subprocess.Popen[bytes]:
-    """An agent process (not a shell) that runs one hook call through `sh -c`, as agents do, then exits or
-    STAYs until killed."""
+def _agent(w: Workdir, tmp_path: Path, event: dict[str, object]) -> subprocess.Popen[bytes]:
+    """An agent process (not a shell) that runs one hook call through `sh -c`, as agents do, and stays until
+    killed."""
     script = tmp_path / "agent.py"
     script.write_text(
         "import subprocess, sys, time\n"
-        f"subprocess.run(['sh', '-c', sys.argv[1] + ' hook --agent claude-code; true'], input=sys.argv[2].encode(),"
+        "subprocess.run(['sh', '-c', sys.argv[1] + ' hook --agent claude-code; true'], input=sys.argv[2].encode(),"
         " check=True)\n"
         "print('hooked', flush=True)\n"
-        f"time.sleep({600 if stay else 0})\n")
+        "time.sleep(600)\n")
     import shlex
 
     agent = subprocess.Popen([sys.executable, str(script), shlex.join(REWIND), json.dumps(event)], cwd=w.path,
@@ -177,9 +177,9 @@ def _agent(w: Workdir, tmp_path: Path, event: dict[str, object], stay: bool) -> 
 def test_a_turn_whose_agent_process_is_gone_is_over_at_once(agent_project: Workdir, tmp_path: Path) -> None:
     w = agent_project
     w.ok("snap", "-m", "before the agent")
-    prompt = {"session_id": SESSION, "transcript_path": None, "cwd": str(w.path),
-              "hook_event_name": "UserPromptSubmit", "prompt": "refactor"}
-    agent = _agent(w, tmp_path, prompt, stay=True)
+    prompt: dict[str, object] = {"session_id": SESSION, "transcript_path": None, "cwd": str(w.path),
+                                 "hook_event_name": "UserPromptSubmit", "prompt": "refactor"}
+    agent = _agent(w, tmp_path, prompt)
     w.write("src/app.py", "print('agent at work')\n")
     try:
         run = w.rewind("undo", "1")
