@@ -5,8 +5,8 @@ Builds the synthetic repositories of bench.py, then measures, interleaved in a r
 
 1. The program's start: time from launching until its first byte of output on a pipe, for
    `python3 -c "print(1)"` and `echo`, run alone, under `git-rewind watch --`, and after a
-   `git-rewind snap` (what taking the start checkpoint before spawning the program would cost it:
-   the order watch does not use). Medians and ratios to the program alone.
+   `git-rewind snap` (the start checkpoint alone, which watch takes before it spawns the program).
+   Medians and ratios to the program alone.
 2. A settle checkpoint: one file, then 100 files changed; the time `watch` spends on its checkpoint
    (the barrier, the ignored-file check and store.save, in this process as in the resident watch),
    against `git add -A && git write-tree` with a private index on the same tree.

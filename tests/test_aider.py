@@ -409,7 +409,10 @@ def test_install_and_uninstall_say_to_run_aider_under_watch_and_write_nothing(ai
     assert "git rewind watch -- aider" in aider.NO_HOOKS
     out = w.ok("uninstall", "--everything")
     assert "aider" not in out
-    assert "  aider        no hooks: run it as git rewind watch -- aider …" in w.ok("status").splitlines()
+    status = w.ok("status").splitlines()
+    assert "aider has no hooks to install: run it as git rewind watch -- aider …" in status
+    # Not under "hooks installed": nothing of aider's was installed.
+    assert status[status.index("hooks installed: none (git rewind install --agent …)") + 1].startswith("aider has")
     assert json.loads(w.ok("status", "--json"))["watched"] == ["aider"]
     assert (w.state(), sorted(p.name for p in home.iterdir())) == before
 

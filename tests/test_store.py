@@ -7,6 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from helpers.session import BIG, Agent, chain
 from helpers.workdir import Workdir
 
 
@@ -257,3 +258,41 @@ def test_the_session_ref_and_the_notes_ref_move_together_or_not_at_all(project: 
     chain = project.git("rev-list", "refs/rewind/manual").split()
     noted = {line.split()[1] for line in project.git("notes", "--ref=rewind", "list").splitlines()}
     assert chain and set(chain) <= noted
+
+
+def test_two_agents_in_one_work_tree_each_keep_their_own_checkpoints_of_the_same_tree(agent_project: Workdir) -> None:
+    """Two sessions at work in one tree: a hook checkpoint whose tree equals the other session's newest is still
+    this session's, with where its own conversation stood."""
+    w = agent_project
+    a, b = Agent(w, session="sess-a"), Agent(w, session="sess-b")
+    for agent in (a, b):
+        Path(agent.transcript).parent.mkdir(parents=True, exist_ok=True)
+        Path(agent.transcript).write_text(json.dumps({"type": "user", "sessionId": agent.session}) + "\n")
+    a.prompt("fix the bug")
+    assert b.prompt("write the docs")["action"] == "checkpoint"  # the same tree as a's prompt checkpoint
+    w.write("src/app.py", "print('fixed')\n")
+    assert a.stop()["action"] == "checkpoint"
+    assert b.stop()["action"] == "checkpoint"  # the same tree as a's turn end
+    mine, theirs = chain(w, "sess-b"), chain(w, "sess-a")
+    assert [n["message"] for n in mine] == ["prompt: write the docs", "turn end"]
+    assert [n["conversation"]["transcript"] for n in mine] == [b.transcript] * 2
+    assert w.git("rev-parse", mine[-1]["commit"] + "^{tree}") == w.git("rev-parse", theirs[-1]["commit"] + "^{tree}")
+    listed = json.loads(w.ok("list", "--json", "--session", "sess-b"))
+    assert [c["seq"] for c in listed] == sorted((n["seq"] for n in mine), reverse=True)
+
+
+def test_an_edit_checkpoint_that_finds_the_file_as_another_sessions_newest_holds_it_is_still_taken(
+        agent_project: Workdir) -> None:
+    """The named-files path builds on the work tree's newest checkpoint (another session's): nothing new in the
+    file is still a checkpoint of this session, the tree it is about to edit."""
+    w = agent_project
+    a, b = Agent(w, session="sess-a"), Agent(w, session="sess-b")
+    b.prompt("write the docs")
+    a.prompt("fix the bug")
+    w.write("src/app.py", "print('fixed')\n")
+    a.stop()  # the work tree's newest: a's, src/app.py fixed
+    logged = b.write("README.md", BIG)  # README.md as a's checkpoint holds it
+    assert (logged["action"], logged["reason"]) == ("checkpoint", logged["reason"])
+    mine, theirs = chain(w, "sess-b"), chain(w, "sess-a")
+    assert mine[-1]["message"] == "before Write README.md" and mine[-1]["paths"] == ["README.md"]
+    assert w.git("rev-parse", mine[-1]["commit"] + "^{tree}") == w.git("rev-parse", theirs[-1]["commit"] + "^{tree}")

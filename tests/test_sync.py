@@ -363,6 +363,30 @@ def test_with_conversation_the_transcript_goes_redacted(project: Workdir, bare: 
     assert raw is not None and b"[REDACTED:" in raw and AWS.encode() not in raw
 
 
+def test_a_fetch_that_brings_only_transcripts_or_notes_says_so(project: Workdir, bare: Path, tmp_path: Path) -> None:
+    project.git("remote", "add", "origin", str(bare))
+    agent = Agent(project)
+    Path(agent.transcript).parent.mkdir(parents=True, exist_ok=True)
+    line = {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": agent.session, "cwd": str(project.path),
+            "message": {"role": "user", "content": "add a greeting"}}
+    Path(agent.transcript).write_text(json.dumps(line) + "\n")
+    agent.prompt("add a greeting")
+    project.write("src/app.py", "print('greeting')\n" * 20)
+    agent.stop()
+    project.ok("push", "origin")
+    bob = clone(tmp_path, "bob", bare)
+    assert "2 checkpoints (2 new)" in bob.ok("fetch", "origin")
+    assert "2 checkpoints (nothing new)" in bob.ok("fetch", "origin")
+    assert "pushed 1 transcript" in project.ok("push", "origin", "--with-conversation")  # no new checkpoint
+    assert "2 checkpoints (1 transcript)" in bob.ok("fetch", "origin")
+    with open(agent.transcript, "a") as fh:  # the conversation goes on
+        fh.write(json.dumps({**line, "uuid": "u2", "parentUuid": "u1"}) + "\n")
+    project.ok("tag", "1", "reviewed")
+    project.ok("push", "origin", "--with-conversation")
+    assert "2 checkpoints (1 updated note, 1 transcript)" in bob.ok("fetch", "origin")
+    assert "2 checkpoints (nothing new)" in bob.ok("fetch", "origin")
+
+
 def test_sync_auto_pushes_after_a_turn_in_the_background(project: Workdir, bare: Path) -> None:
     import time
 

@@ -111,7 +111,7 @@ def test_push_fetch_list_show_undo_through_a_server(any_server: GitServer, tmp_p
     assert bob.env["HOME"] != alice.env["HOME"]
     seqs = [c["seq"] for c in json.loads(alice.ok("list", "--json", "-n", "0"))]
     fetched = bob.ok("fetch", "origin")
-    assert f"{len(seqs)} checkpoints ({len(seqs)} new)" in fetched, fetched
+    assert f"{len(seqs)} checkpoints ({len(seqs)} new, 1 transcript)" in fetched, fetched
     listed = json.loads(bob.ok("list", "--remote", "origin", "--json", "-n", "0"))
     assert [c["seq"] for c in listed] == seqs
     assert all(c["id"].startswith("origin/alice-") for c in listed), listed

@@ -7,6 +7,7 @@ import json
 import os
 import pty
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -132,3 +133,63 @@ def test_revert_and_agent_only_ask_the_same_way(busy: Workdir) -> None:
         run = w.rewind(*args)
         assert run.returncode == 1 and "is in the middle of a turn" in run.stderr and "--yes" in run.stderr, run
         assert run.stderr.count("\n") == 1 and w.state() == before
+
+
+def _turn_file(w: Workdir) -> Path:
+    (turn,) = (w.path / ".git" / "rewind" / "turns").glob("*.json")
+    return turn
+
+
+def test_a_turn_quiet_for_turn_timeout_minutes_is_over_and_status_says_why(busy: Workdir) -> None:
+    w = busy
+    old = time.time() - 11 * 60  # interrupted eleven minutes ago: no turn end ever came, its agent still open
+    os.utime(_turn_file(w), (old, old))
+    run = w.rewind("undo", "1", env={"GIT_REWIND_TURN_TIMEOUT_MINUTES": "60"})  # a longer timeout: still at work
+    assert run.returncode == 1 and "is in the middle of a turn" in run.stderr and "11 min ago" in run.stderr
+    status = w.ok("status").splitlines()
+    line = status[status.index("open turns:") + 1]
+    assert line == (f"  claude-code session {SESSION[:8]}…: over: no hook call for 11 min "
+                    "(prompt: refactor the whole app, carefully, last activity 11 min ago)")
+    (turn,) = json.loads(w.ok("status", "--json"))["turns"]
+    assert (turn["session"], turn["running"], turn["over"]) == (SESSION, False, "no hook call for 11 min")
+    w.ok("undo", "1")  # the default ten minutes: over, nothing to ask
+    assert (w.path / "src/app.py").read_text() == "print('hello')\n"
+
+
+def _agent(w: Workdir, tmp_path: Path, event: dict[str, object]) -> subprocess.Popen[bytes]:
+    """An agent process (not a shell) that runs one hook call through `sh -c`, as agents do, and stays until
+    killed."""
+    script = tmp_path / "agent.py"
+    script.write_text(
+        "import subprocess, sys, time\n"
+        "subprocess.run(['sh', '-c', sys.argv[1] + ' hook --agent claude-code; true'], input=sys.argv[2].encode(),"
+        " check=True)\n"
+        "print('hooked', flush=True)\n"
+        "time.sleep(600)\n")
+    import shlex
+
+    agent = subprocess.Popen([sys.executable, str(script), shlex.join(REWIND), json.dumps(event)], cwd=w.path,
+                             env=w.env, stdout=subprocess.PIPE)
+    assert agent.stdout is not None and agent.stdout.readline() == b"hooked\n"
+    return agent
+
+
+def test_a_turn_whose_agent_process_is_gone_is_over_at_once(agent_project: Workdir, tmp_path: Path) -> None:
+    w = agent_project
+    w.ok("snap", "-m", "before the agent")
+    prompt: dict[str, object] = {"session_id": SESSION, "transcript_path": None, "cwd": str(w.path),
+                                 "hook_event_name": "UserPromptSubmit", "prompt": "refactor"}
+    agent = _agent(w, tmp_path, prompt)
+    w.write("src/app.py", "print('agent at work')\n")
+    try:
+        run = w.rewind("undo", "1")
+        assert run.returncode == 1 and "is in the middle of a turn" in run.stderr, run  # its agent runs
+        assert "  claude-code session 4f9eba75…: running (prompt: refactor, " in w.ok("status")
+    finally:
+        agent.kill()
+        agent.wait()
+    # Killed: no turn end will ever come, and nothing is at work any more.
+    status = w.ok("status")
+    assert f"  claude-code session 4f9eba75…: over: its agent process {agent.pid} is gone (prompt: refactor" in status
+    w.ok("undo", "1")
+    assert (w.path / "src/app.py").read_text() == "print('hello')\n"

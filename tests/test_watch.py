@@ -122,6 +122,58 @@ def test_a_program_gets_a_checkpoint_at_start_one_each_time_the_tree_settles_and
     _no_watch_left(project)
 
 
+def test_a_programs_first_edit_is_its_own_and_agent_only_takes_it_back(project: Workdir, tmp_path: Path) -> None:
+    """A formatter writes at once, before a checkpoint taken while it starts could have read the file: the start
+    checkpoint is taken before the program starts, so that edit is the program's and the hint's undo takes it
+    back, keeping what the person changed."""
+    w = project
+    w.write("notes.txt", "the person's own edit\n")  # before watch: outside, and kept
+    fmt = tmp_path / "fmt.sh"
+    fmt.write_text("#!/bin/sh\nprintf 'formatted\\n' > src/app.py\nsleep 0.6\nprintf 'more\\n' > README.md\n")
+    fmt.chmod(0o755)
+    run = _watch(w, str(fmt))
+    assert run.returncode == 0, run.stderr
+    notes = _notes(w)
+    start = notes[0]["seq"]
+    assert w.ok("cat", str(start), "src/app.py") == "print('hello')\n"  # before the program's first write
+    origins: dict[str, object] = {}
+    for note in notes[1:]:
+        origins.update(json.loads(json.dumps(note["origins"])))
+    assert origins == {"src/app.py": "agent", "README.md": "agent"}
+    hint = f"git rewind undo {start} --agent-only takes back what fmt.sh changed"
+    assert hint in run.stderr
+    w.ok("undo", str(start), "--agent-only", "--yes")
+    assert (w.path / "src/app.py").read_text() == "print('hello')\n"
+    assert (w.path / "README.md").read_text() == w.ok("cat", str(start), "README.md")
+    assert (w.path / "notes.txt").read_text() == "the person's own edit\n"
+
+
+def test_a_message_names_only_files_a_checkpoint_holds_not_an_editors_passing_temporary(
+        project: Workdir, tmp_path: Path) -> None:
+    """`sed -i` writes a temporary file beside the file and renames it over: the temporary came and went between
+    two looks, and no checkpoint names it."""
+    w = project
+    prog = _script(tmp_path, """\
+        wait(1)
+        subprocess.run(["sed", "-i", "s/hello/bonjour/", "src/app.py"], check=True)
+        wait(2)
+        os.remove("README.md")
+        wait(3)
+        """)
+    run = _watch(w, sys.executable, prog)
+    assert run.returncode == 0, run.stderr
+    program = os.path.basename(sys.executable)
+    messages = [str(n["message"]) for n in _notes(w)][1:]
+    assert messages == [f"{program} changed src/app.py", f"{program} changed README.md"]  # a deletion is named
+
+
+def test_a_program_killed_by_sigkill_is_exit_137_as_a_shell_says(project: Workdir) -> None:
+    run = _watch(project, "sh", "-c", "echo x > killed.txt; kill -9 $$")
+    assert (run.returncode, run.stderr.count("Traceback")) == (137, 0), run.stderr
+    last = _notes(project)[-1]
+    assert last["message"] == "sh killed by SIGKILL" and "killed.txt" in _files(project, last["commit"])
+
+
 @pytest.mark.parametrize("code", [0, 1, 42])
 def test_the_exit_status_is_the_programs(project: Workdir, code: int) -> None:
     assert _watch(project, sys.executable, "-c", f"import sys; sys.exit({code})").returncode == code
@@ -302,11 +354,15 @@ def test_a_program_that_cannot_run_exits_126_and_leaves_nothing(project: Workdir
     assert (run.returncode, run.stderr) == (126, "git rewind watch: ./plain.sh: permission denied (not executable)\n")
     run = _watch(project, "./src")
     assert (run.returncode, run.stderr) == (126, "git rewind watch: ./src: is a directory\n")
+    _nothing_left(project)
     project.write("garbage.bin", b"\x7fELF\x00garbage", mode=0o755)  # executable bit, but no program the kernel runs
     run = _watch(project, "./garbage.bin")
     assert run.returncode == 126, run.stderr
     assert run.stderr.startswith("git rewind watch: ./garbage.bin: ")
-    _nothing_left(project)
+    # Only the kernel can say so, after the start checkpoint: that one stays (the tree as it was), no turn is open.
+    assert [c["message"] for c in json.loads(project.ok("list", "--json"))] == ["watch start: ./garbage.bin"]
+    assert not list((project.path / ".git" / "rewind").glob("turns/*.json"))
+    _no_watch_left(project)
 
 
 def test_outside_a_repository_or_with_a_bad_session_watch_fails_with_125_before_the_program_runs(

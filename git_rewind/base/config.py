@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         daemon_min_files: int
         daemon_idle_minutes: int
         watch_settle_ms: int
+        turn_timeout_minutes: int | float
         max_store_size: int
         tier: str
         anti_spam_seconds: int
@@ -58,6 +59,8 @@ DEFAULTS: dict[str, Any] = {
     "daemon_idle_minutes": 30,
     # `git rewind watch` (watch.py): a checkpoint once the tree has been quiet this long.
     "watch_settle_ms": 1500,
+    # An agent turn with no hook call for this long (or whose agent process is gone) is over (turns.py).
+    "turn_timeout_minutes": 10,
     # What the checkpoints' own objects may take on disk (storage.py); 0: no cap.
     "max_store_size": 1 << 30,
     # When hooks checkpoint: see policy.py.
@@ -229,6 +232,7 @@ _CONVERT = {
     "daemon_min_files": _non_negative_int,
     "daemon_idle_minutes": _non_negative_number,
     "watch_settle_ms": _positive_int,
+    "turn_timeout_minutes": _non_negative_number,
     "max_store_size": parse_size,
     "tier": _tier,
     "anti_spam_seconds": _non_negative_int,

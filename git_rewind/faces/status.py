@@ -20,7 +20,7 @@ class Status:
     """Everything `status` shows."""
 
     __slots__ = ("repository", "config_error", "settings", "installed", "mcp_installed", "decisions", "redos",
-                 "daemon", "store", "sync", "watched", "duplicates")
+                 "daemon", "store", "sync", "watched", "duplicates", "turns")
 
     def __init__(self, repository: str | None, config_error: str | None, settings: dict[str, config.Setting],
                  installed: list[tuple[str, str, str]], mcp_installed: list[tuple[str, str, str]],
@@ -37,6 +37,7 @@ class Status:
         self.sync: dict[str, Json] | None = None  # sharing: the remote, last push that worked, last error
         self.watched: list[str] = []  # agents with no hooks, checkpointed under `git rewind watch -- PROGRAM`
         self.duplicates: list[tuple[str, str]] = []  # (agent, file): a second copy of our hooks it also loads
+        self.turns: list[dict[str, Json]] = []  # the agent turns open in this work tree (turns.describe)
 
     def as_json(self) -> dict[str, Json]:
         return {
@@ -52,6 +53,7 @@ class Status:
             "sync": self.sync,
             "watched": list(self.watched),
             "duplicates": [{"agent": a, "file": f} for a, f in self.duplicates],
+            "turns": list(self.turns),
         }
 
 
@@ -120,8 +122,11 @@ def collect(limit: int, path: str | None = None) -> Status:
     status.watched = list(agents.watched())
     status.duplicates = install.duplicates(root)
     if repo is not None:
-        from ..base import daemon
+        import time
 
+        from ..base import daemon, turns
+
+        status.turns = turns.describe(repo, time.time())
         status.daemon = daemon.describe(repo)
         status.sync = sync_state(repo, settings)
     return status

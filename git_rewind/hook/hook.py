@@ -227,13 +227,13 @@ def _rewinds_since(repo: Repo, event: Event, data: dict[str, Any]) -> str | None
 
 def _follow_turn(repo: Repo, event: Event, paths: list[str], taken: Result | None, now: float) -> None:
     """Keep turns.py's record of the session's turn: opened by a prompt (after its checkpoint, which holds
-    what changed before it), closed by a turn end or session end (after theirs), touched by everything
-    between, with the tool that is about to change each path."""
+    what changed before it) with the agent's process, closed by a turn end or session end (after theirs),
+    touched by everything between, with the tool that is about to change each path."""
     from ..base import turns
 
     if event.kind == "prompt":
         turns.start(repo, turns.Turn(event.session, event.agent, (event.prompt or "")[:4000] or None,
-                                     taken.seq if taken is not None else None, now))
+                                     taken.seq if taken is not None else None, now, pid=turns.agent_process()))
     elif event.kind in ("stop", "session_end"):
         turns.end(repo, event.session)
     else:
@@ -243,7 +243,8 @@ def _follow_turn(repo: Repo, event: Event, paths: list[str], taken: Result | Non
             # A tool call with no turn open: the agent is at work though no prompt hook came (`droid exec`
             # sends no UserPromptSubmit). Its turn opens here, or all it changes would be taken for outside.
             tools = {p: event.tool for p in paths} if editing and event.tool else None
-            turns.start(repo, turns.Turn(event.session, event.agent, None, None, now, tools=tools))
+            turns.start(repo, turns.Turn(event.session, event.agent, None, None, now, tools=tools,
+                                         pid=turns.agent_process()))
 
 
 def _prompt_first(repo: Repo, event: Event) -> int | None:

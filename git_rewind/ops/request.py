@@ -161,7 +161,7 @@ class Request:
         """The agent turn running in this work tree, in words (None: none)."""
         from ..base import turns
 
-        return turns.at_work(self.repo, time.time())
+        return turns.at_work(self.repo, time.time(), self.settings["turn_timeout_minutes"] * 60.0)
 
     def run(self, allow_busy: bool = True, warned: bool = False) -> Report:
         """The rewind itself, after a safety checkpoint. Not ALLOW_BUSY: AgentAtWork while a turn runs.

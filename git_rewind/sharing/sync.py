@@ -354,14 +354,40 @@ def _notes(repo: Repo, commit: str) -> dict[str, str]:
 # fetch -------------------------------------------------------------------------------------------
 
 
+class Arrived:
+    """What one machine's copy brought: its checkpoints, and what of it is new here (checkpoints, notes
+    changed since the last fetch, transcripts new or grown)."""
+
+    __slots__ = ("count", "new", "renoted", "transcripts")
+
+    def __init__(self, repo: Repo, old: str | None, new: str) -> None:
+        notes = _notes(repo, new)
+        before = {} if old is None else notes if old == new else _notes(repo, old)
+        self.count = len(notes)
+        self.new = len(notes.keys() - before.keys())
+        self.renoted = sum(1 for c, blob in notes.items() if c in before and before[c] != blob)
+        if old == new:
+            self.transcripts = 0
+        else:
+            theirs, ours = share.transcript_blobs(repo, new), share.transcript_blobs(repo, old) if old else {}
+            self.transcripts = sum(1 for session, blob in theirs.items() if ours.get(session) != blob)
+
+    def line(self) -> str:
+        """`3 checkpoints (1 new, 2 updated notes, 1 transcript)`, or `(nothing new)`."""
+        what = [f"{n} {word}{'s' * (n != 1)}" if word != "new" else f"{n} new"
+                for n, word in ((self.new, "new"), (self.renoted, "updated note"), (self.transcripts, "transcript"))
+                if n]
+        return f"{self.count} checkpoint{'s' * (self.count != 1)} ({', '.join(what) or 'nothing new'})"
+
+
 class Fetched:
-    """What a fetch brought: per machine, how many checkpoints it has and how many are new here."""
+    """What a fetch brought: per machine, what it has and what of it is new here."""
 
     __slots__ = ("remote", "machines")
 
     def __init__(self, remote: Remote) -> None:
         self.remote = remote
-        self.machines: dict[str, tuple[int, int]] = {}
+        self.machines: dict[str, Arrived] = {}
 
 
 def _git_fetch(repo: Repo, remote: Remote, specs: list[str], missing_ok: bool = False) -> bool:
@@ -382,8 +408,6 @@ def fetch(repo: Repo, given: str | None) -> Fetched:
     """Bring every machine's copy from the remote into `refs/notes/rewind-remote/<remote>/`, each checked
     first (notes that are JSON checkpoints, paths inside the repository, transcripts where copies keep
     them); one bad copy: nothing is let in."""
-    from ..store.checkpoints import machines
-
     settings = _settings(repo)
     remote = resolve(repo, given, settings)
     staging = INCOMING + remote.label + "/"
@@ -392,7 +416,6 @@ def fetch(repo: Repo, given: str | None) -> Fetched:
     try:
         _git_fetch(repo, remote, [f"+{SHARE_PREFIX}*:{staging}*"])
         arrived = _refs(repo, staging)
-        before = {name: len(_notes(repo, oid)) for name, oid in machines(repo, remote.label).items()}
         moves: dict[str, str | None] = {}
         old: dict[str, str | None] = {}
         for ref in arrived:
@@ -403,8 +426,7 @@ def fetch(repo: Repo, given: str | None) -> Fetched:
             target = REMOTE_PREFIX + remote.label + "/" + name
             moves[target] = oid
             old[target] = repo.read_ref(target)
-            count = len(_notes(repo, oid))
-            result.machines[name] = (count, count - before.get(remote.label + "/" + name, 0))
+            result.machines[name] = Arrived(repo, old[target], oid)
         if moves:
             repo.git(["update-ref", "--stdin"], input="".join(
                 f"update {ref} {new} {old[ref] or '0' * len(new or '')}\n" for ref, new in moves.items()).encode())
@@ -537,9 +559,8 @@ def fetch_lines(done: Fetched) -> list[str]:
     if not done.machines:
         return [f"nothing to fetch: {done.remote.given} holds no git-rewind copies"]
     lines = []
-    for name, (count, new) in sorted(done.machines.items()):
-        lines.append(f"{done.remote.label}/{name}: {count} checkpoint{'s' * (count != 1)}"
-                     + (f" ({new} new)" if new > 0 else " (nothing new)"))
+    for name, arrived in sorted(done.machines.items()):
+        lines.append(f"{done.remote.label}/{name}: {arrived.line()}")
     lines.append(f"ids: {done.remote.label}/<machine>/<seq>; `git rewind list --remote {done.remote.label}` "
                  "lists them")
     return lines

@@ -38,7 +38,8 @@ class Request:
 
     __slots__ = ("session", "message", "agent", "trigger", "tool", "paths", "tags", "prompt",
                  "summary", "conversation", "rewind", "count_changes", "allow_empty", "max_file_size",
-                 "excludes_file", "auto_pack", "max_store_size", "attachments", "attribute", "kind", "extra")
+                 "excludes_file", "auto_pack", "max_store_size", "attachments", "attribute", "kind", "extra",
+                 "describe")
 
     def __init__(
         self,
@@ -63,6 +64,7 @@ class Request:
         attribute: bool | None = None,
         kind: str | None = None,
         extra: dict[str, Json] | None = None,
+        describe: Callable[[list[str]], str] | None = None,
     ) -> None:
         self.session = session
         self.message = message
@@ -87,6 +89,9 @@ class Request:
         self.attribute = attribute
         self.kind = kind  # the hook event's kind (event.PROMPT…); None when no hook takes it
         self.extra = extra  # keys the note keeps beside its own (Note.extra): `watch`'s `commits`
+        # The message from the paths the checkpoint changed, when MESSAGE is None (`watch`: what it names is
+        # what the checkpoint holds, never a file that came and went between two looks)
+        self.describe = describe
 
 
 class Attachments:
@@ -301,12 +306,10 @@ def _save_scanned(repo: Repo, req: Request, tip: Tip | None, base: Oid, scan: sn
     if same_as is not None and not req.allow_empty:
         assert tip is not None
         return Result(tip)
-    # The work tree's newest checkpoint, any session's: read once, for the two uses below.
-    last = worktree_last(repo) if req.attribute or (not req.allow_empty and req.kind is not None) else None
-    if not req.allow_empty and req.kind is not None and last is not None and last.tree == scan.tree:
-        # A hook's checkpoint (a turn end after /checkpoint's snap) that finds the tree as the work tree's newest
-        # checkpoint, another session's, holds it: nothing new to record. (`snap` keeps to its session.)
-        return Result(last)
+    # The work tree's newest checkpoint, any session's, which origins are computed against. One that holds the
+    # same tree as another session's is still taken: each session keeps its own anchors (where its conversation
+    # stood), whoever else works in the same tree.
+    last = worktree_last(repo) if req.attribute else None
     changes = None
     if req.count_changes:  # counted on exactly the tree the checkpoint records
         scan.finish_stream()
@@ -369,9 +372,9 @@ def _save_paths(repo: Repo, req: Request, tip: Tip) -> Result | None:
                     edits.append(snapshot.PathState(s.path))  # no content: delete it
             elif before != (s.mode, s.oid):
                 edits.append(s)
-        if not edits and not req.allow_empty:
+        if not edits and not req.allow_empty and base.tree == tip.tree:
             fi.abort()
-            return Result(tip)
+            return Result(tip)  # another session's newer checkpoint of a different tree: taken, as the scan's
         result = _commit(repo, req, tip, wanted, skipped, fi=fi, edits=edits, start=base.tree,
                          changed=[e.path for e in edits] if req.attribute else None,
                          since=base.seq if last is not None and base.seq == last.seq else None)
@@ -406,7 +409,7 @@ def _commit(
         tip = session_tip(repo, req.session)  # moved since we looked (gc, or another work tree)
     seq = checkpoints.next_seq(repo)
     head, branch = repo.head()
-    message = req.message or _default_message(req, paths)
+    message = req.message or (req.describe(paths) if req.describe is not None else _default_message(req, paths))
     origins = turn = None
     if changed is not None:
         from . import attribution

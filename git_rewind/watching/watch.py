@@ -1,13 +1,12 @@
 """`git rewind watch [--session NAME] [-- COMMAND...]`: an undo history for a program with no hooks.
 
-Run as a wrapper, the program starts first and alone: watch resolves it (127 not found, 126 not
-executable, as `env`; 125 for its own failure, before anything is written), spawns it with the
-terminal, process group and signal dispositions it would have had without watch, and only then, at a
-lower priority (NICE), imports the store, takes the start checkpoint and opens the program's turn
-(turns.py: what changes from then on is the agent's). A change the program made before that checkpoint
-read its file is in it: the note lists those paths (`early_paths`). That costs the program's start
-nothing but watch's own process start; taking the checkpoint first would cost it a whole-tree scan
-(bench/watch_bench.py measures both).
+Run as a wrapper: watch resolves the program (127 not found, 126 not executable, as `env`; 125 for its
+own failure, before anything is written), starts watching the tree, takes the start checkpoint and opens
+the program's turn (turns.py), and only then spawns it, with the terminal, process group and signal
+dispositions it would have had without watch, and goes on at a lower priority (NICE). So everything the
+program changes, from its first write, is its turn's and after the start checkpoint: `undo <start>
+--agent-only` takes back exactly that. The program's start waits for that checkpoint (a whole-tree scan,
+or with the daemon running a question to it; bench/watch_bench.py measures it).
 
 Then the kernel's file events (watcher.Watcher, the daemon's, ignoring what git ignores) tell when the
 tree changed; once quiet for `watch_settle_ms` (or after BUSY_FACTOR times that of unbroken change) a
@@ -111,7 +110,6 @@ class Child:
         except (AttributeError, OSError):
             self.pidfd = None
         self.status: int | None = None
-        self.started = time.time()
         self._wake = wake
         threading.Thread(target=self._wait, daemon=True).start()
 
@@ -166,6 +164,8 @@ def exit_with(status: int) -> int:
             import resource
 
             resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+        if signo in (signal.SIGKILL, signal.SIGSTOP):  # no disposition to set: said as a shell says it
+            return 128 + signo
         signal.signal(signo, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [signo])
         os.kill(os.getpid(), signo)
@@ -192,12 +192,14 @@ class Session:
         self.pending_commits: list[str] = []
         self.pending_prompt: str | None = None
         self.taken: list[int] = []
+        self.anchor: int | None = None  # the start checkpoint, or the session's newest when nothing had changed
         self.failed = False
 
-    def save(self, message: str) -> Result | None:
+    def save(self, message: str | None = None) -> Result | None:
         """Take a checkpoint now (None: nothing changed since the last). What the program's agent knows (its
         prompt, its conversation, the commits it made) goes into the note; what it said when no checkpoint
-        came of it (the tree unchanged) goes into the next one."""
+        came of it (the tree unchanged) goes into the next one. MESSAGE None: `<program> changed <paths>`, the
+        paths the checkpoint changed."""
         from ..base.note import Position
         from ..store import store
 
@@ -219,14 +221,17 @@ class Session:
             max_file_size=self.settings["max_file_size"], auto_pack=self.settings["auto_pack"],
             max_store_size=self.settings["max_store_size"], attribute=self.settings["tier"] != "minimal",
             extra={"commits": list(self.pending_commits)} if self.pending_commits else None,
+            describe=lambda paths: f"{self.agent_name} changed " + (_shown(paths) if paths else "files"),
         )
         result = store.save(self.repo, request)
+        if self.anchor is None:
+            self.anchor = result.seq
         if not result.created:
             return None
         self.pending_commits, self.pending_prompt = [], None
         self.taken.append(result.seq)
         if self.program is None:  # run alone, on its own terminal: each checkpoint as it is taken
-            print(f"#{result.seq} {message}", flush=True)
+            print(f"#{result.seq} {result.note.message if result.note is not None else message}", flush=True)
         return result
 
     def open_turn(self, started: float, seq: int | None) -> None:
@@ -234,7 +239,8 @@ class Session:
         from ..base import turns
 
         if os.path.isdir(self.repo.rewind_dir):  # never make a deleted repository's directories again
-            turns.start(self.repo, turns.Turn(self.session, self.agent_name, None, seq, started))
+            turns.start(self.repo, turns.Turn(self.session, self.agent_name, None, seq, started,
+                                              pid=turns.own_process()))  # a killed watch ends it
 
     def touch_turn(self) -> None:
         from ..base import turns
@@ -245,20 +251,6 @@ class Session:
         from ..base import turns
 
         turns.end(self.repo, self.session)
-
-
-def _changed_since(repo: Repo, result: Result | None, since: float) -> list[str]:
-    """Paths of the start checkpoint that were modified after SINCE (the program's start)."""
-    if result is None or result.note is None:
-        return []
-    found = []
-    for path in result.note.paths:
-        try:
-            if os.lstat(os.path.join(repo.root, path)).st_mtime >= since:
-                found.append(path)
-        except OSError:
-            continue
-    return found
 
 
 def _shown(paths: list[str]) -> str:
@@ -282,7 +274,8 @@ class Loop:
         self.rules: str | None = None  # the ignore files outside the tree, as the watcher last followed them
 
     def open(self) -> None:
-        """Start watching; without file events, say so once and look every busy period instead."""
+        """Start watching (after the start checkpoint: the program's start waits for nothing of it); without file
+        events, say so once and look every busy period instead."""
         _sweep_cookies(self.repo)
         if not sys.platform.startswith("linux"):
             _say(f"file events need Linux inotify; looking for changes every {self.busy:g} s instead")
@@ -294,23 +287,29 @@ class Loop:
             _say(f"the work tree is on {kind}, which gives no reliable file events; "
                  f"looking for changes every {self.busy:g} s instead")
             return
+        from ..base.gitcmd import GitError
         from ..store import snapshot
         from .watcher import Watcher, WatchError
 
-        os.makedirs(self.cookie_dir, exist_ok=True)
         limit = os.environ.get("GIT_REWIND_DAEMON_MAX_WATCHES")  # to test the machine-wide limit
         try:
+            os.mkdir(self.cookie_dir)  # never made again (makedirs) in a repository deleted since the start
             self.watcher = Watcher(self.repo.root, self.cookie_dir,
                                    lambda under: snapshot.ignored_dirs(self.repo, under),
                                    int(limit) if limit else None)
+            self.rules = snapshot.rules_signature(self.repo)
         except WatchError as exc:
             self.close()
             _say(f"{exc}; looking for changes every {self.busy:g} s instead")
             return
-        self.rules = snapshot.rules_signature(self.repo)
-        epoch = self.watcher.settle(0.3)
-        if epoch is not None:
-            self.watcher.forget(epoch)  # the start checkpoint, taken next, holds the tree as it is now
+        except (OSError, GitError):
+            self.close()
+            if self.still_there():  # not the repository going away (the program may delete it at once)
+                raise
+            return
+        # Watching began after the start checkpoint: what changed in between is in doubt (the watcher starts so),
+        # and a look once the tree has settled (a whole-tree scan, a checkpoint only if something changed) finds it.
+        self.first_change = self.last_change = time.monotonic()
 
     def close(self) -> None:
         """Stop watching and remove the cookie directory (nothing of a watch run stays behind)."""
@@ -414,9 +413,6 @@ class Loop:
                 if not final:
                     self._later(watcher)
                     return None
-            changed = [p for p in changed if p not in ignored]  # the message names what the checkpoint holds
-        if message is None:
-            message = f"{self.run.agent_name} changed " + (_shown(changed) if changed else "files")
         try:
             if self.run.program:
                 self.run.touch_turn()
@@ -514,75 +510,107 @@ def run(command: list[str], session: str | None = None) -> int:
     except RewindError as exc:
         _say(str(exc))
         return EXIT_FAILED
-    pending = set(signal.sigpending()) & set(RELAYED)
-    if pending:  # stopped before the program started: nothing was done
-        return 128 + int(min(pending))
+    if _stopped():
+        return _stopped()
+    watch = Session(repo, settings, name, command[0] if command else None)
+    watch.memo["argv"] = list(command)  # the agent may read its own options (Aider: --chat-history-file)
+    loop = Loop(watch, settings["watch_settle_ms"])
+    watching = _begin(watch, loop, command)
     reader, writer = os.pipe()
     child = None
-    if command:
+    failed = _stopped()  # stopped while the start checkpoint was taken: the program never starts
+    if command and not failed:
         assert path is not None
         try:
-            child = Child(path, command, env, writer)
-        except OSError as exc:
-            import errno
-
-            code = EXIT_NOT_FOUND if exc.errno == errno.ENOENT else (
-                EXIT_NOT_EXECUTABLE if exc.errno in (errno.EACCES, errno.ENOEXEC, errno.EISDIR, errno.EPERM)
-                else EXIT_FAILED)
-            _say(f"{command[0]}: {exc.strerror}")
-            return code
+            child = _spawn(path, command, env, writer)
+        except Failure as exc:
+            _say(str(exc))
+            failed = exc.code
+    if failed:
+        loop.close()
+        watch.close_turn()
+        return failed
     if child is not None:
         _yield_cpu()
     stop = threading.Event()
     threading.Thread(target=_signal_thread, args=(child, writer, stop), daemon=True).start()
-    watch = Session(repo, settings, name, command[0] if command else None)
-    watch.memo["argv"] = list(command)  # the agent may read its own options (Aider: --chat-history-file)
-    loop = Loop(watch, settings["watch_settle_ms"])
     try:
-        _watch(watch, loop, reader, stop, child, command)
+        if watching:
+            _watch(watch, loop, reader, stop, child)
     except Exception as exc:  # noqa: BLE001 - the program runs on; watch only stops watching
         loop.close()
         _say(f"stopped watching: {type(exc).__name__}: {exc}")
-        while child is not None and child.status is None:
-            os.read(reader, 64)
     finally:
         loop.close()
-    if watch.taken:
-        first, last = watch.taken[0], watch.taken[-1]
-        ids = f"#{first}" if first == last else f"#{first}–#{last}"
-        hint = (f"; git rewind undo {first} --agent-only takes back what {watch.agent_name} changed"
-                if child is not None and first != last else "")
-        _say(f"{len(watch.taken)} checkpoint{'s' if len(watch.taken) > 1 else ''} ({ids}) in session {name}{hint}")
+        while child is not None and child.status is None:
+            os.read(reader, 64)
+        if child is not None:
+            watch.close_turn()
+    _report(watch, child is not None)
     if child is None:
         return 1 if loop.gone else 0  # run alone, stopped by its repository going away: not as asked
     assert child.status is not None
     return exit_with(child.status)
 
 
-def _watch(watch: Session, loop: Loop, reader: int, stop: threading.Event, child: Child | None,
-           command: list[str]) -> None:
-    """Start checkpoint, turn, events, last checkpoint: the watch run around the program."""
-    loop.open()
-    shown = " ".join(" ".join(command).split())
-    shown = shown[:60] + "…" if len(shown) > 60 else shown
-    start = loop.checkpoint(f"watch start: {shown}" if command else "watch start", final=True)
-    if child is not None:
-        early = _changed_since(watch.repo, start, child.started)
-        if start is not None and early:
-            from ..store import store
+def _stopped() -> int:
+    """128 + N when a signal that stops watch came before the program started (0: none)."""
+    pending = set(signal.sigpending()) & set(RELAYED)
+    return 128 + int(min(pending)) if pending else 0
 
-            store.update_note(watch.repo, start.commit, lambda note: note.extra.__setitem__("early_paths", early),
-                              "changed by the program before the start checkpoint read them")
-        watch.open_turn(time.time(), start.seq if start is not None else None)
-    else:
+
+def _spawn(path: str, command: list[str], env: dict[str, str], wake: int) -> Child:
+    """The program started; Failure with env's status when it cannot be."""
+    try:
+        return Child(path, command, env, wake)
+    except OSError as exc:
+        import errno
+
+        code = EXIT_NOT_FOUND if exc.errno == errno.ENOENT else (
+            EXIT_NOT_EXECUTABLE if exc.errno in (errno.EACCES, errno.ENOEXEC, errno.EISDIR, errno.EPERM)
+            else EXIT_FAILED)
+        raise Failure(f"{command[0]}: {exc.strerror}", code) from None
+
+
+def _begin(watch: Session, loop: Loop, command: list[str]) -> bool:
+    """Before the program starts: the start checkpoint holds the tree as it is, and the program's turn opens,
+    so that everything it changes, from its first write, is its own. False: watch failed (said why) and the
+    program runs unwatched."""
+    try:
+        os.makedirs(watch.repo.rewind_dir, exist_ok=True)  # what still_there looks for
+        shown = " ".join(" ".join(command).split())
+        shown = shown[:60] + "…" if len(shown) > 60 else shown
+        loop.checkpoint(f"watch start: {shown}" if command else "watch start", final=True)
+        if command:
+            watch.open_turn(time.time(), watch.anchor)
+    except Exception as exc:  # noqa: BLE001 - the program runs all the same
+        loop.close()
+        _say(f"not watching: {type(exc).__name__}: {exc}")
+        return False
+    return True
+
+
+def _report(watch: Session, program: bool) -> None:
+    """The closing line: the checkpoints taken and the undo that takes back what the program changed."""
+    if not watch.taken:
+        return
+    first, last = watch.taken[0], watch.taken[-1]
+    ids = f"#{first}" if first == last else f"#{first}–#{last}"
+    hint = ""
+    if program and watch.anchor is not None and last != watch.anchor:
+        hint = f"; git rewind undo {watch.anchor} --agent-only takes back what {watch.agent_name} changed"
+    count = len(watch.taken)
+    _say(f"{count} checkpoint{'s' if count > 1 else ''} ({ids}) in session {watch.session}{hint}")
+
+
+def _watch(watch: Session, loop: Loop, reader: int, stop: threading.Event, child: Child | None) -> None:
+    """Events until the program ends (or watch is stopped), then the last checkpoint."""
+    loop.open()
+    if child is None:
         _say(f"watching {watch.repo.root} in session {watch.session}; Ctrl-C stops")
     if loop.still_there():
         _start_daemon(watch)
-    try:
-        loop.wait(reader, stop, child)
-        final = _ended(watch.agent_name, child.status) if child is not None and child.status is not None \
-            else "watch stopped"
-        loop.checkpoint(final, final=True)
-    finally:
-        if child is not None:
-            watch.close_turn()
+    loop.wait(reader, stop, child)
+    final = _ended(watch.agent_name, child.status) if child is not None and child.status is not None \
+        else "watch stopped"
+    loop.checkpoint(final, final=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ...base import config
+from ...base import config, turns
 from ...base.errors import RewindError
 from ...base.repo import Repo
 from .common import AGENT_CHOICE, CONTEXT, cli, repo_or_none
@@ -163,18 +163,21 @@ def status_command(limit: int, as_json: bool) -> None:
     click.echo("hooks installed:" if info.installed else "hooks installed: none (git rewind install --agent …)")
     for agent, scope, path in info.installed:
         click.echo(f"  {agent:<12} {scope:<8} {path}")
-    for agent in info.watched:
-        click.echo(f"  {agent:<12} no hooks: run it as git rewind watch -- {agent} …")
     for agent, path in info.duplicates:
         click.echo(f"warning: {agent} also loads git-rewind's hooks from {path}: every hook runs twice; remove one")
     if info.mcp_installed:
         click.echo("MCP server installed:")
     for agent, scope, path in info.mcp_installed:
         click.echo(f"  {agent:<12} {scope:<8} {path}")
+    for agent in info.watched:  # nothing to install: not listed as installed
+        click.echo(f"{agent} has no hooks to install: run it as git rewind watch -- {agent} …")
     if info.repository is None:
         click.echo("not in a git repository: no decisions to show")
         return
     click.echo(f"redos available: {info.redos}" + (" (git rewind redo)" if info.redos else ""))
+    click.echo("open turns:" if info.turns else "open turns: none")
+    for turn in info.turns:
+        click.echo(f"  {turns.describe_line(turn)}")
     if info.daemon is not None:
         click.echo(f"daemon: {_daemon_line(info.daemon)}")
     if info.store is not None:
