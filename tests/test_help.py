@@ -27,7 +27,7 @@ COMMANDS: dict[str, list[str]] = {
     "snap": ["-m", "--message", "--session", "--agent", "--trigger", "--tool", "--path", "--tag",
              "--summary", "--allow-empty", "--json"],
     "list": ["--session", "--all", "--worktree", "--all-worktrees", "-n", "--grep", "--path", "--tag", "--agent",
-             "--since", "--until", "--remote", "--json", "--color", "--no-pager"],
+             "--safety", "--since", "--until", "--remote", "--json", "--color", "--no-pager"],
     "show": ["--worktree", "--json", "-p", "--patch", "--color", "--no-pager"],
     "diff": ["--worktree", "--stat", "--name-status", "--color", "--no-pager"],
     "files": ["--worktree", "--all"],

@@ -230,3 +230,22 @@ def test_blame_gives_what_the_command_gives(project: Workdir) -> None:
     assert reply.data["path"] == "src/app.py" and reply.data["warning"] is None
     assert reply.text.splitlines() == w.ok("blame", "src/app.py").splitlines()
     assert seen["directory"].error and seen["directory"].text == "src is a directory: blame reads one file"
+
+
+def test_the_mcp_list_leaves_the_safety_checkpoints_out_unless_asked(project: Workdir) -> None:
+    w = project
+    for text in ("one", "two"):
+        w.write("notes.txt", text + "\n")
+        w.ok("snap", "-m", text)
+    w.ok("undo", "1", "--yes")
+    seen: dict[str, Any] = {}
+
+    def story(call: Any) -> None:
+        seen["plain"] = call("checkpoint_list")
+        seen["safety"] = call("checkpoint_list", safety=True)
+
+    session(w, story)
+    assert [c["seq"] for c in seen["plain"].data["checkpoints"]] == [2, 1]
+    assert seen["plain"].data["safety_hidden"] == 1 and "1 safety checkpoint hidden" in seen["plain"].text
+    assert [c["seq"] for c in seen["safety"].data["checkpoints"]] == [3, 2, 1]
+    assert seen["safety"].data["safety_hidden"] == 0

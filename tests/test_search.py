@@ -230,3 +230,29 @@ def test_mcp_checkpoint_list_takes_the_same_filters(project: Workdir) -> None:
     assert [c["seq"] for c in seen["tag"].data["checkpoints"]] == [2]
     assert seen["none"].data["checkpoints"] == [] and "no checkpoints matching --until" in seen["none"].text
     assert seen["bad"].error and "not a date" in seen["bad"].text
+
+
+# safety checkpoints -------------------------------------------------------------------------------
+
+
+def test_list_leaves_the_safety_checkpoints_out_unless_asked(project: Workdir) -> None:
+    """Every undo and redo takes a safety checkpoint first: a third of a busy list. `list` leaves them out and
+    says how many; --safety shows them; their ids work all the same."""
+    w = project
+    _taken(w, "notes.txt", "one\n", "one")
+    _taken(w, "notes.txt", "two\n", "two")
+    w.ok("undo", "1", "--yes")  # #3, pre-rewind
+    w.ok("redo", "--yes")  # #4, pre-redo
+    assert _listed(w) == [2, 1]
+    assert _listed(w, "--safety") == [4, 3, 2, 1]
+    rows = w.ok("list").splitlines()
+    assert [row.split()[0] for row in rows[1:-1]] == ["#2", "#1"]
+    assert rows[-1] == "(2 safety checkpoints hidden; --safety shows them)"
+    assert "hidden" not in w.ok("list", "--safety")
+    assert json.loads(w.ok("show", "3", "--json"))["trigger"] == "pre-rewind"  # still named by its id
+    # Only the ones every other filter matches are counted.
+    assert w.ok("list", "--grep", "two").splitlines()[-1].startswith("#2 ")
+    assert w.ok("list", "--grep", "to #1").strip() == \
+        "no checkpoints matching --grep 'to #1' (1 safety checkpoint hidden; --safety shows them)"
+    assert _listed(w, "--grep", "to #1", "--safety") == [3]
+

@@ -198,7 +198,15 @@ def test_undo_from_the_page_previews_then_restores_after_a_safety_checkpoint(sto
         page.click("#confirm-yes")
         expect(dialog).to_be_hidden()
         expect(page.locator("#toast")).to_contain_text("safety checkpoint")
-        expect(row(page, 5)).to_be_visible()  # the safety checkpoint, shown live
+        # The safety checkpoint is left out of the list, as `git rewind list` leaves it out, until asked for.
+        expect(page.locator("#count")).to_have_text("4 checkpoints")
+        expect(row(page, 5)).to_have_count(0)
+        page.check("#filter-safety")
+        expect(row(page, 5)).to_be_visible()
+        expect(page.locator("#lanes .mark.k-safety")).to_have_count(1)  # on the lanes too
+        expect(page.locator("#count")).to_have_text("5 checkpoints")
+        page.uncheck("#filter-safety")
+        expect(row(page, 5)).to_have_count(0)
     assert (story.path / "src/app.py").read_text() == APP_PY
     safety = listing(story)[0]
     assert safety["seq"] == 5 and safety["trigger"] == "pre-rewind"

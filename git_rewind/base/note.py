@@ -53,6 +53,8 @@ def _strings(value: object) -> list[str]:
     return [str(item) for item in value] if isinstance(value, list) else []
 
 
+SAFETY_TRIGGERS = ("pre-rewind", "pre-redo")  # the triggers of the checkpoints every undo and redo takes first
+
 AGENT = "agent"
 OUTSIDE = "outside"
 ORIGINS = (AGENT, OUTSIDE)
@@ -266,6 +268,12 @@ class Note:
             v=_int(data.get("v")) or NOTE_VERSION,
             extra=_rest(data, cls.KNOWN),
         )
+
+    @property
+    def safety(self) -> bool:
+        """A safety checkpoint: the state an undo or redo found, taken before it changed anything (its
+        `rewind` record; older notes may carry only the trigger)."""
+        return self.rewind is not None or self.trigger in SAFETY_TRIGGERS
 
     @property
     def position(self) -> Position:

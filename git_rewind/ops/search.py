@@ -24,14 +24,15 @@ class Query:
     TEXT: any of these (case-insensitive) in the message, prompt or summary, as `git log --grep` ORs its
     patterns. PATHS: git pathspecs, read from CWD. TAGS: every one of these. AGENT: the agent that took
     it (`claude-code`, `manual`...). SESSION: a session or the start of one. SINCE / UNTIL: dates in git's
-    syntax, inclusive.
+    syntax, inclusive. SAFETY: the safety checkpoints every undo and redo takes first are left out unless
+    this is set (they are a third of a busy history, and undo never lands on one by default either).
     """
 
-    __slots__ = ("text", "paths", "tags", "agent", "session", "since", "until", "cwd")
+    __slots__ = ("text", "paths", "tags", "agent", "session", "since", "until", "cwd", "safety")
 
     def __init__(self, text: Sequence[str] = (), paths: Sequence[str] = (), tags: Sequence[str] = (),
                  agent: str | None = None, session: str | None = None, since: str | None = None,
-                 until: str | None = None, cwd: str | None = None) -> None:
+                 until: str | None = None, cwd: str | None = None, safety: bool = False) -> None:
         self.text = [t for t in text if t]
         self.paths = [p for p in paths if p]
         self.tags = [t for t in tags if t]
@@ -40,12 +41,14 @@ class Query:
         self.since = since or None
         self.until = until or None
         self.cwd = cwd
+        self.safety = safety
 
     def __bool__(self) -> bool:
         return bool(self.text or self.paths or self.tags or self.agent or self.session or self.since or self.until)
 
     def describe(self) -> str:
-        """The filters as a person typed them, for "no checkpoints matching ..."."""
+        """The filters as a person typed them, for "no checkpoints matching ..." (hiding safety checkpoints is
+        not one: `select_counted` counts what that left out)."""
         parts = [f"--grep {t!r}" for t in self.text] + [f"--path {p}" for p in self.paths]
         parts += [f"--tag {t}" for t in self.tags]
         for name, value in (("agent", self.agent), ("session", self.session), ("since", self.since),
@@ -57,6 +60,20 @@ class Query:
 
 def select(repo: Repo, items: list[Checkpoint], query: Query) -> list[Checkpoint]:
     """The checkpoints of ITEMS (kept in their order) that QUERY matches."""
+    return select_counted(repo, items, query)[0]
+
+
+def select_counted(repo: Repo, items: list[Checkpoint], query: Query) -> tuple[list[Checkpoint], int]:
+    """`select`, and how many safety checkpoints it left out that match every other filter (for "N hidden")."""
+    matched = _matching(repo, items, query)
+    if query.safety:
+        return matched, 0
+    shown = [c for c in matched if not c.note.safety]
+    return shown, len(matched) - len(shown)
+
+
+def _matching(repo: Repo, items: list[Checkpoint], query: Query) -> list[Checkpoint]:
+    """The checkpoints of ITEMS that QUERY's filters match, safety checkpoints or not."""
     if not query:
         return items
     from ..store.checkpoints import session_named

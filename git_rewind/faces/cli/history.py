@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 @click.option("--since", "since", metavar="DATE",
               help='Only checkpoints at or after DATE (git\'s date syntax: "2 hours ago", "yesterday", ISO).')
 @click.option("--until", "until", metavar="DATE", help="Only checkpoints at or before DATE (git's date syntax).")
+@click.option("--safety", "safety", is_flag=True,
+              help="Also the safety checkpoints every undo and redo takes first (hidden otherwise).")
 @click.option("--remote", "remote", metavar="REMOTE",
               help="The checkpoints fetched from REMOTE (`git rewind fetch`), with who made them, instead.")
 @click.option("--json", "as_json", is_flag=True,
@@ -51,9 +53,13 @@ if TYPE_CHECKING:
 @view_options
 def list_command(session: str | None, all_sessions: bool, worktree: str | None, all_worktrees: bool, limit: int,
                  grep: tuple[str, ...], paths: tuple[str, ...], tags: tuple[str, ...], agent: str | None,
-                 since: str | None, until: str | None, remote: str | None, as_json: bool, color: str | None,
-                 no_pager: bool) -> None:
-    """List this work tree's checkpoints, newest first; the filters narrow it (all must hold)."""
+                 since: str | None, until: str | None, safety: bool, remote: str | None, as_json: bool,
+                 color: str | None, no_pager: bool) -> None:
+    """List this work tree's checkpoints, newest first; the filters narrow it (all must hold).
+
+    The safety checkpoints every undo and redo takes first are left out unless --safety is given; their
+    ids work all the same.
+    """
     from ...ops import search
 
     if session and all_sessions:
@@ -72,14 +78,16 @@ def list_command(session: str | None, all_sessions: bool, worktree: str | None, 
     if not all_worktrees and not remote:
         items = checkpoints.of_worktree(items, worktree_of(repo, items, worktree))
     scope = None if all_sessions else (session or os.environ.get("GIT_REWIND_SESSION"))
-    query = search.Query(grep, paths, tags, agent, scope, since, until, cwd=os.getcwd())
-    items, more = checkpoints.newest_first(search.select(repo, items, query), limit=limit)
+    query = search.Query(grep, paths, tags, agent, scope, since, until, cwd=os.getcwd(), safety=safety)
+    selected, hidden = search.select_counted(repo, items, query)
+    items, more = checkpoints.newest_first(selected, limit=limit)
     if as_json:
         click.echo(json.dumps([c.as_json() for c in items], indent=2))
         return
+    footer = f"({hidden} safety checkpoint{'s' if hidden != 1 else ''} hidden; --safety shows them)" if hidden else ""
     if not items:
         click.echo("no checkpoints" + (f" fetched from {remote}" if remote else "")
-                   + (f" matching {query.describe()}" if query else ""))
+                   + (f" matching {query.describe()}" if query else "") + (f" {footer}" if footer else ""))
         return
     view = pager.choose(color, no_pager, repo.root)
     with pager.paged(view):
@@ -87,6 +95,8 @@ def list_command(session: str | None, all_sessions: bool, worktree: str | None, 
             click.echo(row, color=view.color)  # click would drop git's colours when not on a terminal
         if more:
             click.echo(f"({more} older; -n 0 shows all)")
+        if footer:
+            click.echo(footer)
 
 
 @cli.command("show", context_settings=CONTEXT)
