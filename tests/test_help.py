@@ -38,7 +38,7 @@ COMMANDS: dict[str, list[str]] = {
              "--agent-only", "--merge", "-p", "--patch", "--json"],
     "redo": ["--dry-run", "-y", "--yes", "--json"],
     "revert": ["--merge", "--dry-run", "-y", "--yes", "--only", "-p", "--patch", "--json"],
-    "gc": ["--keep", "--older-than", "--max-size", "--dry-run", "--remote"],
+    "gc": ["--keep", "--older-than", "--max-size", "--include-tagged", "--dry-run", "--remote"],
     "push": ["--session", "--all", "--with-conversation", "--allow-secrets", "--prune", "-q", "--quiet"],
     "fetch": [],
     "purge": ["--path", "--text", "--dry-run"],

@@ -55,6 +55,10 @@ def _strings(value: object) -> list[str]:
 
 SAFETY_TRIGGERS = ("pre-rewind", "pre-redo")  # the triggers of the checkpoints every undo and redo takes first
 
+# The tags git-rewind gives by itself (the hooks' policy: every prompt, a risky one, before /clear and compaction;
+# the MCP summary tool): any other tag was given on purpose, and gc keeps what carries one (Note.tagged).
+AUTOMATIC_TAGS = frozenset({"prompt", "risky", "clear", "compact", "summary"})
+
 AGENT = "agent"
 OUTSIDE = "outside"
 ORIGINS = (AGENT, OUTSIDE)
@@ -268,6 +272,11 @@ class Note:
             v=_int(data.get("v")) or NOTE_VERSION,
             extra=_rest(data, cls.KNOWN),
         )
+
+    @property
+    def tagged(self) -> bool:
+        """It carries a tag given on purpose (`tag`, `snap --tag`, the page), not only AUTOMATIC_TAGS: gc keeps it."""
+        return any(tag not in AUTOMATIC_TAGS for tag in self.tags)
 
     @property
     def safety(self) -> bool:
