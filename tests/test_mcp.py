@@ -67,8 +67,9 @@ def test_every_tool_on_a_real_repository(project: Workdir) -> None:
     created = seen["create"]
     assert not created.error and created.data["seq"] == 1 and created.text.startswith("checkpoint #1 ")
     first = notes(w)[0]
-    assert (first["session"], first["message"], first["paths"], first["tags"]) == (
+    assert (first["session"], first["message"], first["named"], first["tags"]) == (
         f"mcp-{CLIENT}", "before the refactor", ["src/app.py"], ["manual"])
+    assert first["paths"] == ["notes.txt"]  # what changed since HEAD: the files named are in `named`
     summary = seen["summary"].data["summary"]
     assert (summary["done"], summary["state"], summary["next"], summary["files"]) == (
         "refactored app.py", "tests pass", "docs", ["src/app.py"])

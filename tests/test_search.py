@@ -70,19 +70,17 @@ def _listed(w: Workdir, *args: str, cwd: Path | None = None) -> list[int]:
 
 def _git_diff(w: Workdir, *pathspecs: str, cwd: Path | None = None) -> set[str]:
     """The checkpoints git's own diff, one checkpoint at a time, says changed what PATHSPECS match since the
-    checkpoint before them (the previous of their session, else of the work tree; the first: since nothing)."""
+    checkpoint before them in the work tree, whichever session took it (the first: since HEAD then)."""
     entries = sorted(json.loads(w.ok("list", "--json", "-n", "0")), key=lambda e: e["seq"])
     found: set[str] = set()
-    last_of_session: dict[str, str] = {}
     last: str | None = None
     for entry in entries:
-        base = last_of_session.get(entry["session"]) or last
-        base_args = [base, entry["commit"]] if base else ["4b825dc642cb6eb9a060e54bf8d69288fbee4904", entry["commit"]]
-        out = subprocess.run(["git", "diff", "--name-only", "--no-renames", *base_args, "--", *pathspecs],
+        base = last or entry["head"]
+        out = subprocess.run(["git", "diff", "--name-only", "--no-renames", base, entry["commit"], "--", *pathspecs],
                              cwd=cwd or w.path, env=w.env, capture_output=True, text=True, check=True)
         if out.stdout.strip():
             found.add(entry["commit"])
-        last_of_session[entry["session"]] = last = entry["commit"]
+        last = entry["commit"]
     return found
 
 

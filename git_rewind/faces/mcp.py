@@ -356,7 +356,7 @@ def build(tools: Tools) -> Any:
         return result(lambda: tools.list_checkpoints(limit, query, remote))
 
     def checkpoint_show(checkpoint_id: Ident) -> CallToolResult:
-        """One checkpoint's metadata and what changed since the previous checkpoint of its session."""
+        """One checkpoint's metadata and what changed since the previous checkpoint of its work tree."""
         return result(lambda: tools.show(checkpoint_id))
 
     def get_latest_checkpoint() -> CallToolResult:

@@ -113,34 +113,34 @@ def haystack(item: Checkpoint) -> str:
 
 def _touching(repo: Repo, every: list[Checkpoint], chosen: list[Checkpoint], pathspecs: list[str],
               cwd: str | None) -> set[str]:
-    """The commits of CHOSEN that changed a path PATHSPECS match since the checkpoint before them: the
-    previous one of their session, or for a session's first (a root commit, which holds every file) the
-    previous one of its work tree, as `origins` counts; the very first compares with nothing. One
-    `git diff-tree --stdin` for all (git reads the pathspecs, from CWD)."""
+    """The commits of CHOSEN that changed a path PATHSPECS match since what they are compared with
+    (`checkpoints.bases`: the work tree's previous checkpoint, whichever session took it, as the note's
+    `paths` and `origins` count; for a work tree's first, HEAD then). One `git diff-tree --stdin` for all
+    (git reads the pathspecs, from CWD); a first taken with no HEAD compares with the empty tree alone."""
     from ..base import gitcmd
+    from ..store.checkpoints import bases
 
-    before = _bases(every)
-    lines = [f"{c.commit} {before[c.commit]}" if before.get(c.commit) else c.commit for c in chosen]
+    before = bases(repo, every, chosen)
     where = repo.pathspec_base(cwd)
+    pairs = [f"{c.commit} {before[c.commit]}" for c in chosen if _is_commit(before[c.commit], repo)]
+    lone = [c.commit for c in chosen if not _is_commit(before[c.commit], repo)]
     try:
-        out = gitcmd.run(["diff-tree", "-r", "--root", "--name-only", "--no-renames", "--stdin", "--", *pathspecs],
-                         cwd=where, input=("\n".join(lines) + "\n").encode())
+        out = gitcmd.run(["diff-tree", "-r", "--name-only", "--no-renames", "--stdin", "--", *pathspecs],
+                         cwd=where, input=("\n".join(pairs) + "\n").encode()) if pairs else b""
+        touched = {line for line in out.decode(errors="replace").splitlines() if line}
+        for commit in lone:  # against the empty tree: every file it holds
+            if gitcmd.run(["diff-tree", "-r", "--name-only", "--no-renames", before[commit], commit, "--",
+                           *pathspecs], cwd=where).strip():
+                touched.add(commit)
     except gitcmd.GitError as exc:
         last = exc.stderr.strip().splitlines()[-1] if exc.stderr.strip() else str(exc)
         raise RewindError(f"--path: {last.removeprefix('fatal: ')}") from None
     ours = {c.commit for c in chosen}
-    return {line for line in out.decode(errors="replace").splitlines() if line in ours}
+    return {commit for commit in touched if commit in ours}
 
 
-def _bases(items: list[Checkpoint]) -> dict[str, str]:
-    """Each checkpoint's commit → the one it is compared with: the previous of its session, else of its
-    work tree (ITEMS oldest first)."""
-    last_of_session: dict[str, str] = {}
-    last_of_worktree: dict[str | None, str] = {}
-    bases: dict[str, str] = {}
-    for item in items:
-        base = last_of_session.get(item.session) or last_of_worktree.get(item.note.worktree)
-        if base:
-            bases[item.commit] = base
-        last_of_session[item.session] = last_of_worktree[item.note.worktree] = item.commit
-    return bases
+def _is_commit(base: str, repo: Repo) -> bool:
+    """BASE is a commit (a checkpoint or HEAD), not the empty tree `bases` gives for a first with nothing before."""
+    from ..store.snapshot import empty_tree
+
+    return base != empty_tree(repo)

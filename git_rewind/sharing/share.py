@@ -309,8 +309,8 @@ def _left_out_of(repo: Repo, entries: list[Copied]) -> dict[str, list[str]]:
 def shared_note(note: Note, left_out: set[str], name: str, user: str, transcript: str | None
                 ) -> tuple[dict[str, Any], list[Finding]]:
     """NOTE as it may leave the machine: every text field through the scanner; the work tree's name, the
-    transcript's local path and what redo needs of a rewind dropped; LEFT_OUT paths gone from `paths` and
-    `origins`; `shared` says who made it and what was left out."""
+    transcript's local path and what redo needs of a rewind dropped; LEFT_OUT paths gone from `paths`, `named`
+    and `origins`; `shared` says who made it and what was left out."""
     data: dict[str, Any] = note.to_json()
     data["worktree"] = None
     if isinstance(data.get("conversation"), dict):
@@ -320,6 +320,8 @@ def shared_note(note: Note, left_out: set[str], name: str, user: str, transcript
     data.pop("shared", None)
     if left_out:
         data["paths"] = [p for p in data.get("paths") or [] if p not in left_out]
+        if isinstance(data.get("named"), list):
+            data["named"] = [p for p in data["named"] if p not in left_out]
         if isinstance(data.get("origins"), dict):
             data["origins"] = {p: o for p, o in data["origins"].items() if p not in left_out}
     findings: list[Finding] = []

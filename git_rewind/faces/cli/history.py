@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 @click.option("--grep", "grep", multiple=True, metavar="TEXT",
               help="Only checkpoints with TEXT in their message, prompt or summary (any case; repeatable: any).")
 @click.option("--path", "paths", multiple=True, metavar="PATHSPEC",
-              help="Only checkpoints that changed what these git pathspecs match (relative to the current directory).")
+              help="Only checkpoints that changed what these git pathspecs match since the work tree's previous "
+                   "checkpoint (relative to the current directory).")
 @click.option("--tag", "tags", multiple=True, metavar="TAG", help="Only checkpoints with this tag (repeatable: all).")
 @click.option("--agent", "agent", metavar="NAME", help="Only checkpoints this agent took (`manual`: taken by hand).")
 @click.option("--since", "since", metavar="DATE",
@@ -108,8 +109,8 @@ def list_command(session: str | None, all_sessions: bool, worktree: str | None, 
 @view_options
 def show_command(ident: str, worktree: str | None, as_json: bool, patch: bool, color: str | None,
                  no_pager: bool) -> None:
-    """Show a checkpoint's metadata and what changed since the previous one of its session (with --patch,
-    how: git's own diff)."""
+    """Show a checkpoint's metadata and what changed since the previous checkpoint of its work tree, whichever
+    session took it (with --patch, how: git's own diff)."""
     repo, item = find_checkpoint(ident, worktree)
     if as_json:
         parent, stat = checkpoints.since_previous(repo, item)
@@ -194,7 +195,8 @@ def tag_command(ident: str, names: tuple[str, ...], delete: bool, worktree: str 
 @click.option("--all", "all_files", is_flag=True, help="Every file in the checkpoint.")
 @worktree_option
 def files_command(ident: str, all_files: bool, worktree: str | None) -> None:
-    """The paths a checkpoint recorded as changed (with --all: every file in it)."""
+    """The paths a checkpoint changed since the previous checkpoint of its work tree (with --all: every file in
+    it)."""
     repo, item = find_checkpoint(ident, worktree)
     if all_files:
         out = repo.git(["ls-tree", "-r", "-z", "--name-only", "--full-tree", item.commit])
