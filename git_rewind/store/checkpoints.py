@@ -405,7 +405,7 @@ def stats(repo: Repo) -> dict[str, Any]:
         "oldest": brief(items[0]) if items else None,
         "newest": brief(items[-1]) if items else None,
         "with_summary": sum(1 for item in items if item.note.summary),
-        "safety": sum(1 for item in items if (item.note.trigger or "").startswith("pre-")),
+        "safety": sum(1 for item in items if item.note.safety),
     }
 
 
