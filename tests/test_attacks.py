@@ -288,7 +288,7 @@ def test_core_worktree_pointing_away_from_the_git_directory(tmp_path: Path, env:
     w.write("a.txt", "three\n")
     assert "restored #1" in bare.ok("undo", "1", "--yes")
     assert (tree / "a.txt").read_text() == "two\n"
-    assert "#2" in bare.ok("list")
+    assert "#2" in bare.ok("list", "--safety")  # the safety checkpoint, taken there too
 
 
 # hostile hook payloads ---------------------------------------------------------------------------

@@ -43,7 +43,7 @@ def payloads(agent: str, root: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def notes(w: Workdir) -> list[dict[str, Any]]:
-    return sorted(json.loads(w.ok("list", "--json", "-n", "0")), key=lambda n: n["seq"])
+    return sorted(json.loads(w.ok("list", "--json", "-n", "0", "--safety")), key=lambda n: n["seq"])
 
 
 @pytest.mark.parametrize("agent", ["claude-code", "droid", "codex", "gemini", "opencode", "cursor"])

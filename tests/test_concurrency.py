@@ -96,7 +96,7 @@ def _run_parallel(jobs: list[tuple[Workdir, int, list[str], str]]) -> list[Repor
 
 def _check(w: Workdir, reports: list[Report]) -> dict[int, dict[str, Any]]:
     """Everything the reports claim is in the store, and nothing else; returns notes by seq."""
-    items = json.loads(w.ok("list", "--json", "-n", "0", "--all-worktrees"))
+    items = json.loads(w.ok("list", "--json", "-n", "0", "--safety", "--all-worktrees"))
     seqs = [item["seq"] for item in items]
     assert len(seqs) == len(set(seqs)), f"duplicate sequence ids: {sorted(seqs)}"
     by_seq = {item["seq"]: item for item in items}
@@ -217,6 +217,6 @@ def test_parallel_snaps_from_two_linked_worktrees(repo: Workdir, tmp_path: Path)
         assert any(f.startswith(f"{name}-w0/") for f in files)
         other = "wt2" if name == "wt1" else "wt1"
         assert not any(f.startswith(f"{other}-w") for f in files)
-    seqs = [item["seq"] for item in json.loads(repo.ok("list", "--json", "-n", "0", "--all-worktrees"))]
+    seqs = [item["seq"] for item in json.loads(repo.ok("list", "--json", "-n", "0", "--safety", "--all-worktrees"))]
     assert len(seqs) == len(set(seqs))
     repo.fsck()

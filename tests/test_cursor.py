@@ -104,7 +104,7 @@ def test_a_session_checkpoints_at_the_prompt_and_before_a_big_edit_and_always_al
     assert (end["action"], end["reason"]) == ("checkpoint", "turn end, if files changed")
     assert answers == ['{"continue": true}\n', '{"permission": "allow"}\n', "", '{"permission": "allow"}\n',
                        "", "{}\n"]
-    notes = json.loads(w.ok("list", "--json", "-n", "0"))
+    notes = json.loads(w.ok("list", "--json", "-n", "0", "--safety"))
     prompt, edit, turn_end = sorted(notes, key=lambda n: n["seq"])
     assert turn_end["origins"] == {"notes/plan.md": "agent", "out.txt": "agent"}
     assert turn_end["turn"]["prompt"] == "write the plan" and turn_end["turn"]["tools"] == {"notes/plan.md": "Edit"}

@@ -205,7 +205,8 @@ def test_codex_session_checkpoints_and_undo_full_resumes_the_cut_conversation(
         assert c.note["conversation"]["transcript"] == str(transcript)
     assert prompt_1.note["prompt"] == PROMPT_1 and prompt_2.note["prompt"] == PROMPT_2
     assert prompt_1.note["conversation"]["prompt_id"]  # the turn's id
-    assert (edit.note["tool"], edit.note["paths"]) == ("apply_patch", [PLAN, OTHER])
+    assert (edit.note["tool"], edit.note["named"]) == ("apply_patch", [PLAN, OTHER])  # the files the patch names
+    assert edit.note["paths"] and set(edit.note["paths"]) <= {PLAN, OTHER}  # those of them changed since #prompt_1
     model_1_ids = list(model.tool_use_ids(PROMPT_1).values())
     assert edit.note["conversation"]["tool_use_id"] == model_1_ids[1]
     assert blob(work, edit.commit, PLAN) == PLAN_V1 and blob(work, edit.commit, OTHER) is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 
 from helpers.checkpoints import listing, snaps
 from helpers.workdir import Workdir
@@ -168,3 +169,58 @@ def test_the_cap_leaves_checkpoints_held_by_other_refs_alone(project: Workdir) -
     assert 1 not in kept and kept[0] == elsewhere
     assert project.git("rev-list", "refs/rewind/s").split() == [kept[3]]
     assert project.git("rev-parse", "refs/rewind-fetched/origin/s").strip() == elsewhere
+
+
+# tagged checkpoints ---------------------------------------------------------------------------------------
+
+
+def test_count_and_age_keep_a_tagged_checkpoint_unless_include_tagged(project: Workdir) -> None:
+    """A tag given on purpose marks a checkpoint to come back to: --keep and --older-than leave it; the tags
+    git-rewind gives by itself (every prompt's `prompt`) do not keep anything; --include-tagged drops it."""
+    snaps(project, 5)
+    project.ok("tag", "2", "good-state")
+    project.ok("tag", "3", "prompt")  # as the hooks tag every prompt: not a reason to keep it
+    dry = project.ok("gc", "--keep", "1", "--dry-run")
+    assert "would drop 3 checkpoints (#1, #3..#4), kept 2" in dry
+    assert "kept 1 tagged checkpoint as old as that (#2 good-state); --include-tagged drops them" in dry
+    out = project.ok("gc", "--keep", "1")
+    assert "dropped 3 checkpoints (#1, #3..#4), kept 2" in out
+    assert [(d["seq"], d["tags"]) for d in listing(project)] == [(5, []), (2, ["good-state"])]
+    assert project.git("log", "--format=%s", "refs/rewind/s").splitlines() == ["#5 v4", "#2 v1"]
+    project.ok("undo", "2", "--yes")  # the kept one still restores
+    assert (project.path / "notes.txt").read_text() == "version 1\n"
+    out = project.ok("gc", "--keep", "0", "--older-than", "0", "--include-tagged")
+    assert "#2" in out and "good-state" not in out
+    assert 2 not in [d["seq"] for d in listing(project)]
+    project.fsck()
+
+
+def test_the_cap_drops_tagged_checkpoints_last_and_says_so(project: Workdir) -> None:
+    _big_snaps(project, [1, 2, 3, 4, 5])
+    project.ok("tag", "1", "release")
+    out = project.ok("gc", "--max-size", "250K", "--dry-run")
+    assert "would drop 3 checkpoints (#2..#4) for max_store_size 250.0 KiB, kept 2" in out
+    assert "tagged" not in out
+    out = project.ok("gc", "--max-size", "150K", "--dry-run")  # only #5 fits: #1 goes, after every other
+    assert "would drop 4 checkpoints (#1..#4)" in out
+    assert "they would include 1 tagged (#1 release): no untagged checkpoint was left to drop" in out
+    out = project.ok("gc", "--max-size", "250K")
+    assert "dropped 3 checkpoints (#2..#4) for max_store_size 250.0 KiB, kept 2" in out
+    assert [(d["seq"], d["tags"]) for d in listing(project)] == [(5, []), (1, ["release"])]
+    assert json.loads(project.ok("status", "--json"))["store"]["tagged_dropped"] == []
+    out = project.ok("gc", "--max-size", "150K")
+    assert "they included 1 tagged (#1 release)" in out and [d["seq"] for d in listing(project)] == [5]
+    project.fsck()
+
+
+def test_status_names_the_tagged_checkpoints_a_background_enforcement_dropped(project: Workdir) -> None:
+    """The enforcement hooks start in the background prints to nobody: `status` says it took tagged ones."""
+    _big_snaps(project, [1, 2, 3])
+    project.ok("tag", "1", "release")
+    run = subprocess.run([sys.executable, "-m", "git_rewind.ops.gc"], cwd=project.path,
+                         env={**project.env, "GIT_REWIND_MAX_STORE_SIZE": "150K"}, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert [d["seq"] for d in listing(project)] == [3]
+    store = json.loads(project.ok("status", "--json", env={"GIT_REWIND_MAX_STORE_SIZE": "150K"}))["store"]
+    assert store["tagged_dropped"] == [1]
+    assert "dropped tagged checkpoints (#1)" in store["warning"]

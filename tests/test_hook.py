@@ -205,7 +205,9 @@ def test_minimal_checkpoints_only_before_a_write(agent_project: Workdir) -> None
     assert agent.write("src/app.py", "y")["action"] == "checkpoint"  # a second later: no anti-spam
     assert agent.after_bash("make")["action"] == "skip" and agent.stop()["action"] == "skip"
     notes = chain(w, "sess-1")
-    assert [(n["trigger"], n["tool"], n["paths"]) for n in notes] == [("PreToolUse", "Write", ["src/app.py"])] * 2
+    assert [(n["trigger"], n["tool"], n["named"]) for n in notes] == [("PreToolUse", "Write", ["src/app.py"])] * 2
+    # What changed since the work tree's previous checkpoint (the first: since HEAD, the untracked notes.txt too).
+    assert [n["paths"] for n in notes] == [["notes.txt", "src/app.py"], ["src/app.py"]]
     assert show(w, notes[0]["commit"], "src/app.py") == BIG
     assert show(w, notes[1]["commit"], "src/app.py") == "x"
 

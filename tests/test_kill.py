@@ -184,7 +184,7 @@ def _setup(repo: Workdir, files: dict[str, tuple[bytes, bool]]) -> None:
 def _check_store(w: Workdir) -> dict[int, dict[str, Any]]:
     """fsck clean; every chain commit (ref tips first) has its note; seqs unique and rising."""
     w.fsck()
-    run = w.rewind("list", "--json", "-n", "0")
+    run = w.rewind("list", "--json", "-n", "0", "--safety")
     assert run.returncode == 0, run.stderr
     items = json.loads(run.stdout)
     seqs = [item["seq"] for item in items]
@@ -340,7 +340,7 @@ def test_kill_undo_at_random_moments(repo: Workdir) -> None:
 
 
 def _commit_of(w: Workdir, seq: int) -> str:
-    items = json.loads(w.ok("list", "--json", "-n", "0"))
+    items = json.loads(w.ok("list", "--json", "-n", "0", "--safety"))
     commit: str = next(item["commit"] for item in items if item["seq"] == seq)
     return commit
 

@@ -67,8 +67,9 @@ def test_every_tool_on_a_real_repository(project: Workdir) -> None:
     created = seen["create"]
     assert not created.error and created.data["seq"] == 1 and created.text.startswith("checkpoint #1 ")
     first = notes(w)[0]
-    assert (first["session"], first["message"], first["paths"], first["tags"]) == (
+    assert (first["session"], first["message"], first["named"], first["tags"]) == (
         f"mcp-{CLIENT}", "before the refactor", ["src/app.py"], ["manual"])
+    assert first["paths"] == ["notes.txt"]  # what changed since HEAD: the files named are in `named`
     summary = seen["summary"].data["summary"]
     assert (summary["done"], summary["state"], summary["next"], summary["files"]) == (
         "refactored app.py", "tests pass", "docs", ["src/app.py"])
@@ -269,3 +270,22 @@ def test_a_rewind_names_its_checkpoint_and_without_an_id_undoes_the_newest_turn(
     assert f"git rewind undo {second} --agent-only" in preview.text
     assert seen["undo"].data["checkpoint"] == second and seen["again"].data["checkpoint"] == first
     assert (w.path / "src/app.py").read_text() == "v0\n"
+
+
+def test_the_mcp_list_leaves_the_safety_checkpoints_out_unless_asked(project: Workdir) -> None:
+    w = project
+    for text in ("one", "two"):
+        w.write("notes.txt", text + "\n")
+        w.ok("snap", "-m", text)
+    w.ok("undo", "1", "--yes")
+    seen: dict[str, Any] = {}
+
+    def story(call: Any) -> None:
+        seen["plain"] = call("checkpoint_list")
+        seen["safety"] = call("checkpoint_list", safety=True)
+
+    session(w, story)
+    assert [c["seq"] for c in seen["plain"].data["checkpoints"]] == [2, 1]
+    assert seen["plain"].data["safety_hidden"] == 1 and "1 safety checkpoint hidden" in seen["plain"].text
+    assert [c["seq"] for c in seen["safety"].data["checkpoints"]] == [3, 2, 1]
+    assert seen["safety"].data["safety_hidden"] == 0

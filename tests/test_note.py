@@ -106,3 +106,25 @@ def test_any_note_with_any_extra_keys_round_trips(extra: dict[str, object], seq:
 def test_position_compares_by_value() -> None:
     assert Position("/t", offset=3) == Position("/t", offset=3)
     assert Position("/t", offset=3) != Position("/t", offset=4)
+
+
+def test_named_files_have_their_own_key_and_older_notes_keep_theirs_in_paths() -> None:
+    """`paths` counts from the work tree's previous checkpoint; the files a hook named are in `named`. A note
+    written before `named` existed held them in `paths`, and what reads them (an agent's transcript search)
+    still finds them there."""
+    old = Note.from_json({"v": 1, "seq": 3, "session": "s", "trigger": "PreToolUse", "tool": "Edit",
+                          "paths": ["src/app.py"], "created": "2026-11-22T10:00:00Z"})
+    assert old is not None and old.named is None and old.files_named == ["src/app.py"]
+    assert "named" not in old.to_json()  # written back as it was
+    new = Note.from_json({"v": 1, "seq": 4, "session": "s", "paths": [], "named": ["src/app.py", "README.md"],
+                          "created": "2026-11-22T10:00:00Z"})
+    assert new is not None and new.paths == [] and new.files_named == ["src/app.py", "README.md"]
+    assert Note.from_bytes(new.to_bytes()) == new and new.to_json()["named"] == ["src/app.py", "README.md"]
+
+
+def test_safety_and_tagged_are_read_from_the_note() -> None:
+    safety = Note.from_json({"seq": 5, "session": "s", "trigger": "pre-redo", "created": ""})
+    assert safety is not None and safety.safety and not safety.tagged
+    tagged = Note(6, "s", "", tags=["prompt", "release"])
+    assert tagged.tagged and not tagged.safety
+    assert not Note(7, "s", "", tags=["prompt", "risky", "clear", "compact", "summary"]).tagged  # git-rewind's own

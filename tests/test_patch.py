@@ -20,7 +20,7 @@ def _patch(w: Workdir, args: list[str], answers: list[str], cwd: Path | None = N
 
 
 def _notes(w: Workdir) -> list[dict[str, Any]]:
-    notes: list[dict[str, Any]] = json.loads(w.ok("list", "--json", "-n", "0"))
+    notes: list[dict[str, Any]] = json.loads(w.ok("list", "--json", "-n", "0", "--safety"))
     return notes
 
 

@@ -294,7 +294,7 @@ def _safety(stdout: str) -> int:
 
 
 def _all_notes(w: Workdir) -> list[dict[str, Any]]:
-    notes: list[dict[str, Any]] = json.loads(w.ok("list", "--json", "-n", "0"))
+    notes: list[dict[str, Any]] = json.loads(w.ok("list", "--json", "-n", "0", "--safety"))
     return notes
 
 

@@ -22,7 +22,7 @@ from git_rewind.store import journal, snapshot
 
 
 def _notes(w: Workdir) -> list[dict[str, Any]]:
-    notes: list[dict[str, Any]] = json.loads(w.ok("list", "--json", "-n", "0"))
+    notes: list[dict[str, Any]] = json.loads(w.ok("list", "--json", "-n", "0", "--safety"))
     return notes
 
 

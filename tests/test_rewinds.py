@@ -59,7 +59,7 @@ def test_a_living_session_is_told_once_at_its_next_prompt_what_an_undo_and_a_red
     assert told(claude(w, "living", "UserPromptSubmit", prompt="first")) is None
     claude(w, "living", "Stop")
     w.ok("undo", "1", "--yes")
-    safety = json.loads(w.ok("list", "--json", "-n", "1"))[0]["seq"]
+    safety = json.loads(w.ok("list", "--json", "-n", "1", "--safety"))[0]["seq"]
     run = claude(w, "living", "UserPromptSubmit", prompt="second")
     at = time.strftime("%H:%M", time.gmtime(_time_of(w, safety)))
     assert told(run) == (f"{HEADER}undo to #1 (3 files: a.py, b.py, c.py) at {at} UTC; "

@@ -70,19 +70,17 @@ def _listed(w: Workdir, *args: str, cwd: Path | None = None) -> list[int]:
 
 def _git_diff(w: Workdir, *pathspecs: str, cwd: Path | None = None) -> set[str]:
     """The checkpoints git's own diff, one checkpoint at a time, says changed what PATHSPECS match since the
-    checkpoint before them (the previous of their session, else of the work tree; the first: since nothing)."""
+    checkpoint before them in the work tree, whichever session took it (the first: since HEAD then)."""
     entries = sorted(json.loads(w.ok("list", "--json", "-n", "0")), key=lambda e: e["seq"])
     found: set[str] = set()
-    last_of_session: dict[str, str] = {}
     last: str | None = None
     for entry in entries:
-        base = last_of_session.get(entry["session"]) or last
-        base_args = [base, entry["commit"]] if base else ["4b825dc642cb6eb9a060e54bf8d69288fbee4904", entry["commit"]]
-        out = subprocess.run(["git", "diff", "--name-only", "--no-renames", *base_args, "--", *pathspecs],
+        base = last or entry["head"]
+        out = subprocess.run(["git", "diff", "--name-only", "--no-renames", base, entry["commit"], "--", *pathspecs],
                              cwd=cwd or w.path, env=w.env, capture_output=True, text=True, check=True)
         if out.stdout.strip():
             found.add(entry["commit"])
-        last_of_session[entry["session"]] = last = entry["commit"]
+        last = entry["commit"]
     return found
 
 
@@ -230,3 +228,29 @@ def test_mcp_checkpoint_list_takes_the_same_filters(project: Workdir) -> None:
     assert [c["seq"] for c in seen["tag"].data["checkpoints"]] == [2]
     assert seen["none"].data["checkpoints"] == [] and "no checkpoints matching --until" in seen["none"].text
     assert seen["bad"].error and "not a date" in seen["bad"].text
+
+
+# safety checkpoints -------------------------------------------------------------------------------
+
+
+def test_list_leaves_the_safety_checkpoints_out_unless_asked(project: Workdir) -> None:
+    """Every undo and redo takes a safety checkpoint first: a third of a busy list. `list` leaves them out and
+    says how many; --safety shows them; their ids work all the same."""
+    w = project
+    _taken(w, "notes.txt", "one\n", "one")
+    _taken(w, "notes.txt", "two\n", "two")
+    w.ok("undo", "1", "--yes")  # #3, pre-rewind
+    w.ok("redo", "--yes")  # #4, pre-redo
+    assert _listed(w) == [2, 1]
+    assert _listed(w, "--safety") == [4, 3, 2, 1]
+    rows = w.ok("list").splitlines()
+    assert [row.split()[0] for row in rows[1:-1]] == ["#2", "#1"]
+    assert rows[-1] == "(2 safety checkpoints hidden; --safety shows them)"
+    assert "hidden" not in w.ok("list", "--safety")
+    assert json.loads(w.ok("show", "3", "--json"))["trigger"] == "pre-rewind"  # still named by its id
+    # Only the ones every other filter matches are counted.
+    assert w.ok("list", "--grep", "two").splitlines()[-1].startswith("#2 ")
+    assert w.ok("list", "--grep", "to #1").strip() == \
+        "no checkpoints matching --grep 'to #1' (1 safety checkpoint hidden; --safety shows them)"
+    assert _listed(w, "--grep", "to #1", "--safety") == [3]
+

@@ -296,3 +296,68 @@ def test_an_edit_checkpoint_that_finds_the_file_as_another_sessions_newest_holds
     mine, theirs = chain(w, "sess-b"), chain(w, "sess-a")
     assert mine[-1]["message"] == "before Write README.md" and mine[-1]["paths"] == ["README.md"]
     assert w.git("rev-parse", mine[-1]["commit"] + "^{tree}") == w.git("rev-parse", theirs[-1]["commit"] + "^{tree}")
+
+
+# one baseline for "what changed" ---------------------------------------------------------------------------
+
+
+def _claude(w: Workdir, session: str, event: str, **fields: object) -> None:
+    payload = {"session_id": session, "transcript_path": None, "cwd": str(w.path), "hook_event_name": event, **fields}
+    run = w.rewind("hook", "--agent", "claude-code", input=json.dumps(payload))
+    assert run.returncode == 0 and "hook skipped" not in run.stderr, run
+
+
+def _changed_since_previous(w: Workdir, notes: list[dict[str, object]], index: int) -> set[str]:
+    """What git says changed from the work tree's previous checkpoint (or HEAD, for the first) to NOTES[INDEX]."""
+    base = str(notes[index - 1]["commit"]) if index else "HEAD"
+    return set(w.git("diff", "--name-only", "--no-renames", base, str(notes[index]["commit"])).split())
+
+
+def test_paths_diffstat_list_path_and_changed_by_share_one_baseline(agent_project: Workdir) -> None:
+    """A session that starts on a tree someone else's session changed claims none of those changes: its note's
+    paths, `show`'s diffstat, `list --path` and "changed by" all count from the work tree's previous checkpoint,
+    whichever session took it (git's own diff is the oracle)."""
+    w = agent_project
+    w.write("src/app.py", "print('mine')\n")
+    w.write("README.md", "# mine\n")
+    w.ok("snap", "--session", "person", "-m", "my edits")  # #1: notes.txt, README.md, src/app.py since HEAD
+    w.write("bin/run.sh", "#!/bin/sh\necho mine\n", mode=0o755)
+    _claude(w, "agent", "SessionStart", source="startup")  # #2: bin/run.sh alone, not the others HEAD lacks
+    _claude(w, "agent", "UserPromptSubmit", prompt="add a helper")  # #3: nothing new
+    w.write("src/helper.py", "def helper(): ...\n")
+    _claude(w, "agent", "Stop", stop_hook_active=False)  # #4: src/helper.py, the agent's
+    w.write("notes.txt", "later\n")
+    w.ok("snap", "--session", "person", "-m", "more notes")  # #5: notes.txt alone, not src/helper.py
+    notes = sorted(json.loads(w.ok("list", "--json", "-n", "0", "--all")), key=lambda n: n["seq"])
+    assert [n["seq"] for n in notes] == [1, 2, 3, 4, 5]
+    assert notes[1]["message"].startswith("session start")
+    expected = [{"README.md", "notes.txt", "src/app.py"}, {"bin/run.sh"}, set(), {"src/helper.py"}, {"notes.txt"}]
+    for index, note in enumerate(notes):
+        assert set(note["paths"]) == expected[index] == _changed_since_previous(w, notes, index), note["seq"]
+        assert set(note["origins"]) == expected[index], note["seq"]
+        shown = json.loads(w.ok("show", str(note["seq"]), "--json"))
+        assert shown["parent"] == (notes[index - 1]["commit"] if index else w.git("rev-parse", "HEAD").strip())
+        stat_files = {line.split("|")[0].strip() for line in shown["stat"].splitlines() if "|" in line}
+        assert stat_files == expected[index], note["seq"]
+    assert notes[1]["origins"] == {"bin/run.sh": "outside"} and notes[3]["origins"] == {"src/helper.py": "agent"}
+    assert notes[4]["origins"] == {"notes.txt": "outside"}
+    assert "no change since the previous checkpoint" in w.ok("show", "3")
+    listed = {p: [n["seq"] for n in json.loads(w.ok("list", "--json", "-n", "0", "--all", "--path", p))]
+              for p in ("src/app.py", "bin/run.sh", "src/helper.py", "notes.txt")}
+    assert listed == {"src/app.py": [1], "bin/run.sh": [2], "src/helper.py": [4], "notes.txt": [5, 1]}
+    assert w.ok("files", "5").split() == ["notes.txt"]
+
+
+def test_the_files_a_request_named_are_kept_apart_from_what_changed(project: Workdir) -> None:
+    """`snap --path` (as a hook before an edit) names files; `paths` holds those of them that changed since the
+    work tree's previous checkpoint, `named` all of them."""
+    w = project
+    w.ok("snap", "--session", "s", "-m", "start")
+    w.write("src/app.py", "print('changed')\n")
+    w.ok("snap", "--session", "s", "--path", "src/app.py", "--path", "README.md")
+    note = json.loads(w.ok("show", "@", "--json"))
+    assert note["paths"] == ["src/app.py"] and note["named"] == ["src/app.py", "README.md"]
+    assert "named:      src/app.py README.md" in w.ok("show", "@")
+    w.write("notes.txt", "whole scan\n")
+    w.ok("snap", "--session", "s")
+    assert "named" not in json.loads(w.ok("show", "@", "--json"))  # nothing named: no key

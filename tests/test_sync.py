@@ -148,7 +148,7 @@ def test_a_teammate_fetches_lists_and_uses_fetched_ids(alice: Workdir, bare: Pat
     assert f"restored {second}:" in bob.ok("undo", second, "--code", "--yes")
     assert (bob.path / "src/app.py").read_text() == "print('hello, world')\n"
     assert not (bob.path / ".env").exists()
-    mine = json.loads(bob.ok("list", "--json"))
+    mine = json.loads(bob.ok("list", "--json", "--safety"))
     assert mine and mine[0]["trigger"] == "pre-rewind"  # the safety checkpoint is bob's own
     assert bob.git("show", f"{mine[0]['commit']}:mine.txt") == "bob's own work\n"
 

@@ -70,7 +70,7 @@ def alice_with_secrets(server: GitServer, tmp_path: Path) -> Workdir:
     agent.stop()
     alice.ok("snap", "-m", f"deploy with {AWS_IN_MESSAGE}")
     # the secrets are in the local checkpoints (so their absence on the server means something)
-    local = json.loads(alice.ok("list", "--json", "-n", "0"))
+    local = json.loads(alice.ok("list", "--json", "-n", "0", "--safety"))
     assert any(AWS_IN_PROMPT in (c.get("prompt") or "") for c in local), local
     assert any(AWS_IN_MESSAGE in (c.get("message") or "") for c in local), local
     assert ENV_LINE in alice.git("show", f"{local[0]['commit']}:.env")
@@ -109,7 +109,7 @@ def test_push_fetch_list_show_undo_through_a_server(any_server: GitServer, tmp_p
 
     bob = person(any_server, tmp_path, "bob")
     assert bob.env["HOME"] != alice.env["HOME"]
-    seqs = [c["seq"] for c in json.loads(alice.ok("list", "--json", "-n", "0"))]
+    seqs = [c["seq"] for c in json.loads(alice.ok("list", "--json", "-n", "0", "--safety"))]
     fetched = bob.ok("fetch", "origin")
     assert f"{len(seqs)} checkpoints ({len(seqs)} new, 1 transcript)" in fetched, fetched
     listed = json.loads(bob.ok("list", "--remote", "origin", "--json", "-n", "0"))
@@ -125,7 +125,7 @@ def test_push_fetch_list_show_undo_through_a_server(any_server: GitServer, tmp_p
     bob.ok("undo", newest, "--code", "--yes")
     assert (bob.path / "src/app.py").read_text() == "print('hello, world')\n"
     assert not (bob.path / ".env").exists()  # left out of the copy, so never brought back
-    assert json.loads(bob.ok("list", "--json"))[0]["trigger"] == "pre-rewind"  # bob's own work kept first
+    assert json.loads(bob.ok("list", "--json", "--safety"))[0]["trigger"] == "pre-rewind"  # bob's own work kept first
 
     # the server's URL works where a remote's name does: what it brings is kept under a label made of the URL
     bob.ok("fetch", any_server.url)
@@ -197,7 +197,7 @@ def test_a_server_killed_mid_push_loses_nothing_and_the_next_push_completes(any_
     alice.write("assets/big.bin", os.urandom(8 << 20))  # the copy carries it: a push that takes a while
     alice.ok("snap", "-m", "a big asset")
     mine = local_store(alice)
-    listed = alice.ok("list", "--json", "-n", "0")
+    listed = alice.ok("list", "--json", "-n", "0", "--safety")
 
     push = subprocess.Popen([*REWIND, "push", "origin"], cwd=alice.path, env=alice.env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -212,7 +212,7 @@ def test_a_server_killed_mid_push_loses_nothing_and_the_next_push_completes(any_
             push.wait()
     error = one_line_error(Run(push.returncode, out, err))
     assert "push to origin failed" in error, error
-    assert local_store(alice) == mine and alice.ok("list", "--json", "-n", "0") == listed
+    assert local_store(alice) == mine and alice.ok("list", "--json", "-n", "0", "--safety") == listed
     alice.fsck()
     assert json.loads(alice.ok("status", "--json"))["sync"]["error"]
     assert share_refs(any_server) == []

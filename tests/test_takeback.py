@@ -41,7 +41,7 @@ def w(agent_project: Workdir) -> Workdir:
 
 
 def notes(w: Workdir) -> list[dict[str, Any]]:
-    return sorted(json.loads(w.ok("list", "--json", "-n", "0")), key=lambda n: n["seq"])
+    return sorted(json.loads(w.ok("list", "--json", "-n", "0", "--safety")), key=lambda n: n["seq"])
 
 
 def two_turns(w: Workdir) -> tuple[Agent, int, int]:

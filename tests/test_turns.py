@@ -34,7 +34,7 @@ def busy(agent_project: Workdir) -> Workdir:
 
 
 def count(w: Workdir) -> int:
-    return len(json.loads(w.ok("list", "--json", "-n", "0")))
+    return len(json.loads(w.ok("list", "--json", "-n", "0", "--safety")))
 
 
 def test_without_a_terminal_undo_and_redo_refuse_in_one_line_naming_yes(busy: Workdir) -> None:

@@ -149,7 +149,7 @@ def test_a_change_must_come_from_the_page_by_post(project: Workdir, serve: Serve
     form = server.request("POST", "/api/undo", body=b"id=1", content_type="application/x-www-form-urlencoded")
     assert form.status == 400 and "JSON" in form.json()["error"]
     assert w.state() == before
-    assert len(json.loads(w.ok("list", "--json", "-n", "0"))) == 3  # no safety checkpoint either
+    assert len(json.loads(w.ok("list", "--json", "-n", "0", "--safety"))) == 3  # no safety checkpoint either
 
 
 def test_paths_outside_the_work_tree_are_refused(project: Workdir, serve: Serve, tmp_path: Path) -> None:
@@ -189,7 +189,7 @@ def test_read_only_refuses_every_post_and_changes_nothing(project: Workdir, serv
         assert reply.status == 403 and "read-only" in reply.text, path
     assert w.state() == before and w.user_state() == index
     assert json.loads(w.ok("show", "1", "--json"))["tags"] == []
-    assert len(json.loads(w.ok("list", "--json", "-n", "0"))) == 3
+    assert len(json.loads(w.ok("list", "--json", "-n", "0", "--safety"))) == 3
 
 
 # reading -------------------------------------------------------------------------------------------
@@ -200,7 +200,7 @@ def test_an_empty_repository(repo: Workdir, serve: Serve) -> None:
     info = server.get("/api/info")
     assert info["count"] == 0 and info["head"] is None and info["branch"] == "main" and info["read_only"] is False
     assert info["repo"] == str(repo.path) and info["worktree"] is None
-    assert server.get("/api/checkpoints") == {"total": 0, "offset": 0, "items": [], "sessions": []}
+    assert server.get("/api/checkpoints") == {"total": 0, "offset": 0, "safety_hidden": 0, "items": [], "sessions": []}
     assert server.request("GET", "/api/checkpoints/@").status == 404
 
 
@@ -286,7 +286,7 @@ def test_the_diff_is_git_diff(project: Workdir, serve: Serve) -> None:
     w.write("README.txt", "# demo\nmore\n")
     w.ok("snap", "-m", "renamed")
     server = serve(w)
-    commits = {c["seq"]: c["commit"] for c in json.loads(w.ok("list", "--json", "-n", "0"))}
+    commits = {c["seq"]: c["commit"] for c in json.loads(w.ok("list", "--json", "-n", "0", "--safety"))}
     for query, old, new in (("from=1&to=3", commits[1], commits[3]), ("from=3", commits[2], commits[3]),
                             ("from=2&to=4", commits[2], commits[4])):
         got = server.get(f"/api/diff?{query}")
@@ -345,7 +345,7 @@ def test_an_undo_from_the_page_is_the_cli_undo(project: Workdir, serve: Serve, t
     assert dry["text"] == (cli.stdout + cli.stderr).rstrip("\n")
     assert json.loads(w.ok("undo", "1", "--dry-run", "--json")) == dry  # and the same JSON
     assert w.state() == before and w.user_state() == user  # the dry run changed no byte
-    assert len(json.loads(w.ok("list", "--json", "-n", "0"))) == 3
+    assert len(json.loads(w.ok("list", "--json", "-n", "0", "--safety"))) == 3
     done = server.post("/api/undo", {"id": "1", "mode": "code"})
     assert done.status == 200, done.text
     result = done.json()
@@ -364,6 +364,11 @@ def test_an_undo_from_the_page_is_the_cli_undo(project: Workdir, serve: Serve, t
     assert w.user_state()[0] == user[0]  # the user's index is untouched
     w.ok("redo", "--yes")
     assert (w.path / "src/app.py").read_text() == "print('now')\n"
+    # The list leaves the two safety checkpoints out, as `git rewind list` does, unless asked for them.
+    listed = server.get("/api/checkpoints")
+    assert [i["seq"] for i in listed["items"]] == [3, 2, 1] and listed["total"] == 3 and listed["safety_hidden"] == 2
+    every = server.get("/api/checkpoints?safety=1")
+    assert [i["seq"] for i in every["items"]] == [5, 4, 3, 2, 1] and every["safety_hidden"] == 0
 
 
 def test_restore_one_file_and_revert(project: Workdir, serve: Serve) -> None:

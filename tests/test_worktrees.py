@@ -36,7 +36,7 @@ def _seqs(out: str) -> list[str]:
 
 def test_notes_record_the_work_tree(two: tuple[Workdir, Workdir]) -> None:
     main, linked = two
-    notes = {n["seq"]: n for n in json.loads(main.ok("list", "--all-worktrees", "--json", "-n", "0"))}
+    notes = {n["seq"]: n for n in json.loads(main.ok("list", "--all-worktrees", "--json", "-n", "0", "--safety"))}
     assert notes[1]["worktree"] is None and notes[3]["worktree"] is None
     assert notes[2]["worktree"] == "feat" and notes[2]["branch"] == "feature"
     # The key is written even when null: `git notes show` says where every checkpoint was taken.

@@ -194,7 +194,7 @@ def _turn_of_call(transcript: Transcript, note: Note, anchor: int | None) -> int
     start = anchor if anchor is not None else (
         transcript.lines_within(conv.offset) if isinstance(conv.offset, int) else len(lines))
     start = min(start, len(lines) - 1)
-    paths = list(note.paths)
+    paths = list(note.files_named)
     given = _data(lines[anchor]).get("input") if anchor is not None else None
     calls = given.get("toolCalls") if isinstance(given, dict) else None
     call = next((c.get("id") for c in calls if isinstance(c, dict) and c.get("name") == note.tool

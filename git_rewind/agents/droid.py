@@ -130,7 +130,7 @@ def _locate(transcript: Transcript, note: Note) -> tuple[int, str, str | None]:
         return index, "just before the prompt", prompt
     if trigger == "PreToolUse":
         found = [i for i, line in enumerate(lines)
-                 if line is not None and _tool_call_matches(line, note.tool, list(note.paths))]
+                 if line is not None and _tool_call_matches(line, note.tool, list(note.files_named))]
         if conv.message_uuid:
             found = [i for i in found if (lines[i] or {}).get("id") == conv.message_uuid]
         if not found:

@@ -189,7 +189,7 @@ def _locate(transcript: Transcript, replay: _Replay, note: Note) -> tuple[str | 
             "just before the prompt", prompt
     if trigger == "BeforeTool":
         found = [i for i in alive if replay.messages[i].get("type") == "gemini"
-                 and _calls(replay.messages[i], note.tool, list(note.paths))]
+                 and _calls(replay.messages[i], note.tool, list(note.files_named))]
         if resolved in replay.messages:
             found = [resolved]
         if not found:

@@ -167,7 +167,7 @@ def _locate(transcript: Transcript, note: Note) -> tuple[int | None, str | None,
         return index, _parent(line), "just before the prompt", _prompt_text(line)
     if trigger == "PreToolUse":
         index = by_uuid(resolved) if resolved else nearest(
-            [i for i, line in enumerate(lines) if line is not None and _calls(line, note.tool, list(note.paths))])
+            [i for i, line in enumerate(lines) if line is not None and _calls(line, note.tool, list(note.files_named))])
         if index is None:
             raise RewindError(f"the {note.tool or 'tool'} call of #{seq} is not in {transcript.path}")
         return index, _parent(transcript.at(index)), f"just before the {note.tool} call", None

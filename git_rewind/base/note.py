@@ -53,6 +53,12 @@ def _strings(value: object) -> list[str]:
     return [str(item) for item in value] if isinstance(value, list) else []
 
 
+SAFETY_TRIGGERS = ("pre-rewind", "pre-redo")  # the triggers of the checkpoints every undo and redo takes first
+
+# The tags git-rewind gives by itself (the hooks' policy: every prompt, a risky one, before /clear and compaction;
+# the MCP summary tool): any other tag was given on purpose, and gc keeps what carries one (Note.tagged).
+AUTOMATIC_TAGS = frozenset({"prompt", "risky", "clear", "compact", "summary"})
+
 AGENT = "agent"
 OUTSIDE = "outside"
 ORIGINS = (AGENT, OUTSIDE)
@@ -199,11 +205,11 @@ class Note:
 
     __slots__ = ("v", "seq", "session", "agent", "trigger", "tool", "paths", "message", "prompt", "summary",
                  "tags", "head", "branch", "worktree", "created", "conversation", "skipped", "origins",
-                 "paths_omitted", "origins_omitted", "origins_since", "turn", "changes", "rewind", "extra")
+                 "paths_omitted", "origins_omitted", "origins_since", "named", "turn", "changes", "rewind", "extra")
     # Written always, in this order (what `git notes show` prints), then the optional ones when set.
     KEYS = ("v", "seq", "session", "agent", "trigger", "tool", "paths", "message", "prompt", "summary", "tags",
             "head", "branch", "worktree", "created", "conversation", "skipped")
-    OPTIONAL = ("origins", "origins_since", "paths_omitted", "origins_omitted", "turn", "changes", "rewind")
+    OPTIONAL = ("origins", "origins_since", "paths_omitted", "origins_omitted", "named", "turn", "changes", "rewind")
     KNOWN = frozenset(KEYS + OPTIONAL)
 
     def __init__(self, seq: int, session: str, created: str, *, agent: str | None = None,
@@ -213,7 +219,8 @@ class Note:
                  worktree: str | None = None, conversation: Position | None = None,
                  skipped: list[dict[str, Json]] | None = None, origins: dict[str, str] | None = None,
                  paths_omitted: int | None = None, origins_omitted: int | None = None,
-                 origins_since: int | None = None, turn: dict[str, Json] | None = None,
+                 origins_since: int | None = None, named: list[str] | None = None,
+                 turn: dict[str, Json] | None = None,
                  changes: dict[str, Json] | None = None,
                  rewind: RewindRecord | None = None, v: int = NOTE_VERSION,
                  extra: dict[str, Json] | None = None) -> None:
@@ -223,7 +230,10 @@ class Note:
         self.agent = agent  # None: taken by hand (`git rewind snap`)
         self.trigger = trigger  # the hook event, or manual/mcp/pre-rewind/pre-redo
         self.tool = tool
-        self.paths = paths if paths is not None else []  # the paths that changed (at most store.MAX_NOTE_PATHS)
+        # The paths changed since the work tree's previous checkpoint, any session's (at most store.MAX_NOTE_PATHS):
+        # what `show`'s diffstat, `list --path` and `origins` count from. (Notes written before `named` existed
+        # hold there the files the hook named, or else what changed since the session's previous checkpoint.)
+        self.paths = paths if paths is not None else []
         self.message = message
         self.prompt = prompt
         self.summary = summary  # structured (summary.structured) or None
@@ -240,6 +250,7 @@ class Note:
         self.paths_omitted = paths_omitted
         self.origins_omitted = origins_omitted  # origins left out past store.MAX_NOTE_PATHS
         self.origins_since = origins_since  # the checkpoint origins were computed against (None: no earlier one)
+        self.named = named  # the files the hook (or `snap --path`, MCP) named, changed or not; None: none named
         self.turn = turn  # the agent turn its "agent" changes belong to: session, agent, prompt, seq, tools
         self.changes = changes  # files and lines changed, for checkpoints before /clear
         self.rewind = rewind  # set on safety checkpoints
@@ -267,12 +278,30 @@ class Note:
             origins=_origins(data.get("origins")),
             paths_omitted=_int(data.get("paths_omitted")), origins_omitted=_int(data.get("origins_omitted")),
             origins_since=_int(data.get("origins_since")),
+            named=_strings(data.get("named")) if isinstance(data.get("named"), list) else None,
             turn=turn if isinstance(turn, dict) else None,
             changes=changes if isinstance(changes, dict) else None,
             rewind=RewindRecord.from_json(data.get("rewind")),
             v=_int(data.get("v")) or NOTE_VERSION,
             extra=_rest(data, cls.KNOWN),
         )
+
+    @property
+    def files_named(self) -> list[str]:
+        """The files its hook named (the tool call's file, what an agent's transcript is searched for): `named`;
+        in a note written before that field, `paths` held them."""
+        return self.named if self.named is not None else self.paths
+
+    @property
+    def tagged(self) -> bool:
+        """It carries a tag given on purpose (`tag`, `snap --tag`, the page), not only AUTOMATIC_TAGS: gc keeps it."""
+        return any(tag not in AUTOMATIC_TAGS for tag in self.tags)
+
+    @property
+    def safety(self) -> bool:
+        """A safety checkpoint: the state an undo or redo found, taken before it changed anything (its
+        `rewind` record; older notes may carry only the trigger)."""
+        return self.rewind is not None or self.trigger in SAFETY_TRIGGERS
 
     @property
     def position(self) -> Position:
@@ -306,6 +335,8 @@ class Note:
             out["origins_omitted"] = self.origins_omitted
         if self.origins_since is not None:
             out["origins_since"] = self.origins_since
+        if self.named is not None:
+            out["named"] = list(self.named)
         if self.turn is not None:
             out["turn"] = self.turn
         if self.changes is not None:

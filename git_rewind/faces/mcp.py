@@ -128,11 +128,15 @@ class Tools:
             items = sync.fetched_from(repo, remote)
         else:
             items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)
-        query = query or search.Query()
-        items, _more = checkpoints.newest_first(search.select(repo, items, query), limit=limit)
+        query = query if query is not None else search.Query()
+        selected, hidden = search.select_counted(repo, items, query)
+        items, _more = checkpoints.newest_first(selected, limit=limit)
         text = "\n".join(output.line(c) for c in items) or "no checkpoints" + (
             f" matching {query.describe()}" if query else "")
-        return text, {"checkpoints": [_checkpoint_json(c.commit, c.note, c.ident) for c in items]}
+        if hidden:
+            text += f"\n({hidden} safety checkpoint{'s' if hidden != 1 else ''} hidden; safety=true shows them)"
+        return text, {"checkpoints": [_checkpoint_json(c.commit, c.note, c.ident) for c in items],
+                      "safety_hidden": hidden}
 
     def show(self, ident: str | int) -> tuple[str, dict[str, Any]]:
         from ..store import checkpoints
@@ -360,15 +364,19 @@ def build(tools: Tools) -> Any:
         remote: Annotated[str | None, Field(
             description="Instead, the checkpoints teammates pushed, as `git rewind fetch REMOTE` brought them; "
                         "their ids are <remote>/<machine>/<seq>.")] = None,
+        safety: Annotated[bool, Field(
+            description="Also the safety checkpoints every rewind takes first (left out otherwise).")] = False,
     ) -> CallToolResult:
-        """List checkpoints, newest first; every filter given narrows the list."""
+        """List checkpoints, newest first; every filter given narrows the list. Safety checkpoints (taken before
+        each rewind) are left out unless safety is true."""
         from ..ops import search
 
-        query = search.Query([grep] if grep else (), path or (), tags or (), agent, session, since, until)
+        query = search.Query([grep] if grep else (), path or (), tags or (), agent, session, since, until,
+                             safety=safety)
         return result(lambda: tools.list_checkpoints(limit, query, remote))
 
     def checkpoint_show(checkpoint_id: Ident) -> CallToolResult:
-        """One checkpoint's metadata and what changed since the previous checkpoint of its session."""
+        """One checkpoint's metadata and what changed since the previous checkpoint of its work tree."""
         return result(lambda: tools.show(checkpoint_id))
 
     def get_latest_checkpoint() -> CallToolResult:

@@ -118,6 +118,8 @@ def details(item: Checkpoint, view: View | None = None) -> list[str]:
             rows.append((key, value))
     if note.paths:
         rows.append(("paths", " ".join(note.paths)))
+    if note.named and set(note.named) != set(note.paths):
+        rows.append(("named", " ".join(note.named)))
     if note.tags:
         rows.append(("tags", " ".join(note.tags)))
     rows += _origins(note)

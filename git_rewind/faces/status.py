@@ -60,13 +60,15 @@ class Status:
 class Store:
     """The store's size against max_store_size, and why it stays over when gc cannot bring it under."""
 
-    __slots__ = ("size", "max_size", "needed", "error")
+    __slots__ = ("size", "max_size", "needed", "error", "tagged")
 
-    def __init__(self, size: int, max_size: int, needed: int | None, error: str | None = None) -> None:
+    def __init__(self, size: int, max_size: int, needed: int | None, error: str | None = None,
+                 tagged: list[int] | None = None) -> None:
         self.size = size  # bytes (storage.measure)
         self.max_size = max_size  # 0: no cap
         self.needed = needed  # over the cap: about what gc must keep takes (None: not over)
         self.error = error  # why the last enforcement in the background failed
+        self.tagged = tagged or []  # the tagged checkpoints the last enforcement dropped (seqs)
 
     @property
     def over(self) -> bool:
@@ -83,6 +85,12 @@ class Store:
         if self.error:
             return f"the last enforcement of max_store_size in the background failed: {self.error}"
         if not self.over:
+            if self.tagged:
+                from ..store.checkpoints import seq_runs
+
+                return (f"the last enforcement of max_store_size ({human(self.max_size)}) dropped tagged checkpoints "
+                        f"({seq_runs(self.tagged)}): no untagged checkpoint was left to drop; raise max_store_size "
+                        "to keep more")
             return None
         if self.unmet:
             return (f"the store ({human(self.size)}) is over max_store_size ({human(self.max_size)}) and gc cannot "
@@ -93,7 +101,8 @@ class Store:
 
     def as_json(self) -> dict[str, Json]:
         return {"bytes": self.size, "max_store_size": self.max_size, "over": self.over, "unmet": self.unmet,
-                "needed": self.needed, "error": self.error, "warning": self.warning()}
+                "needed": self.needed, "error": self.error, "tagged_dropped": list(self.tagged),
+                "warning": self.warning()}
 
 
 def collect(limit: int, path: str | None = None) -> Status:
@@ -153,12 +162,14 @@ def _store(repo: Repo, items: list[Checkpoint], max_size: int) -> Store:
     from ..store import storage
 
     size = storage.measure(repo, items)
-    error = storage.read_state(repo).get("error")
-    error = error if isinstance(error, str) else None
+    state = storage.read_state(repo)
+    error = state.get("error") if isinstance(state.get("error"), str) else None
+    tagged = [n for n in state.get("tagged") or [] if isinstance(n, int)] if isinstance(state.get("tagged"), list) \
+        else []
     if not max_size or size <= max_size:
-        return Store(size, max_size, None, error)
+        return Store(size, max_size, None, error, tagged)
     keep = gc.must_keep(repo, items)
     kept = [c for c in items if c.seq in keep]
     needed = storage.measure_kept(repo, kept, storage.commit_sizes(repo, [c.commit for c in kept]),
                                   storage.attachments(repo))
-    return Store(size, max_size, needed, error)
+    return Store(size, max_size, needed, error, tagged)

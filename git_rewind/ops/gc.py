@@ -28,28 +28,36 @@ class Collection:
     dropped: list[Checkpoint] = field(default_factory=list)
     kept: list[Checkpoint] = field(default_factory=list)
     sessions_removed: list[str] = field(default_factory=list)
+    tagged: list[Checkpoint] = field(default_factory=list)  # kept only because they are tagged
 
 
-def select(items: list[Checkpoint], keep: int, older_than_days: int, now: float | None = None) -> Collection:
+def select(items: list[Checkpoint], keep: int, older_than_days: int, now: float | None = None,
+           include_tagged: bool = False) -> Collection:
     """Keep the newest KEEP checkpoints that are also younger than OLDER_THAN_DAYS, and always every one
-    `redo` can still restore (each work tree's redo stack), whatever its age."""
+    `redo` can still restore (each work tree's redo stack) and every tagged one (Note.tagged: a tag given on
+    purpose marks a checkpoint to come back to), whatever its age; INCLUDE_TAGGED: tagged ones go as others do."""
     cutoff = (time.time() if now is None else now) - older_than_days * 86400
     result = Collection()
     newest_first = sorted(items, key=lambda c: c.seq, reverse=True)
     keep_for_redo = {c.commit for c in checkpoints.redo_targets(items)}
     for rank, item in enumerate(newest_first):
-        if item.commit not in keep_for_redo and (rank >= keep or item.time < cutoff):
-            result.dropped.append(item)
-        else:
+        old = rank >= keep or item.time < cutoff
+        if item.commit in keep_for_redo or not old:
             result.kept.append(item)
-    result.dropped.reverse()
-    result.kept.reverse()
+        elif item.note.tagged and not include_tagged:
+            result.kept.append(item)
+            result.tagged.append(item)
+        else:
+            result.dropped.append(item)
+    for chosen in (result.dropped, result.kept, result.tagged):
+        chosen.reverse()
     return result
 
 
-def collect(repo: Repo, keep: int, older_than_days: int, dry_run: bool = False) -> Collection:
+def collect(repo: Repo, keep: int, older_than_days: int, dry_run: bool = False,
+            include_tagged: bool = False) -> Collection:
     """Drop what `select` picks; with DRY_RUN only say what that would be."""
-    return _drop(repo, lambda items: select(items, keep, older_than_days), dry_run)
+    return _drop(repo, lambda items: select(items, keep, older_than_days, include_tagged=include_tagged), dry_run)
 
 
 @dataclass
@@ -63,6 +71,11 @@ class Capped:
     kept: int = 0  # how many checkpoints are left
     unmet: bool = False  # still over: only what gc must keep is left
     needed: int = 0  # when unmet: about what the checkpoints gc must keep hold
+
+    @property
+    def tagged(self) -> list[Checkpoint]:
+        """The tagged checkpoints it dropped: only once every untagged one it could drop was gone."""
+        return [c for c in self.dropped if c.note.tagged]
 
 
 def must_keep(repo: Repo, items: list[Checkpoint]) -> set[int]:
@@ -96,7 +109,7 @@ def cap(repo: Repo, max_size: int, dry_run: bool = False, dropping: list[Checkpo
         if result.unmet:
             result.needed = estimate
         if dry_run or not planned:
-            result.dropped += planned
+            result.dropped += sorted(planned, key=lambda c: c.seq)
             result.kept = len(live) - len(planned)
             result.after = estimate if planned else result.after
             break
@@ -121,15 +134,18 @@ def cap(repo: Repo, max_size: int, dry_run: bool = False, dropping: list[Checkpo
         result.needed = result.after if result.unmet else 0
         storage.write_state(repo, {"time": int(time.time()), "bytes": result.after,
                                    "objects": storage.objects_bytes(repo), "max": max_size,
-                                   "unmet": result.unmet, "dropped": len(result.dropped)})
+                                   "unmet": result.unmet, "dropped": len(result.dropped),
+                                   "tagged": [c.seq for c in result.tagged]})
     return result
 
 
 def _plan(repo: Repo, live: list[Checkpoint], max_size: int) -> tuple[list[Checkpoint], int, bool]:
     """The oldest checkpoints of LIVE to drop for MAX_SIZE, about the store's size after, and whether it
-    stays over even so. A binary search over storage.measure_kept: a few `git rev-list` walks."""
+    stays over even so: the untagged ones first, the tagged ones (Note.tagged) only after all of them. A
+    binary search over storage.measure_kept: a few `git rev-list` walks."""
     keep = must_keep(repo, live)
-    droppable = [c for c in live if c.seq not in keep]
+    droppable = [c for c in live if c.seq not in keep and not c.note.tagged]
+    droppable += [c for c in live if c.seq not in keep and c.note.tagged]
     if not droppable:
         return [], storage.measure(repo, live), True
     sizes = storage.commit_sizes(repo, [c.commit for c in live])

@@ -399,6 +399,8 @@ def _scrub_note(note: dict[str, Json], paths: list[str], texts: list[str]) -> di
     out = {key: value if key in _STRUCTURAL else scrub(value, keys=key == "origins") for key, value in note.items()}
     if paths:
         out["paths"] = [p for p in out.get("paths") or [] if kept(p)]
+        if isinstance(out.get("named"), list):
+            out["named"] = [p for p in out["named"] if kept(p)]
         if isinstance(out.get("origins"), dict):
             out["origins"] = {p: o for p, o in out["origins"].items() if kept(p)}
         out["skipped"] = [s for s in out.get("skipped") or [] if not isinstance(s, dict) or kept(s.get("path"))]

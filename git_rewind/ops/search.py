@@ -24,14 +24,15 @@ class Query:
     TEXT: any of these (case-insensitive) in the message, prompt or summary, as `git log --grep` ORs its
     patterns. PATHS: git pathspecs, read from CWD. TAGS: every one of these. AGENT: the agent that took
     it (`claude-code`, `manual`...). SESSION: a session or the start of one. SINCE / UNTIL: dates in git's
-    syntax, inclusive.
+    syntax, inclusive. SAFETY: the safety checkpoints every undo and redo takes first are left out unless
+    this is set (they are a third of a busy history, and undo never lands on one by default either).
     """
 
-    __slots__ = ("text", "paths", "tags", "agent", "session", "since", "until", "cwd")
+    __slots__ = ("text", "paths", "tags", "agent", "session", "since", "until", "cwd", "safety")
 
     def __init__(self, text: Sequence[str] = (), paths: Sequence[str] = (), tags: Sequence[str] = (),
                  agent: str | None = None, session: str | None = None, since: str | None = None,
-                 until: str | None = None, cwd: str | None = None) -> None:
+                 until: str | None = None, cwd: str | None = None, safety: bool = False) -> None:
         self.text = [t for t in text if t]
         self.paths = [p for p in paths if p]
         self.tags = [t for t in tags if t]
@@ -40,12 +41,14 @@ class Query:
         self.since = since or None
         self.until = until or None
         self.cwd = cwd
+        self.safety = safety
 
     def __bool__(self) -> bool:
         return bool(self.text or self.paths or self.tags or self.agent or self.session or self.since or self.until)
 
     def describe(self) -> str:
-        """The filters as a person typed them, for "no checkpoints matching ..."."""
+        """The filters as a person typed them, for "no checkpoints matching ..." (hiding safety checkpoints is
+        not one: `select_counted` counts what that left out)."""
         parts = [f"--grep {t!r}" for t in self.text] + [f"--path {p}" for p in self.paths]
         parts += [f"--tag {t}" for t in self.tags]
         for name, value in (("agent", self.agent), ("session", self.session), ("since", self.since),
@@ -57,6 +60,20 @@ class Query:
 
 def select(repo: Repo, items: list[Checkpoint], query: Query) -> list[Checkpoint]:
     """The checkpoints of ITEMS (kept in their order) that QUERY matches."""
+    return select_counted(repo, items, query)[0]
+
+
+def select_counted(repo: Repo, items: list[Checkpoint], query: Query) -> tuple[list[Checkpoint], int]:
+    """`select`, and how many safety checkpoints it left out that match every other filter (for "N hidden")."""
+    matched = _matching(repo, items, query)
+    if query.safety:
+        return matched, 0
+    shown = [c for c in matched if not c.note.safety]
+    return shown, len(matched) - len(shown)
+
+
+def _matching(repo: Repo, items: list[Checkpoint], query: Query) -> list[Checkpoint]:
+    """The checkpoints of ITEMS that QUERY's filters match, safety checkpoints or not."""
     if not query:
         return items
     from ..store.checkpoints import session_named
@@ -96,34 +113,34 @@ def haystack(item: Checkpoint) -> str:
 
 def _touching(repo: Repo, every: list[Checkpoint], chosen: list[Checkpoint], pathspecs: list[str],
               cwd: str | None) -> set[str]:
-    """The commits of CHOSEN that changed a path PATHSPECS match since the checkpoint before them: the
-    previous one of their session, or for a session's first (a root commit, which holds every file) the
-    previous one of its work tree, as `origins` counts; the very first compares with nothing. One
-    `git diff-tree --stdin` for all (git reads the pathspecs, from CWD)."""
+    """The commits of CHOSEN that changed a path PATHSPECS match since what they are compared with
+    (`checkpoints.bases`: the work tree's previous checkpoint, whichever session took it, as the note's
+    `paths` and `origins` count; for a work tree's first, HEAD then). One `git diff-tree --stdin` for all
+    (git reads the pathspecs, from CWD); a first taken with no HEAD compares with the empty tree alone."""
     from ..base import gitcmd
+    from ..store.checkpoints import bases
 
-    before = _bases(every)
-    lines = [f"{c.commit} {before[c.commit]}" if before.get(c.commit) else c.commit for c in chosen]
+    before = bases(repo, every, chosen)
     where = repo.pathspec_base(cwd)
+    pairs = [f"{c.commit} {before[c.commit]}" for c in chosen if _is_commit(before[c.commit], repo)]
+    lone = [c.commit for c in chosen if not _is_commit(before[c.commit], repo)]
     try:
-        out = gitcmd.run(["diff-tree", "-r", "--root", "--name-only", "--no-renames", "--stdin", "--", *pathspecs],
-                         cwd=where, input=("\n".join(lines) + "\n").encode())
+        out = gitcmd.run(["diff-tree", "-r", "--name-only", "--no-renames", "--stdin", "--", *pathspecs],
+                         cwd=where, input=("\n".join(pairs) + "\n").encode()) if pairs else b""
+        touched = {line for line in out.decode(errors="replace").splitlines() if line}
+        for commit in lone:  # against the empty tree: every file it holds
+            if gitcmd.run(["diff-tree", "-r", "--name-only", "--no-renames", before[commit], commit, "--",
+                           *pathspecs], cwd=where).strip():
+                touched.add(commit)
     except gitcmd.GitError as exc:
         last = exc.stderr.strip().splitlines()[-1] if exc.stderr.strip() else str(exc)
         raise RewindError(f"--path: {last.removeprefix('fatal: ')}") from None
     ours = {c.commit for c in chosen}
-    return {line for line in out.decode(errors="replace").splitlines() if line in ours}
+    return {commit for commit in touched if commit in ours}
 
 
-def _bases(items: list[Checkpoint]) -> dict[str, str]:
-    """Each checkpoint's commit → the one it is compared with: the previous of its session, else of its
-    work tree (ITEMS oldest first)."""
-    last_of_session: dict[str, str] = {}
-    last_of_worktree: dict[str | None, str] = {}
-    bases: dict[str, str] = {}
-    for item in items:
-        base = last_of_session.get(item.session) or last_of_worktree.get(item.note.worktree)
-        if base:
-            bases[item.commit] = base
-        last_of_session[item.session] = last_of_worktree[item.note.worktree] = item.commit
-    return bases
+def _is_commit(base: str, repo: Repo) -> bool:
+    """BASE is a commit (a checkpoint or HEAD), not the empty tree `bases` gives for a first with nothing before."""
+    from ..store.snapshot import empty_tree
+
+    return base != empty_tree(repo)

@@ -336,8 +336,8 @@ def _left_out_of(repo: Repo, entries: list[Copied]) -> tuple[dict[str, list[str]
 def shared_note(note: Note, left_out: set[str], name: str, user: str, transcript: str | None
                 ) -> tuple[dict[str, Any], list[Finding]]:
     """NOTE as it may leave the machine: every text field through the scanner; the work tree's name, the
-    transcript's local path and what redo needs of a rewind dropped; LEFT_OUT paths gone from `paths` and
-    `origins`; `shared` says who made it, what was left out and by which scanner's rules."""
+    transcript's local path and what redo needs of a rewind dropped; LEFT_OUT paths gone from `paths`, `named`
+    and `origins`; `shared` says who made it, what was left out and by which scanner's rules."""
     data: dict[str, Any] = note.to_json()
     data["worktree"] = None
     if isinstance(data.get("conversation"), dict):
@@ -355,6 +355,8 @@ def shared_note(note: Note, left_out: set[str], name: str, user: str, transcript
         data["paths"] = [p for p in data.get("paths") or [] if p not in gone]
         if isinstance(data.get("origins"), dict):
             data["origins"] = {p: o for p, o in data["origins"].items() if p not in gone}
+        if isinstance(data.get("named"), list):
+            data["named"] = [p for p in data["named"] if p not in gone]
         if isinstance(data.get("skipped"), list):
             data["skipped"] = [s for s in data["skipped"] if not (isinstance(s, dict) and s.get("path") in gone)]
     data = _redacted(data, findings, "")
@@ -365,10 +367,12 @@ def shared_note(note: Note, left_out: set[str], name: str, user: str, transcript
 
 
 def _secret_named(data: dict[str, Any]) -> dict[str, str]:
-    """The paths a note names (`paths`, `origins`, `skipped`) whose text holds a secret: path → its kind."""
+    """The paths a note names (`paths`, `named`, `origins`, `skipped`) whose text holds a secret: path → its kind."""
     from . import redact
 
     paths = [p for p in data.get("paths") or [] if isinstance(p, str)]
+    if isinstance(data.get("named"), list):
+        paths += [p for p in data["named"] if isinstance(p, str)]
     if isinstance(data.get("origins"), dict):
         paths += [p for p in data["origins"] if isinstance(p, str)]
     if isinstance(data.get("skipped"), list):

@@ -472,13 +472,15 @@ def _check_machine(repo: Repo, ref: str, remote: Remote, name: str) -> None:
 
 
 def _paths_of(data: dict[str, Any]) -> list[str]:
-    paths = [p for p in data.get("paths") or [] if isinstance(p, str)]
+    named = data.get("named")
+    listed: list[Any] = [*(data.get("paths") or []), *(named if isinstance(named, list) else [])]
+    paths = [p for p in listed if isinstance(p, str)]
     if isinstance(data.get("origins"), dict):
         paths += list(data["origins"])
     shared = data.get("shared")
     if isinstance(shared, dict):
         paths += [p for p in shared.get("left_out") or [] if isinstance(p, str)]
-    if any(not isinstance(p, str) for p in data.get("paths") or []):
+    if any(not isinstance(p, str) for p in listed):
         paths.append("/")  # not a path at all
     return paths
 

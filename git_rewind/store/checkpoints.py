@@ -330,18 +330,16 @@ def newest_first(items: list[Checkpoint], limit: int = 0) -> tuple[list[Checkpoi
 
 
 def previous(items: list[Checkpoint], item: Checkpoint) -> Checkpoint | None:
-    """The checkpoint before ITEM in its session and work tree (the session's chain may interleave work
-    trees), among ITEMS (load_all); None for a session's first."""
-    earlier = [c for c in items if c.seq < item.seq and c.session == item.session
-               and c.note.worktree == item.note.worktree]
+    """The checkpoint before ITEM in its work tree, whichever session took it, among ITEMS (load_all, or one
+    machine's fetched copies): what its note's `paths` and `origins` count from, and what `show`, `list
+    --path` and the page compare it with; None for a work tree's first."""
+    earlier = [c for c in items if c.seq < item.seq and c.note.worktree == item.note.worktree]
     return earlier[-1] if earlier else None
 
 
 def since_previous(repo: Repo, item: Checkpoint, color: bool = False) -> tuple[str, str]:
-    """(what ITEM is compared with, `git diff --stat --summary` from it): the previous checkpoint of its
-    session in its work tree (the session's chain may interleave work trees); for a session's first,
-    the commit HEAD was at when it was taken (else the empty tree), so
-    that `show` lists what changed, not the whole repository. COLOR: the stat in git's colours."""
+    """(what ITEM is compared with, `git diff --stat --summary` from it): `compared_with`. COLOR: the stat in
+    git's colours."""
     if item.source is not None:
         parent = compared_with(repo, load_fetched(repo, source=item.source), item)
     else:
@@ -351,14 +349,40 @@ def since_previous(repo: Repo, item: Checkpoint, color: bool = False) -> tuple[s
 
 
 def compared_with(repo: Repo, items: list[Checkpoint], item: Checkpoint) -> str:
-    """What `show` compares ITEM with (since_previous), among ITEMS (load_all): a commit or tree id."""
+    """What ITEM is compared with, among ITEMS: the work tree's previous checkpoint (`previous`); for a work
+    tree's first, the commit HEAD was at when it was taken (else the empty tree), as the store counted its
+    paths: a commit or tree id."""
+    return bases(repo, items, [item])[item.commit]
+
+
+def bases(repo: Repo, items: list[Checkpoint], chosen: list[Checkpoint] | None = None) -> dict[str, str]:
+    """`compared_with` for each of CHOSEN (default: ITEMS), ITEMS oldest first: one walk, and one
+    `git cat-file --batch-check` for the HEAD commits of work trees' first checkpoints (one may be pruned)."""
     from .snapshot import empty_tree
 
-    before = previous(items, item)
-    parent = before.commit if before is not None else ""
-    if not parent and item.note.head:
-        parent = repo.git(["rev-parse", "--verify", "-q", item.note.head + "^{commit}"], check=False).decode().strip()
-    return parent or empty_tree(repo)
+    wanted = {c.commit for c in (chosen if chosen is not None else items)}
+    last: dict[str | None, str] = {}
+    found: dict[str, str] = {}
+    heads: dict[str, str] = {}
+    for item in sorted(items, key=lambda c: c.seq):
+        if item.commit in wanted:
+            before = last.get(item.note.worktree)
+            if before is not None:
+                found[item.commit] = before
+            elif item.note.head:
+                heads[item.commit] = item.note.head
+        last[item.note.worktree] = item.commit
+    present = _commits_present(repo, list(set(heads.values()))) if heads else set()
+    for commit in wanted - found.keys():
+        head = heads.get(commit)
+        found[commit] = head if head in present else empty_tree(repo)
+    return found
+
+
+def _commits_present(repo: Repo, oids: list[str]) -> set[str]:
+    """The OIDS that name a commit in the object store (HEAD moved on and gc pruned it: not any more)."""
+    out = repo.git(["cat-file", "--batch-check=%(objecttype)"], input="".join(f"{oid}\n" for oid in oids).encode())
+    return {oid for oid, kind in zip(oids, out.decode().splitlines(), strict=True) if kind == "commit"}
 
 
 def stats(repo: Repo) -> dict[str, Any]:
@@ -381,7 +405,7 @@ def stats(repo: Repo) -> dict[str, Any]:
         "oldest": brief(items[0]) if items else None,
         "newest": brief(items[-1]) if items else None,
         "with_summary": sum(1 for item in items if item.note.summary),
-        "safety": sum(1 for item in items if (item.note.trigger or "").startswith("pre-")),
+        "safety": sum(1 for item in items if item.note.safety),
     }
 
 

@@ -306,10 +306,10 @@ def _save_scanned(repo: Repo, req: Request, tip: Tip | None, base: Oid, scan: sn
     if same_as is not None and not req.allow_empty:
         assert tip is not None
         return Result(tip)
-    # The work tree's newest checkpoint, any session's, which origins are computed against. One that holds the
-    # same tree as another session's is still taken: each session keeps its own anchors (where its conversation
-    # stood), whoever else works in the same tree.
-    last = worktree_last(repo) if req.attribute else None
+    # The work tree's newest checkpoint, any session's: what the note's paths and origins count from. One that
+    # holds the same tree as another session's is still taken: each session keeps its own anchors (where its
+    # conversation stood), whoever else works in the same tree.
+    last = worktree_last(repo)
     changes = None
     if req.count_changes:  # counted on exactly the tree the checkpoint records
         scan.finish_stream()
@@ -317,19 +317,17 @@ def _save_scanned(repo: Repo, req: Request, tip: Tip | None, base: Oid, scan: sn
         since = f"#{tip.seq}" if tip is not None else ("HEAD" if repo.head()[0] else "an empty tree")
         req.message = f"{req.message}: {counts.text()} (since {since})"
         changes = {**counts.to_dict(), "since": tip.seq if tip is not None else None}
-    paths = req.paths or [p for _status, p in scan.changes]
-    changed = against = None
-    if req.attribute:  # what changed since this work tree's newest checkpoint, whichever session took it
-        against = last.seq if last is not None else None
-        if last is None or last.tree == scan.base:
-            changed = [p for _status, p in scan.changes]
-        else:
-            scan.finish_stream()
-            changed = [p for _status, p in snapshot.changed_paths(repo, last.tree, scan.tree)]
+    # What changed since this work tree's newest checkpoint, whichever session took it (else since the
+    # session's own, or HEAD: what the scan compared with).
+    if last is None or last.tree == scan.base:
+        changed = [p for _status, p in scan.changes]
+    else:
+        scan.finish_stream()
+        changed = [p for _status, p in snapshot.changed_paths(repo, last.tree, scan.tree)]
     stream, scan.stream = scan.stream, None
     with repo.store_lock():
-        result = _commit(repo, req, tip, paths, scan.skipped, tree=scan.tree, fi=stream, changes=changes,
-                         changed=changed, since=against)
+        result = _commit(repo, req, tip, changed, scan.skipped, tree=scan.tree, fi=stream, changes=changes,
+                         since=last.seq if last is not None else None)
     result.same_as = same_as
     return result
 
@@ -375,9 +373,8 @@ def _save_paths(repo: Repo, req: Request, tip: Tip) -> Result | None:
         if not edits and not req.allow_empty and base.tree == tip.tree:
             fi.abort()
             return Result(tip)  # another session's newer checkpoint of a different tree: taken, as the scan's
-        result = _commit(repo, req, tip, wanted, skipped, fi=fi, edits=edits, start=base.tree,
-                         changed=[e.path for e in edits] if req.attribute else None,
-                         since=base.seq if last is not None and base.seq == last.seq else None)
+        result = _commit(repo, req, tip, [e.path for e in edits], skipped, fi=fi, edits=edits, start=base.tree,
+                         since=base.seq if last is not None and base.seq == last.seq else None, named=wanted)
     result.same_as = None if edits else base.seq
     return result
 
@@ -393,14 +390,15 @@ def _commit(
     edits: list[snapshot.PathState] | None = None,
     changes: dict[str, Json] | None = None,
     start: str | None = None,
-    changed: list[str] | None = None,
     since: int | None = None,
+    named: list[str] | None = None,
 ) -> Result:
     """Write commit + note and move both refs. Hold the store lock.
 
     The commit's tree is TREE, or START (default: the tip's tree) with EDITS applied (a PathState
-    without content deletes its path). CHANGED: the paths changed since the work tree's newest
-    checkpoint, whose origins the note records (None: unknown); SINCE: that checkpoint's seq.
+    without content deletes its path). PATHS: the paths changed since the work tree's newest checkpoint,
+    the note's `paths`, whose origins it records too (unless req.attribute is off); SINCE: that
+    checkpoint's seq. NAMED: the files the request named (default: req.paths).
     """
     # The chain goes on from the ref's tip, which may be another work tree's checkpoint; the tree
     # is this work tree's own (TREE, or its own tip's tree with EDITS applied).
@@ -409,12 +407,14 @@ def _commit(
         tip = session_tip(repo, req.session)  # moved since we looked (gc, or another work tree)
     seq = checkpoints.next_seq(repo)
     head, branch = repo.head()
-    message = req.message or (req.describe(paths) if req.describe is not None else _default_message(req, paths))
+    named = named if named is not None else list(dict.fromkeys(req.paths))
+    described = req.describe(paths) if req.describe is not None else None
+    message = req.message or described or _default_message(req, named or paths)
     origins = turn = None
-    if changed is not None:
+    if req.attribute:
         from . import attribution
 
-        origins, turn = attribution.origins(repo, req.session, req.kind, changed, time.time())
+        origins, turn = attribution.origins(repo, req.session, req.kind, paths, time.time())
     note = Note(
         seq, req.session, utc_now(), agent=req.agent, trigger=req.trigger, tool=req.tool,
         paths=paths[:MAX_NOTE_PATHS], message=message, prompt=req.prompt, summary=req.summary,
@@ -422,6 +422,7 @@ def _commit(
         conversation=req.conversation,
         skipped=skipped, paths_omitted=len(paths) - MAX_NOTE_PATHS if len(paths) > MAX_NOTE_PATHS else None,
         changes=changes, rewind=req.rewind, turn=turn, origins_since=since if origins is not None else None,
+        named=named[:MAX_NOTE_PATHS] or None,
         origins=dict(list(origins.items())[:MAX_NOTE_PATHS]) if origins is not None else None,
         origins_omitted=len(origins) - MAX_NOTE_PATHS if origins is not None and len(origins) > MAX_NOTE_PATHS
         else None, extra=dict(req.extra) if req.extra else None,

@@ -16,6 +16,6 @@ def snaps(w: Workdir, n: int, session: str = "s") -> None:
 
 
 def listing(w: Workdir) -> list[dict[str, Any]]:
-    """Every checkpoint as `list --json` gives it, newest first."""
-    items: list[dict[str, Any]] = json.loads(w.ok("list", "--json", "-n", "0"))
+    """Every checkpoint as `list --json --safety` gives it, newest first."""
+    items: list[dict[str, Any]] = json.loads(w.ok("list", "--json", "-n", "0", "--safety"))
     return items

@@ -38,12 +38,15 @@ if TYPE_CHECKING:
 @click.option("--grep", "grep", multiple=True, metavar="TEXT",
               help="Only checkpoints with TEXT in their message, prompt or summary (any case; repeatable: any).")
 @click.option("--path", "paths", multiple=True, metavar="PATHSPEC",
-              help="Only checkpoints that changed what these git pathspecs match (relative to the current directory).")
+              help="Only checkpoints that changed what these git pathspecs match since the work tree's previous "
+                   "checkpoint (relative to the current directory).")
 @click.option("--tag", "tags", multiple=True, metavar="TAG", help="Only checkpoints with this tag (repeatable: all).")
 @click.option("--agent", "agent", metavar="NAME", help="Only checkpoints this agent took (`manual`: taken by hand).")
 @click.option("--since", "since", metavar="DATE",
               help='Only checkpoints at or after DATE (git\'s date syntax: "2 hours ago", "yesterday", ISO).')
 @click.option("--until", "until", metavar="DATE", help="Only checkpoints at or before DATE (git's date syntax).")
+@click.option("--safety", "safety", is_flag=True,
+              help="Also the safety checkpoints every undo and redo takes first (hidden otherwise).")
 @click.option("--remote", "remote", metavar="REMOTE",
               help="The checkpoints fetched from REMOTE (`git rewind fetch`), with who made them, instead.")
 @click.option("--json", "as_json", is_flag=True,
@@ -51,9 +54,13 @@ if TYPE_CHECKING:
 @view_options
 def list_command(session: str | None, all_sessions: bool, worktree: str | None, all_worktrees: bool, limit: int,
                  grep: tuple[str, ...], paths: tuple[str, ...], tags: tuple[str, ...], agent: str | None,
-                 since: str | None, until: str | None, remote: str | None, as_json: bool, color: str | None,
-                 no_pager: bool) -> None:
-    """List this work tree's checkpoints, newest first; the filters narrow it (all must hold)."""
+                 since: str | None, until: str | None, safety: bool, remote: str | None, as_json: bool,
+                 color: str | None, no_pager: bool) -> None:
+    """List this work tree's checkpoints, newest first; the filters narrow it (all must hold).
+
+    The safety checkpoints every undo and redo takes first are left out unless --safety is given; their
+    ids work all the same.
+    """
     from ...ops import search
 
     if session and all_sessions:
@@ -72,14 +79,16 @@ def list_command(session: str | None, all_sessions: bool, worktree: str | None, 
     if not all_worktrees and not remote:
         items = checkpoints.of_worktree(items, worktree_of(repo, items, worktree))
     scope = None if all_sessions else (session or os.environ.get("GIT_REWIND_SESSION"))
-    query = search.Query(grep, paths, tags, agent, scope, since, until, cwd=os.getcwd())
-    items, more = checkpoints.newest_first(search.select(repo, items, query), limit=limit)
+    query = search.Query(grep, paths, tags, agent, scope, since, until, cwd=os.getcwd(), safety=safety)
+    selected, hidden = search.select_counted(repo, items, query)
+    items, more = checkpoints.newest_first(selected, limit=limit)
     if as_json:
         click.echo(json.dumps([c.as_json() for c in items], indent=2))
         return
+    footer = f"({hidden} safety checkpoint{'s' if hidden != 1 else ''} hidden; --safety shows them)" if hidden else ""
     if not items:
         click.echo("no checkpoints" + (f" fetched from {remote}" if remote else "")
-                   + (f" matching {query.describe()}" if query else ""))
+                   + (f" matching {query.describe()}" if query else "") + (f" {footer}" if footer else ""))
         return
     view = pager.choose(color, no_pager, repo.root)
     with pager.paged(view):
@@ -87,6 +96,8 @@ def list_command(session: str | None, all_sessions: bool, worktree: str | None, 
             click.echo(row, color=view.color)  # click would drop git's colours when not on a terminal
         if more:
             click.echo(f"({more} older; -n 0 shows all)")
+        if footer:
+            click.echo(footer)
 
 
 @cli.command("show", context_settings=CONTEXT)
@@ -98,8 +109,8 @@ def list_command(session: str | None, all_sessions: bool, worktree: str | None, 
 @view_options
 def show_command(ident: str, worktree: str | None, as_json: bool, patch: bool, color: str | None,
                  no_pager: bool) -> None:
-    """Show a checkpoint's metadata and what changed since the previous one of its session (with --patch,
-    how: git's own diff). Without ID: @, the newest checkpoint of this work tree."""
+    """Show a checkpoint's metadata and what changed since the previous checkpoint of its work tree, whichever
+    session took it (with --patch, how: git's own diff). Without ID: @, the newest checkpoint of this work tree."""
     repo, item = find_checkpoint(ident, worktree)
     if as_json:
         parent, stat = checkpoints.since_previous(repo, item)
@@ -184,7 +195,8 @@ def tag_command(ident: str, names: tuple[str, ...], delete: bool, worktree: str 
 @click.option("--all", "all_files", is_flag=True, help="Every file in the checkpoint.")
 @worktree_option
 def files_command(ident: str, all_files: bool, worktree: str | None) -> None:
-    """The paths a checkpoint recorded as changed (with --all: every file in it)."""
+    """The paths a checkpoint changed since the previous checkpoint of its work tree (with --all: every file in
+    it)."""
     repo, item = find_checkpoint(ident, worktree)
     if all_files:
         out = repo.git(["ls-tree", "-r", "-z", "--name-only", "--full-tree", item.commit])

@@ -64,7 +64,7 @@ class Server:
         self.read_only = read_only
         self.listing = Listing(repo)
         self.colour = diffs.Colour()
-        self._last_selection: tuple[View, tuple[tuple[str, str], ...], list[int]] | None = None
+        self._last_selection: tuple[View, tuple[tuple[str, str], ...], list[int], int] | None = None
 
     # the page -------------------------------------------------------------------------------------
 
@@ -105,25 +105,27 @@ class Server:
         view = self.listing.view()
         query = self.query(request)
         positions: Sequence[int] = range(len(view.rows))
-        if query:
-            positions = self.selected(view, query, request)
-        body = b'{"total":%d,"offset":%d,"items":%s,"sessions":%s}' % (
-            len(positions), offset, view.encoded(positions[offset:offset + limit]), view.encoded_sessions())
+        hidden = 0
+        if query or not query.safety:
+            positions, hidden = self.selected(view, query, request)
+        body = b'{"total":%d,"offset":%d,"safety_hidden":%d,"items":%s,"sessions":%s}' % (
+            len(positions), offset, hidden, view.encoded(positions[offset:offset + limit]), view.encoded_sessions())
         return Response(body, media_type="application/json")
 
-    def selected(self, view: View, query: search.Query, request: Request) -> list[int]:
-        """The rows QUERY selects (positions in view.rows); the last selection is kept while the store and
-        the filters stay, so the next page of it (another offset) is not searched again (a path filter
-        over 10,000 checkpoints takes most of a second)."""
+    def selected(self, view: View, query: search.Query, request: Request) -> tuple[list[int], int]:
+        """The rows QUERY selects (positions in view.rows) and how many safety checkpoints it hid; the last
+        selection is kept while the store and the filters stay, so the next page of it (another offset) is
+        not searched again (a path filter over 10,000 checkpoints takes most of a second)."""
         from ...ops import search
 
         filters = tuple(sorted((k, v) for k, v in request.query_params.multi_items() if k not in ("offset", "limit")))
         last = self._last_selection
         if last is not None and last[0] is view and last[1] == filters:
-            return last[2]
-        positions = [view.index[c.seq] for c in reversed(search.select(self.repo, view.items, query))]
-        self._last_selection = (view, filters, positions)
-        return positions
+            return last[2], last[3]
+        chosen, hidden = search.select_counted(self.repo, view.items, query)
+        positions = [view.index[c.seq] for c in reversed(chosen)]
+        self._last_selection = (view, filters, positions, hidden)
+        return positions, hidden
 
     def query(self, request: Request) -> search.Query:
         """The list's filters (web-contract.md) as the library's search.Query, as `list` reads its options."""
@@ -132,7 +134,8 @@ class Server:
         params = request.query_params
         return search.Query(text=params.getlist("q"), paths=[diffs.check_path(p) for p in params.getlist("path") if p],
                             tags=params.getlist("tag"), agent=params.get("agent"), session=params.get("session"),
-                            since=params.get("since"), until=params.get("until"), cwd=self.repo.root)
+                            since=params.get("since"), until=params.get("until"), cwd=self.repo.root,
+                            safety=params.get("safety") in ("1", "true"))
 
     def checkpoint(self, request: Request) -> Response:
         item = self.lookup(request.path_params["ident"])

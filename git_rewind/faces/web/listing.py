@@ -200,5 +200,5 @@ class Listing:
         return checkpoints.lookup(self.repo, ident, view.every, self.repo.worktree)
 
     def previous(self, item: Checkpoint) -> Checkpoint | None:
-        """The checkpoint `show` compares ITEM with, when it is one (checkpoints.previous)."""
+        """The checkpoint `show` compares ITEM with, when it is one: the work tree's previous (checkpoints.previous)."""
         return checkpoints.previous(self.view().every, item)

@@ -13,9 +13,9 @@ import { $, BULK, PAGE, state } from './state.js';
 
 export async function start() {
   const gen = ++state.gen;
-  const all = new Results(new URLSearchParams());
+  const all = new Results(baseQuery());
   const query = filterQuery();
-  const view = query.toString() ? new Results(query) : all;
+  const view = query.toString() !== all.query.toString() ? new Results(query) : all;
   state.all = all;
   state.view = view;
   await connect();
@@ -101,7 +101,7 @@ export async function refresh() {
   }
   state.info = info;
   const gen = state.gen;
-  const head = await api(`/api/checkpoints?offset=0&limit=${added + 100}`);
+  const head = await api(`/api/checkpoints?${baseQuery()}&offset=0&limit=${added + 100}`);
   if (gen !== state.gen) return;
   const known = all.items.length ? all.items[0].seq : 0;
   const fresh = head.items.filter((item) => item.seq > known);
@@ -147,8 +147,15 @@ export function listen() {
 export const FILTERS = { q: '#search', path: '#filter-path', tag: '#filter-tag', agent: '#filter-agent',
   session: '#filter-session', since: '#filter-since', until: '#filter-until' };
 
-export function filterQuery() {
+/** What every list starts from, the lanes' too: safety checkpoints only when asked for (the API hides them). */
+export function baseQuery() {
   const params = new URLSearchParams();
+  if ($('#filter-safety').checked) params.set('safety', '1');
+  return params;
+}
+
+export function filterQuery() {
+  const params = baseQuery();
   for (const [key, sel] of Object.entries(FILTERS)) {
     const value = $(sel).value.trim();
     if (value) params.set(key, value);
@@ -157,9 +164,10 @@ export function filterQuery() {
 }
 
 export async function applyFilters() {
+  if (!state.all || baseQuery().toString() !== state.all.query.toString()) return start();  // the lanes change too
   const query = filterQuery();
   const gen = state.gen;
-  const view = query.toString() ? new Results(query) : state.all;
+  const view = query.toString() !== state.all.query.toString() ? new Results(query) : state.all;
   $('#list').classList.add('busy');
   try {
     if (view !== state.all) await view.fetch(0, PAGE);

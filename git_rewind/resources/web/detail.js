@@ -61,7 +61,7 @@ export function renderDetail(d) {
   const origins = d.origins ? Object.entries(d.origins) : [];
   const changed = origins.length
     ? origins.map(([p, o]) => `<span class="path-o"><span class="badge b-${o}">${o}</span>${esc(p)}</span>`).join(' ')
-    : esc(d.paths.join('  ')) || '<span class="muted">the whole tree</span>';
+    : esc(d.paths.join('  ')) || '<span class="muted">nothing since the previous checkpoint</span>';
   $('#detail-meta').innerHTML = meta + `<dt>changed</dt><dd class="changed">${changed}</dd>`;
   renderTags(d);
   $('#pane-note').textContent = JSON.stringify(d.note ?? d, null, 2);
