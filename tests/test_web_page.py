@@ -6,7 +6,6 @@ files on disk after an action."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 from collections.abc import Iterator
@@ -25,10 +24,11 @@ PAGE_DIR = ROOT / "git_rewind" / "resources" / "web"
 APP_PY = "print('hello')\n"
 AGENT_PY = "print('hello, agent')\nprint('a greeting for everyone')\n"
 
+pytestmark = pytest.mark.needs("chromium")
+
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    assert os.path.exists(CHROMIUM), f"{CHROMIUM} is missing: apt-get install chromium (as .ci/run does)"
     with sync_playwright() as p:
         launched = p.chromium.launch(executable_path=CHROMIUM)
         yield launched
