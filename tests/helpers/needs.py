@@ -27,7 +27,10 @@ SBIN = os.environ.get("GIT_REWIND_TEST_SBIN", "/usr/local/sbin:/usr/sbin:/sbin")
 
 def _is_man_db() -> bool:
     """`man` is man-db itself, not the stub a minimized Ubuntu puts in its place."""
-    run = subprocess.run(["man", "--version"], capture_output=True, text=True, timeout=30)
+    try:
+        run = subprocess.run(["man", "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
     return run.returncode == 0 and re.match(r"man \d", run.stdout) is not None
 
 
