@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import daemon
+from helpers import daemon, needs
 from helpers.samples import AGENT_ENV
 from helpers.workdir import Workdir, git_env
 
@@ -31,6 +31,36 @@ def tier(module: str) -> str:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         item.add_marker(getattr(pytest.mark, tier(item.path.stem)))
+        skip_unless_found(item)
+
+
+# What a test needs beyond git and Python (tests/helpers/needs.py): `@pytest.mark.needs("strace")`, or
+# needs.need() in a fixture. Missing, the test is skipped saying how to install it; under CI=true, where
+# everything must run, any skip is a failure instead.
+CI = os.environ.get("CI") == "true"
+
+
+def skip_unless_found(item: pytest.Item) -> None:
+    """Mark ITEM skipped (before any fixture runs) when a program its `needs` marker names is missing."""
+    for marker in item.iter_markers("needs"):
+        for name in marker.args:
+            why = needs.reason(name)
+            if why is not None:
+                item.add_marker(pytest.mark.skip(reason=why))
+                return
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Under CI=true a skipped test fails, its reason kept: CI installs what the tests need, so a skip there
+    hides a test that never ran."""
+    report = yield
+    if CI and report.skipped and not hasattr(report, "wasxfail"):  # type: ignore[attr-defined]
+        longrepr = report.longrepr  # type: ignore[attr-defined]
+        why = (longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)).removeprefix("Skipped: ")
+        report.outcome = "failed"  # type: ignore[attr-defined]
+        report.longrepr = f"skipped under CI=true, where every test must run: {why}"  # type: ignore[attr-defined]
+    return report
 
 
 @pytest.fixture

@@ -314,8 +314,13 @@ def test_mcp_tools_called_by_the_real_claude_code(claude: Path, agent_project: W
     with MockModel(script) as model:
         # Claude Code connects MCP servers in the background by default, and the mock model answers at once:
         # the first call could come before our server's tools are listed (its WaitForMcpServers tool exists
-        # only while one is pending). MCP_CONNECTION_NONBLOCKING=false makes it connect them first.
-        env = {**claude_env(work, model), "MCP_CONNECTION_NONBLOCKING": "false"}
+        # only while one is pending). MCP_CONNECTION_NONBLOCKING=false makes it connect them first, but for
+        # MCP_CONNECT_TIMEOUT_MS only (5 s by default), then it goes on without them: our server answers
+        # `initialize` in ~0.9 s on an idle machine (mostly the MCP SDK's import) and took up to 15 s on this
+        # shared one under load, so the wait is bounded by the run's own timeout instead.
+        wait = str(agentcli.RUN_TIMEOUT * 1000)
+        env = {**claude_env(work, model), "MCP_CONNECTION_NONBLOCKING": "false", "MCP_CONNECT_TIMEOUT_MS": wait,
+               "MCP_TIMEOUT": wait}
         run_claude(claude, work, env, MCP_PROMPT)
     assert model.played(MCP_PROMPT) == script[MCP_PROMPT]
     ids = model.tool_use_ids(MCP_PROMPT)

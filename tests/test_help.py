@@ -139,8 +139,8 @@ def test_install_puts_the_man_page_in_the_venv(installed: Installed) -> None:
     assert (installed.bin / "git-rewind").is_file()
 
 
+@pytest.mark.needs("man")
 def test_man_finds_the_page_through_path_only(installed: Installed) -> None:
-    assert shutil.which("man", path=installed.env["PATH"]), "man is not installed (.ci/run installs man-db)"
     # Exactly what git does before it runs man: its own man directory, then man's default path.
     git_man = installed.run("git", "--man-path").stdout.strip()
     where = installed.run("man", "-aw", "git-rewind", env={"MANPATH": f"{git_man}:"})
@@ -151,8 +151,8 @@ def test_man_finds_the_page_through_path_only(installed: Installed) -> None:
     assert pages == [expected], f"man would show another page than the venv's: {pages}"
 
 
+@pytest.mark.needs("man")
 def test_git_rewind_help_shows_the_man_page(installed: Installed) -> None:
-    assert shutil.which("man", path=installed.env["PATH"]), "man is not installed (.ci/run installs man-db)"
     run = installed.run("git", "rewind", "--help")
     assert run.returncode == 0, f"git rewind --help failed ({run.returncode}):\n{run.stdout}\n{run.stderr}"
     text = _plain(run.stdout)
@@ -163,6 +163,7 @@ def test_git_rewind_help_shows_the_man_page(installed: Installed) -> None:
     assert "Usage:" not in run.stdout, "click's help was shown instead of the man page"
 
 
+@pytest.mark.needs("man")
 def test_help_finds_the_page_when_only_the_command_is_linked_into_a_bin_directory(installed: Installed,
                                                                                   tmp_path: Path) -> None:
     """pipx before 1.5 and `uv tool` link bin/git-rewind into ~/.local/bin and leave the page in their
@@ -262,8 +263,7 @@ def test_man_page_documents_every_command_and_option() -> None:
         assert re.search(rf"^\.TP\n{key}$", text, re.MULTILINE), f"CONFIGURATION lacks {key}"
 
 
+@pytest.mark.needs("groff")
 def test_man_page_renders_without_warnings() -> None:
-    groff = shutil.which("groff")
-    assert groff, "groff is not installed (.ci/run installs man-db, which brings it)"
-    run = subprocess.run([groff, "-man", "-Tutf8", "-ww", "-z", str(MAN_SOURCE)], capture_output=True, text=True)
+    run = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", str(MAN_SOURCE)], capture_output=True, text=True)
     assert run.returncode == 0 and run.stderr == "", run.stderr

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -183,7 +182,7 @@ def test_the_log_keeps_its_newest_lines(tmp_path: Path, agent_project: Workdir) 
     assert mark["seq"] == 399 and rewinds.news(repo, mark, "s") is None
 
 
-@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+@pytest.mark.needs("strace")
 def test_a_skip_never_looks_at_the_log_and_a_prompt_with_nothing_new_stats_it_once(agent_project: Workdir,
                                                                                      tmp_path: Path) -> None:
     w = agent_project

@@ -8,7 +8,6 @@ from __future__ import annotations
 import http.client
 import http.server
 import json
-import os
 import re
 import sys
 import threading
@@ -31,10 +30,11 @@ PAGE_DIR = ROOT / "git_rewind" / "resources" / "web"
 APP_PY = "print('hello')\n"
 AGENT_PY = "print('hello, agent')\nprint('a greeting for everyone')\n"
 
+pytestmark = pytest.mark.needs("chromium")
+
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    assert os.path.exists(CHROMIUM), f"{CHROMIUM} is missing: apt-get install chromium (as .ci/run does)"
     with sync_playwright() as p:
         launched = p.chromium.launch(executable_path=CHROMIUM)
         yield launched

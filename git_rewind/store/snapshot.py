@@ -37,7 +37,11 @@ MODE_LINK = 0o120000
 MODE_GITLINK = 0o160000
 MODE_TREE = 0o040000
 
-_VANISHED = re.compile(r"unable to stat '.*': No such file or directory|unable to index file|updating files failed")
+# What git says of a file that went or changed while it added it (gone before its lstat or its open, shorter
+# when read than when stat'ed), and of the add it then gives up on.
+_VANISHED = re.compile(r"unable to stat '.*': No such file or directory|open\(\".*\"\): No such file or directory"
+                       r"|short read while indexing|failed to insert into database|unable to index file"
+                       r"|(updating|adding) files failed")
 _NO_COMMIT = re.compile(r"error: '(.+?)/?' does not have a commit checked out")
 VANISHED_TRIES = 3  # whole adds that lost a file midway before one that adds the rest (an agent deleting and
 # rewriting files all the time leaves no moment without one)
@@ -641,22 +645,29 @@ def _add_tree(repo: Repo, skipped: list[dict[str, Any]], excludes_file: str | No
     commit are left out (added to SKIPPED, which is returned)."""
     skipped = list(skipped)
     vanished = 0
+    last: gitcmd.GitError | None = None
     for _attempt in range(20):
         try:
             _add_all(repo, skipped, excludes_file, ignore_errors=vanished >= VANISHED_TRIES)
             return skipped
         except gitcmd.GitError as exc:
-            if _VANISHED.search(exc.stderr):
-                if vanished >= VANISHED_TRIES and _only_vanished(exc.stderr):
-                    return skipped  # git added all the rest; files still coming and going keep their last state
-                vanished += 1  # a file went between git's stat and its read (an agent at work): look again
-                continue
+            last = exc
             empty = [m.rstrip("/") for m in _NO_COMMIT.findall(exc.stderr)]
             empty = [p for p in empty if p not in {e["path"] for e in skipped}]
-            if not empty:
+            if empty:
+                skipped += [{"path": p, "reason": "nested repository with no commit"} for p in empty]
+                _remove_from_index(repo, empty)
+                continue
+            if not _VANISHED.search(exc.stderr):
                 raise
-            skipped += [{"path": p, "reason": "nested repository with no commit"} for p in empty]
-            _remove_from_index(repo, empty)
+            # --ignore-errors: git added all the rest and wrote the index (exit 1); files still coming and going
+            # keep their last state. But a file gone before git's lstat kills it all the same (128), the index
+            # unwritten: taking that index as it was would lose every change of this scan.
+            if vanished >= VANISHED_TRIES and exc.returncode == 1 and _only_vanished(exc.stderr):
+                return skipped
+            vanished += 1  # a file went or changed between git's stat and its read (an agent at work): look again
+    if last is not None and _VANISHED.search(last.stderr):
+        raise last  # files kept going under 20 adds in a row
     raise gitcmd.GitError(["add"], 1, "too many nested repositories with no commit")
 
 

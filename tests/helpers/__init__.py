@@ -8,4 +8,6 @@
 - browser: the real `git rewind web` on a test repository, and Debian's Chromium to look at it.
 - gitservers: real git servers on 127.0.0.1 (git daemon, http-backend behind lighttpd, sshd) and their fixtures.
 - procs: the processes running on this machine, read from /proc.
+- needs: what some tests need beyond git and Python (servers, the browser, man, npm, strace), skipped without it
+  saying the command that installs it (a failure under CI=true).
 """

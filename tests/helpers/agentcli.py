@@ -1,9 +1,10 @@
 """The real agent CLIs for the end-to-end tests: found or installed once, and what the tests read back.
 
-Both CLIs are installed with npm into one cache directory, `$GIT_REWIND_AGENT_CACHE` or else
-`~/.cache/git-rewind/agents`, only when their binary is missing, under a file lock so that
-parallel test processes install once. A failed installation fails the test (it is not a
-reason to skip); only `GIT_REWIND_SKIP_E2E=1` skips the end-to-end tests (`e2e` marker).
+The CLIs are installed with npm (Aider with pip) into one cache directory, `$GIT_REWIND_AGENT_CACHE` or
+else `~/.cache/git-rewind/agents`, only when their binary is missing, under a file lock so that
+parallel test processes install once. Without npm a test needing one is skipped, saying how to install
+it (tests/helpers/needs.py; a failure under CI=true); a failed installation fails the test (it is not a
+reason to skip); `GIT_REWIND_SKIP_E2E=1` skips the end-to-end tests (`e2e` marker).
 
 The second half reads what a session left behind: the checkpoints of a session with their
 notes, the hook's decision log, and whether the working tree equals a checkpoint's tree.
@@ -28,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from helpers import needs
 from helpers.workdir import REWIND, Workdir
 
 SKIP_ENV = "GIT_REWIND_SKIP_E2E"
@@ -130,11 +132,8 @@ def _usable(binary: Path) -> bool:
 def _ensure(name: str, packages: list[str], binary_rel: Path) -> Path:
     """PACKAGES installed with npm into the cache's NAME directory, for BINARY_REL."""
     def commands(prefix: Path) -> list[list[str]]:
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail(f"cannot install {' '.join(packages)}: npm is not on PATH "
-                        f"(or set {SKIP_ENV}=1 to skip the end-to-end tests)", pytrace=False)
-        return [[npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error", *packages]]
+        needs.need("npm")
+        return [["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error", *packages]]
 
     return _install_once(name, binary_rel, commands, f"npm install {' '.join(packages)}")
 

@@ -1,20 +1,21 @@
 """The real `git rewind web` on a test repository, and Debian's Chromium to look at it (Playwright drives it).
 
 Playwright's own browser download cannot work here, so the browser is always the system's /usr/bin/chromium
-(.ci/run installs Debian's `chromium` package when it is missing).
+or the one GIT_REWIND_CHROMIUM names (tests/helpers/needs.py: without it the page's tests are skipped, saying
+how to install it; .ci/run installs Debian's `chromium` package).
 """
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from helpers.needs import CHROMIUM
 from helpers.workdir import REWIND, Workdir
 
-CHROMIUM = os.environ.get("GIT_REWIND_CHROMIUM", "/usr/bin/chromium")
+__all__ = ["CHROMIUM", "serve"]
 
 
 @contextmanager

@@ -11,7 +11,8 @@ same port (`kill`, `start`), and takes a pre-receive hook (`install_hook`, `reje
 behind. When a test fails, the logs of the servers it ran are printed under it.
 
 Fixtures (registered by tests/conftest.py): git_daemon, http_server, ssh_server, and any_server (each in turn).
-A missing server binary fails the test with what to install: CI installs them (.ci/run), so none is skipped.
+A server whose program is missing skips the test, naming the command that installs it (tests/helpers/needs.py;
+under CI=true that fails it: .ci/run installs them).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pathlib import Path
 
 import pytest
 
+from . import needs
 from .procs import alive, listens, processes, tree
 
 HANG = 60.0  # seconds: a git command against these servers that takes longer hangs
@@ -62,12 +64,12 @@ class GitServer:
     """One server process serving one bare repository on 127.0.0.1 (a subclass says which and how)."""
 
     kind = ""  # the fixture's id: "git-daemon", "http", "ssh"
-    binary = ""  # the server's executable; missing → the test fails saying what to install
-    package = ""  # the Debian package that has it
+    requires = ""  # what the server needs beyond git (tests/helpers/needs.py): missing, the test is skipped
+    program = ""  # the server's executable, found on PATH or in the sbin directories
 
     def __init__(self, root: Path) -> None:
-        if self.binary and not os.access(self.binary, os.X_OK):
-            pytest.fail(f"{self.binary} is missing: install Debian's {self.package} (.ci/run does)", pytrace=False)
+        if self.requires:
+            needs.need(self.requires)
         self.root = root
         self.home = root / "home"  # HOME of every server-side git: no user config from this machine
         self.srv = root / "srv"
@@ -97,6 +99,13 @@ class GitServer:
     def command(self) -> list[str]:
         """The server's command line, in the foreground, logging to stderr."""
         raise NotImplementedError
+
+    @property
+    def binary(self) -> str:
+        """Where the server's executable is."""
+        found = needs.find(self.program)
+        assert found, f"{self.program} is missing"  # __init__ skipped the test
+        return found
 
     # ---- the common part
     def server_env(self) -> dict[str, str]:
@@ -328,10 +337,9 @@ class GitDaemon(GitServer):
     """`git daemon` with receive-pack enabled, serving the bare repository as git://127.0.0.1:PORT/repo.git."""
 
     kind = "git-daemon"
-    package = "git"
 
     @property
-    def binary(self) -> str:  # type: ignore[override]
+    def binary(self) -> str:
         """git-daemon itself, not `git daemon`: the git in front would die alone if pytest did (PDEATHSIG)."""
         return os.path.join(_exec_path(), "git-daemon")
 
@@ -349,8 +357,7 @@ class HttpServer(GitServer):
     repository says `http.receivepack true`), serving http://127.0.0.1:PORT/git/repo.git."""
 
     kind = "http"
-    binary = "/usr/sbin/lighttpd"
-    package = "lighttpd"
+    requires = program = "lighttpd"
 
     @property
     def url(self) -> str:
@@ -401,8 +408,7 @@ class SshServer(GitServer):
     absolute path: ssh://USER@127.0.0.1:PORT/abs/path/repo.git."""
 
     kind = "ssh"
-    binary = "/usr/sbin/sshd"
-    package = "openssh-server"
+    requires = program = "sshd"
 
     @property
     def url(self) -> str:
@@ -462,7 +468,7 @@ def _exec_path() -> str:
 
 
 def _openssh_version() -> tuple[int, int]:
-    out = subprocess.run(["/usr/sbin/sshd", "-V"], capture_output=True, text=True, timeout=HANG)
+    out = subprocess.run([needs.find("sshd") or "sshd", "-V"], capture_output=True, text=True, timeout=HANG)
     match = re.search(r"OpenSSH_(\d+)\.(\d+)", out.stdout + out.stderr)
     return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
 
