@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .restore import Change
 
 SHOWN = 10  # paths listed in the lines; the others are counted (the command covers them all)
-PATHS_NAMED = 1000  # paths given to one `git diff`; more: it looks at the whole tree
+GITLINK = 0o160000  # a submodule's entry: what its own repository holds is not ours to judge
 _GLOB = frozenset("*?[\\")  # what git reads as a pattern in a pathspec
 
 
@@ -95,26 +95,32 @@ def in_plan(repo: Repo, changes: list[Change], cwd: str) -> Contradiction | None
 
 def on_disk(repo: Repo, paths: list[str], cwd: str) -> Contradiction | None:
     """After a restore: of PATHS (what it wrote or removed), the staged ones whose index entry is not what the
-    working tree holds, as `git diff` compares them (through git's filters, contents read where the stat data
-    differ; the index file is not written)."""
+    working tree holds, as `git add` would store the file (conversion.hash_as_added: the user's filters and
+    attributes, in an index of our own). Never `git diff`: even with --no-optional-locks it refreshes the
+    person's index and writes it back when stat data changed, as a restore's writes make it."""
     every, unmerged, born = staged(repo)
     candidates = [every[path] for path in sorted(set(paths)) if path in every]
     found = [item for item in candidates if item.index is None and _on_disk(repo, item.path)]
-    indexed = [item for item in candidates if item.index is not None]
+    indexed = [item for item in candidates if item.index is not None and item.index[0] != GITLINK]
     if indexed:
-        from ..base.gitcmd import GitError
-
-        # (past PATHS_NAMED, the whole tree: a command line has its limits)
-        named = [item.path for item in indexed] if len(indexed) <= PATHS_NAMED else []
-        try:
-            out = repo.git(["--no-optional-locks", "--literal-pathspecs", "diff", "--no-ext-diff", "--no-textconv",
-                            "--ignore-submodules", "--name-only", "-z", "--", *named])
-        except GitError:  # as in staged(): the rewind is done; git will speak for its index itself
-            out = b""
-        differ = {os.fsdecode(name) for name in out.split(b"\0") if name}
-        found += [item for item in indexed if item.path in differ]
+        found += _differing(repo, indexed)
     found.sort(key=lambda item: item.path)
     return _contradiction(repo, found, every, unmerged, born, cwd)
+
+
+def _differing(repo: Repo, indexed: list[Staged]) -> list[Staged]:
+    """Of INDEXED (each with an index entry), those whose file is gone or holds other than the entry."""
+    from ..base import layout
+    from ..base.gitcmd import GitError
+    from ..store.conversion import hash_as_added
+
+    present = [item.path for item in indexed if _on_disk(repo, item.path)]
+    scratch = os.path.join(repo.rewind_dir, f"{layout.SCRATCH_INDEX}{os.getpid()}-staged")
+    try:
+        now = hash_as_added(repo, present, scratch=scratch) if present else {}
+    except GitError:  # as in staged(): the rewind is done; git will speak for the index itself
+        return []
+    return [item for item in indexed if now.get(item.path) != item.index]
 
 
 def _on_disk(repo: Repo, path: str) -> bool:
