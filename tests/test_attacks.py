@@ -21,6 +21,52 @@ Where each scenario of the issue lives (items as numbered there):
   14 glob characters in directory names       test_ignore.py::test_a_directory_name_with_glob_characters_is_literal;
      a later !negation, a left-out large file never stored, GIT_DIR/GIT_WORK_TREE: here
   hostile hook payloads                       here
+
+The scenarios of issue 26 (trust in every undo, no secret through a side door), each played as a person
+would, live beside the module they exercise (items as numbered there):
+  1  every preview and result names its target
+       test_request.py::test_an_undo_by_date_names_the_checkpoint_it_found_in_its_preview_and_its_result
+       test_mcp.py::test_a_rewind_names_its_checkpoint_and_without_an_id_undoes_the_newest_turn
+       test_web_page.py::test_the_undo_dialog_names_its_checkpoint_and_the_persons_edits_it_puts_back
+  2  a bare undo undoes the newest turn; again, one turn further back
+       test_undo.py::test_a_bare_undo_undoes_the_newest_turn_and_again_one_turn_further_back
+       test_undo.py::test_a_bare_undo_goes_back_to_the_start_of_each_watch_run
+  3  the index a restore contradicts: named, with its command, the index file never written
+       test_staging.py (every test)
+  4  one baseline for "what changed"
+       test_store.py::test_paths_diffstat_list_path_and_changed_by_share_one_baseline
+  5  tagged checkpoints kept by gc
+       test_gc.py::test_count_and_age_keep_a_tagged_checkpoint_unless_include_tagged
+       test_gc.py::test_the_cap_drops_tagged_checkpoints_last_and_says_so
+  6  a turn that never ended
+       test_turns.py::test_a_turn_quiet_for_turn_timeout_minutes_is_over_and_status_says_why
+       test_turns.py::test_a_turn_whose_agent_process_is_gone_is_over_at_once
+  7  watch's first edits are the program's
+       test_watch.py::test_a_programs_first_edit_is_its_own_and_agent_only_takes_it_back
+  8  every session keeps its own anchors
+       test_store.py::test_two_agents_in_one_work_tree_each_keep_their_own_checkpoints_of_the_same_tree
+  9  list without safety checkpoints
+       test_search.py::test_list_leaves_the_safety_checkpoints_out_unless_asked
+  10 the smaller things
+       test_sync.py::test_the_safety_checkpoint_before_undoing_a_fetched_checkpoint_names_its_full_id
+       test_sync.py::test_a_fetch_that_brings_only_transcripts_or_notes_says_so
+       test_watch.py::test_a_message_names_only_files_a_checkpoint_holds_not_an_editors_passing_temporary
+       test_watch.py::test_a_program_killed_by_sigkill_is_exit_137_as_a_shell_says
+       test_web_page.py::test_an_empty_repository_says_how_to_take_the_first_checkpoint
+       test_web_page.py::test_the_page_has_its_own_icon
+       test_cli.py::test_show_without_an_id_shows_the_newest
+       test_restore.py::test_redo_without_undo_and_unknown_ids_are_one_line_errors
+       test_aider.py::test_install_and_uninstall_say_to_run_aider_under_watch_and_write_nothing
+  11 secrets in file names
+       test_sync.py::test_a_path_holding_a_secret_is_left_out_everywhere_a_path_goes
+       test_purge.py::test_a_text_in_file_names_leaves_trees_notes_and_every_state_file
+  12 encoded secrets
+       test_redact.py::test_a_secret_encoded_in_base64_or_hex_is_found_in_text_and_files
+       test_sync.py::test_a_secret_encoded_in_base64_is_left_out_as_the_plain_one_is
+  13 the page's token and a second local server
+       test_web_page.py::test_another_local_server_receives_nothing_that_can_undo
+  14 a fresh machine without lighttpd, sshd, chromium
+       test_needs.py
 """
 
 from __future__ import annotations
