@@ -275,9 +275,10 @@ def test_plain_exec_has_no_prompt_hook_and_a_fork_is_a_new_session(droid: Path, 
         ("Stop", None, "checkpoint"),  # the turn end: files changed
         ("SessionEnd", None, "skip"),  # reason "other": only /clear is checkpointed
     ]
-    # The fork starts on the tree the first session's turn end holds: unchanged since that checkpoint.
+    # The fork starts on the tree the first session's turn end holds: a checkpoint of its own all the same (each
+    # session keeps its own anchors, issue 26), then nothing changes.
     assert decisions(agentcli.hook_log(work, forked)) == [
-        ("SessionStart", None, "unchanged"),
+        ("SessionStart", None, "checkpoint"),
         ("Stop", None, "unchanged"),
         ("SessionEnd", None, "skip"),
     ]

@@ -78,7 +78,13 @@ def test_checkpoint_command_then_a_new_session_is_told_where_the_work_stands(
         ran = model.tool_results(CHECKPOINT)[model.tool_use_ids(CHECKPOINT)[1]]
         assert ran["is_error"] is False and "plan drafted" in ran["content"], ran
 
-        saved = json.loads(work.ok("show", "@", "--json"))
+        # The turn end after it is the session's own checkpoint of the same tree (issue 26: each session keeps
+        # its own anchors, and this one holds the conversation); the summary is the snap's, one older.
+        (tagged,) = json.loads(work.ok("list", "--tag", "summary", "--json"))
+        saved = json.loads(work.ok("show", str(tagged["seq"]), "--json"))
+        newest = json.loads(work.ok("show", "@", "--json"))
+        assert newest["message"] == "turn end" and newest["seq"] > saved["seq"]
+        assert work.git("rev-parse", newest["commit"] + "^{tree}") == work.git("rev-parse", saved["commit"] + "^{tree}")
         assert saved["summary"]["state"] == "the plan is a first draft; nothing is implemented yet"
         assert saved["summary"]["files"] == ["notes/plan.md"] and saved["tags"] == ["summary"]
         plan.write_text("# Plan\n- first draft\n- one more idea, written by hand\n")  # after the checkpoint
@@ -88,17 +94,20 @@ def test_checkpoint_command_then_a_new_session_is_told_where_the_work_stands(
 
     # Everything the second session sent the model, as one JSON text.
     sent = json.dumps(model.main_requests(NEXT)[0].body)
-    seq = saved["seq"]
-    context = (f"Resumed from checkpoint #{seq}: the plan is a first draft; nothing is implemented yet "
-               "(saved just now).")
+    seq, at = saved["seq"], newest["seq"]
+    context = (f"Resumed from checkpoint #{at}: turn end (saved just now).\n"
+               f"Latest summary, saved with checkpoint #{seq} (just now):\n"
+               "  Done: drafted the plan in notes/plan.md\n"
+               "  State: the plan is a first draft; nothing is implemented yet")
     assert json.dumps(context)[1:-1] in sent, sent[:3000]
     assert "SessionStart hook additional context" in sent
     for line in ("  Next: review the plan with the team", "  Files: notes/plan.md",
-                 f"Files changed since #{seq} (1):", "  modified notes/plan.md",
-                 f"`git rewind undo {seq}` restores the code as it was at #{seq}"):
+                 f"Files changed since #{at} (1):", "  modified notes/plan.md",
+                 f"`git rewind undo {at}` restores the code as it was at #{at}; `git rewind undo {at} --full` "
+                 "restores the code and the conversation"):
         assert json.dumps(line)[1:-1] in sent, line
     assert "hookSpecificOutput" not in sent  # the agent read the JSON, it did not pass it on as text
 
     log = agentcli.hook_log(work, second)
-    assert log[0]["event"] == "SessionStart" and log[0]["context"] == {"from": seq, "changed": 1, "summary": seq}
+    assert log[0]["event"] == "SessionStart" and log[0]["context"] == {"from": at, "changed": 1, "summary": seq}
     assert agentcli.hook_errors(work) == ""

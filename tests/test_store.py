@@ -294,7 +294,8 @@ def test_an_edit_checkpoint_that_finds_the_file_as_another_sessions_newest_holds
     logged = b.write("README.md", BIG)  # README.md as a's checkpoint holds it
     assert (logged["action"], logged["reason"]) == ("checkpoint", logged["reason"])
     mine, theirs = chain(w, "sess-b"), chain(w, "sess-a")
-    assert mine[-1]["message"] == "before Write README.md" and mine[-1]["paths"] == ["README.md"]
+    assert mine[-1]["message"] == "before Write README.md" and mine[-1]["named"] == ["README.md"]
+    assert mine[-1]["paths"] == []  # nothing changed since the work tree's previous checkpoint (a's)
     assert w.git("rev-parse", mine[-1]["commit"] + "^{tree}") == w.git("rev-parse", theirs[-1]["commit"] + "^{tree}")
 
 

@@ -163,7 +163,7 @@ def test_the_safety_checkpoint_before_undoing_a_fetched_checkpoint_names_its_ful
     bob.ok("undo", second, "--yes")
     bob.ok("snap", "-m", "two")
     bob.ok("undo", "1", "--yes")  # bob's own #1, never alice's
-    safety = [d["message"] for d in json.loads(bob.ok("list", "--json")) if d["trigger"] == "pre-rewind"]
+    safety = [d["message"] for d in json.loads(bob.ok("list", "--safety", "--json")) if d["trigger"] == "pre-rewind"]
     assert safety == ["pre-rewind to #1", f"pre-rewind to {second}"]
     assert f"rewind:     safety checkpoint before restoring {second}\n" in bob.ok("show", "1")
     assert "rewind:     safety checkpoint before restoring #1\n" in bob.ok("show", "3")
