@@ -282,12 +282,14 @@ def test_plain_exec_has_no_prompt_hook_and_a_fork_is_a_new_session(droid: Path, 
         ("Stop", None, "unchanged"),
         ("SessionEnd", None, "skip"),
     ]
-    assert sorted(agentcli.sessions(work)) == [session]
+    assert sorted(agentcli.sessions(work)) == sorted([session, forked])
     start, edit, stop = agentcli.checkpoints(work, session)
     assert (start.trigger, edit.trigger, edit.note["tool"], stop.trigger) == (
         "SessionStart", "PreToolUse", "Edit", "Stop")
     assert [start.seq, edit.seq, stop.seq] == [1, 2, 3]
-    assert agentcli.hook_log(work, forked)[0]["seq"] == stop.seq
+    (fork_start,) = agentcli.checkpoints(work, forked)  # the fork's own anchor, on the tree the turn end holds
+    assert agentcli.hook_log(work, forked)[0]["seq"] == fork_start.seq == 4 and fork_start.note["paths"] == []
+    assert work.git("rev-parse", fork_start.commit + "^{tree}") == work.git("rev-parse", stop.commit + "^{tree}")
     # No prompt hook, yet the agent's changes are the agent's: its first tool call opened the turn.
     assert edit.note["origins"] == {PLAN: "agent"}, edit.note
     assert stop.note["origins"] == {PLAN: "agent", SHELL_FILE: "agent"}, stop.note
