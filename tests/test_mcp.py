@@ -15,7 +15,7 @@ from typing import Any
 from helpers.agentcli import disk_files, tree_files
 from helpers.mcpclient import CLIENT, Reply, session
 from helpers.samples import CLAUDE_SAMPLES
-from helpers.session import MAIN, PROMPT_ID, Agent
+from helpers.session import MAIN, PROMPT_ID, Agent, two_turns
 from helpers.workdir import Workdir
 
 
@@ -239,17 +239,7 @@ def test_a_rewind_names_its_checkpoint_and_without_an_id_undoes_the_newest_turn(
     """The answer's first line and its structured content name the checkpoint (issue 26); checkpoint_id omitted
     is a bare `git rewind undo`: the newest turn's prompt checkpoint, then one turn further back."""
     w = agent_project
-    w.write("src/app.py", "v0\n")
-    w.commit_all("base")
-    a = Agent(w, env={"GIT_REWIND_ANTI_SPAM_SECONDS": "0", "GIT_REWIND_MIN_CHANGE_CHARS": "0"})
-    first = a.prompt("turn one", prompt_id="p1")["seq"]
-    a.edit("src/app.py", "v0", "v1")
-    w.write("src/app.py", "v1\n")
-    a.stop()
-    second = a.prompt("turn two", prompt_id="p2")["seq"]
-    a.edit("src/app.py", "v1", "v2")
-    w.write("src/app.py", "v2\n")
-    a.stop()
+    _agent, first, second = two_turns(w)
     w.write("mine.txt", "my own\n")
     seen: dict[str, Reply] = {}
 

@@ -19,12 +19,11 @@ import pytest
 from helpers import terminal
 from helpers.agentcli import disk_files
 from helpers.samples import CLAUDE_SAMPLES
-from helpers.session import MAIN, PROMPT_ID, Agent, transcript_path
+from helpers.session import MAIN, NO_LIMITS, PROMPT_ID, Agent, transcript_path, two_turns
 from helpers.workdir import REWIND, Workdir
 
 EDIT_CALL = "toolu_mock_601f38abdb2f4e42b38d"  # the recorded Edit's tool_use id
 PROMPT_UUID = "66cf5f8e"  # prefix of the recorded prompt line's uuid
-NO_LIMITS = {"GIT_REWIND_ANTI_SPAM_SECONDS": "0", "GIT_REWIND_MIN_CHANGE_CHARS": "0"}
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
@@ -624,29 +623,13 @@ def test_redo_walks_back_the_conversation_of_each_undo(claude: Agent) -> None:
 # a bare undo: the newest agent turn, then one turn further back (issue 26) ----------------------------------
 
 
-def _two_turns(w: Workdir) -> tuple[Agent, int, int]:
-    """Two turns of one agent session on src/app.py (v0 → v1 → v2); the seqs of their prompt checkpoints."""
-    w.write("src/app.py", "v0\n")
-    w.commit_all("base")
-    a = Agent(w, env=NO_LIMITS)
-    first = a.prompt("turn one", prompt_id="p1")["seq"]
-    a.edit("src/app.py", "v0", "v1")
-    w.write("src/app.py", "v1\n")
-    a.stop()
-    second = a.prompt("turn two", prompt_id="p2")["seq"]
-    a.edit("src/app.py", "v1", "v2")
-    w.write("src/app.py", "v2\n")
-    a.stop()
-    return a, first, second
-
-
 def test_a_bare_undo_undoes_the_newest_turn_and_again_one_turn_further_back(agent_project: Workdir) -> None:
     """Before: a bare undo restored the turn's end checkpoint, so its only effect was to throw away the person's
     own later edit. Now it restores the newest turn's prompt checkpoint, names it, lists the person's edit (kept
     in the safety checkpoint) with --agent-only, which keeps it; again: one turn further back; redo walks
     forward again."""
     w = agent_project
-    _agent, first, second = _two_turns(w)
+    _agent, first, second = two_turns(w)
     w.write("mine.txt", "my own\n")
 
     dry = w.ok("undo", "--dry-run").splitlines()
@@ -682,7 +665,7 @@ def test_a_bare_undo_undoes_the_newest_turn_and_again_one_turn_further_back(agen
 def test_a_bare_undo_passes_over_a_turn_that_changed_nothing_but_not_one_still_running(
         agent_project: Workdir) -> None:
     w = agent_project
-    a, _first, second = _two_turns(w)
+    a, _first, second = two_turns(w)
     asked = a.prompt("just a question", prompt_id="p3")["seq"]
     a.stop()  # no file changed: no turn-end checkpoint
     w.write("mine.txt", "my own\n")

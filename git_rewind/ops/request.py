@@ -313,7 +313,7 @@ LEADS = {"undo": "undo to", "agent-only": "taking back the agents' changes since
 def kind_of(target: Checkpoint) -> str:
     """What moment TARGET is, in a word or two (`list`'s trigger/tool where no word fits)."""
     note = target.note
-    if note.rewind is not None or note.trigger in ("pre-rewind", "pre-redo"):
+    if note.safety:
         return "safety checkpoint"
     if "prompt" in note.tags:
         return "prompt"

@@ -109,10 +109,6 @@ class Bare:
         self.why = why  # "the start of the newest agent turn", "one turn further back", …
 
 
-def _safety(item: Checkpoint) -> bool:
-    return item.note.rewind is not None or item.note.trigger in ("pre-rewind", "pre-redo")
-
-
 def turn_starts(items: list[Checkpoint]) -> list[Checkpoint]:
     """Where the agent turns among ITEMS (one work tree's checkpoints, oldest first) began: each prompt
     checkpoint, and each `watch` run's start checkpoint (a run whose tree had not changed takes none: it began
@@ -121,7 +117,7 @@ def turn_starts(items: list[Checkpoint]) -> list[Checkpoint]:
     watched: set[str] = set()
     previous: Checkpoint | None = None
     for item in items:
-        if _safety(item):
+        if item.note.safety:
             continue
         note = item.note
         start: Checkpoint | None = None
@@ -169,7 +165,7 @@ def bare_target(repo: Repo, items: list[Checkpoint], worktree: str | None, now: 
     stand = reached(mine)
     starts = turn_starts(mine)
     if not starts:
-        plain = [c for c in mine if not _safety(c) and (stand is None or c.seq < stand.seq)]
+        plain = [c for c in mine if not c.note.safety and (stand is None or c.seq < stand.seq)]
         if plain:
             return Bare(plain[-1], f"the checkpoint before {stand.label}, where the last undo went" if stand
                         else "the newest checkpoint that is not a safety checkpoint (no agent turn recorded)")
@@ -201,7 +197,7 @@ def _changed_in_turn(repo: Repo, items: list[Checkpoint], starts: list[Checkpoin
     from .takeback import trees
 
     after = next((s.seq for s in starts if s.seq > start.seq), None)
-    span = [c for c in items if c.seq >= start.seq and (after is None or c.seq < after) and not _safety(c)]
+    span = [c for c in items if c.seq >= start.seq and (after is None or c.seq < after) and not c.note.safety]
     tree_of = trees(repo, [c.commit for c in span])
     return len({tree_of.get(c.commit) for c in span}) > 1
 

@@ -78,6 +78,25 @@ class Agent:
         return self.send("Stop", stop_hook_active=False, last_assistant_message="done")
 
 
+NO_LIMITS = {"GIT_REWIND_ANTI_SPAM_SECONDS": "0", "GIT_REWIND_MIN_CHANGE_CHARS": "0"}  # every change checkpointed
+
+
+def two_turns(w: Workdir) -> tuple[Agent, int, int]:
+    """Two turns of one agent session on src/app.py (v0 → v1 → v2); the seqs of their prompt checkpoints."""
+    w.write("src/app.py", "v0\n")
+    w.commit_all("base")
+    a = Agent(w, env=NO_LIMITS)
+    first = a.prompt("turn one", prompt_id="p1")["seq"]
+    a.edit("src/app.py", "v0", "v1")
+    w.write("src/app.py", "v1\n")
+    a.stop()
+    second = a.prompt("turn two", prompt_id="p2")["seq"]
+    a.edit("src/app.py", "v1", "v2")
+    w.write("src/app.py", "v2\n")
+    a.stop()
+    return a, first, second
+
+
 def transcript_path(w: Workdir, agent: str, session: str) -> str:
     """Where the agent keeps SESSION's transcript for the project W, in the test's HOME (as the agent names it)."""
     home = Path(w.env["HOME"])
