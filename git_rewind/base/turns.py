@@ -132,11 +132,8 @@ def short(session: str) -> str:
     return session[:8] + "…" if len(session) > 9 else session
 
 
-def _prompt(turn: Turn) -> str:
-    return _prompt_text(turn.prompt)
-
-
-def _prompt_text(text: object) -> str:
+def _prompt(text: object) -> str:
+    """A turn's prompt as a line shows it: one line, at most 60 characters."""
     prompt = " ".join((text if isinstance(text, str) else "").split())
     return (prompt[:60] + "…" if len(prompt) > 60 else prompt) or "?"
 
@@ -262,7 +259,7 @@ def describe_line(turn: dict[str, Json]) -> str:
     idle = turn["idle"]
     state = "running" if turn["running"] else f"over: {turn['over']}"
     return (f"{turn['agent'] or 'an agent'} session {short(str(turn['session']))}: {state} (prompt: "
-            f"{_prompt_text(turn['prompt'])}, last activity {_ago(idle if isinstance(idle, int) else 0)} ago)")
+            f"{_prompt(turn['prompt'])}, last activity {_ago(idle if isinstance(idle, int) else 0)} ago)")
 
 
 def at_work(repo: Repo, now: float, timeout: float | None = None) -> str | None:
@@ -274,5 +271,5 @@ def at_work(repo: Repo, now: float, timeout: float | None = None) -> str | None:
     parts = []
     for turn in busy:
         parts.append(f"{turn.agent or 'an agent'} session {short(turn.session)} is in the middle of a turn "
-                     f"(prompt: {_prompt(turn)}, last activity {_ago(now - turn.last)} ago)")
+                     f"(prompt: {_prompt(turn.prompt)}, last activity {_ago(now - turn.last)} ago)")
     return "; ".join(parts) + f"; rewinding now may fight with {'it' if len(busy) == 1 else 'them'}"
