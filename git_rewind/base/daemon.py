@@ -65,26 +65,48 @@ def socket_address(rewind_dir: str) -> tuple[str, int | None]:
     return f"/proc/self/fd/{fd}/{SOCKET}", fd
 
 
+# In the daemon process itself: the work tree's git-rewind directory and the server's own `answer`. A request
+# made there (a hook's checkpoint asking what changed) is answered by a call, not over the socket the
+# daemon is busy serving (a deadlock until the timeout).
+_here: tuple[str, Callable[[dict[str, object]], dict[str, object]]] | None = None
+
+
+def answer_in_process(rewind_dir: str, answer: Callable[[dict[str, object]], dict[str, object]] | None) -> None:
+    """From now on (None: no longer), every Link to REWIND_DIR's daemon is ANSWER, called in this process
+    (daemonserver.py's `Server.answer`, for any request, whatever its op)."""
+    global _here
+    _here = (rewind_dir, answer) if answer is not None else None
+
+
 class Link:
     """One conversation with the daemon: `begin` (what changed) then `done` (the tree that holds it)."""
 
-    def __init__(self, sock: socket) -> None:
+    def __init__(self, sock: socket | None,
+                 answer: Callable[[dict[str, object]], dict[str, object]] | None = None) -> None:
         self.sock = sock
+        self._answer = answer  # the daemon's own, in the daemon process
         self._buffer = b""
 
     @classmethod
     def open(cls, repo: Repo) -> Link | None:
         """Connect to the work tree's daemon, or None (none there, a dead one's socket, not Linux)."""
+        return cls.to(repo.rewind_dir)
+
+    @classmethod
+    def to(cls, rewind_dir: str, timeout: float = TIMEOUT) -> Link | None:
+        """Connect to the daemon serving REWIND_DIR within TIMEOUT, or None."""
+        if _here is not None and _here[0] == rewind_dir:
+            return cls(None, _here[1])
         if not supported():
             return None
-        path = os.path.join(repo.rewind_dir, SOCKET)
+        path = os.path.join(rewind_dir, SOCKET)
         if not os.path.exists(path):
             return None  # the common case without a daemon: one stat, no socket import
         import _socket  # `socket` itself builds enums at import: ~10 ms a hook would pay
 
-        address, fd = socket_address(repo.rewind_dir)
+        address, fd = socket_address(rewind_dir)
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-        sock.settimeout(TIMEOUT)
+        sock.settimeout(timeout)
         try:
             sock.connect(address)
         except OSError:
@@ -95,28 +117,39 @@ class Link:
                 os.close(fd)
         return cls(sock)
 
-    def ask(self, request: dict[str, object]) -> dict[str, object] | None:
+    def ask(self, request: dict[str, object], timeout: float = TIMEOUT) -> dict[str, object] | None:
         """Send REQUEST, wait at most TIMEOUT for the answer; None if none came (the link is then closed)."""
+        if self._answer is not None:
+            return self._answer(request)
         try:
-            self.sock.sendall(minijson.dumps(request).encode() + b"\n")
-            deadline = time.monotonic() + TIMEOUT
-            while b"\n" not in self._buffer:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError
-                self.sock.settimeout(left)
-                chunk = self.sock.recv(65536)
-                if not chunk:
-                    raise ConnectionError
-                self._buffer += chunk
-            line, _, self._buffer = self._buffer.partition(b"\n")
-            answer = minijson.loads(line.decode("utf-8", "surrogateescape"))
+            answer = minijson.loads(self.exchange(minijson.dumps(request), timeout))
         except (OSError, ValueError):
             self.close()
             return None
         return answer if isinstance(answer, dict) else None
 
+    def exchange(self, line: str, timeout: float) -> str:
+        """Send one request LINE, return the answer's line; OSError (TimeoutError: none within TIMEOUT,
+        ConnectionError: the daemon closed the link) when there is none. Text that came from bytes
+        (surrogate escapes) goes as those bytes, both ways."""
+        assert self.sock is not None
+        self.sock.sendall(line.encode("utf-8", "surrogateescape") + b"\n")
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no answer within {timeout:g} s")
+            self.sock.settimeout(left)
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("the daemon closed the connection")
+            self._buffer += chunk
+        got, _, self._buffer = self._buffer.partition(b"\n")
+        return got.decode("utf-8", "surrogateescape")
+
     def close(self) -> None:
+        if self.sock is None:
+            return
         try:
             self.sock.close()
         except OSError:
@@ -248,7 +281,7 @@ def maybe_start(repo: Repo, settings: Settings) -> bool:
     """At a hook's event: start the daemon when config says so and none runs (`daemon = "auto"`: the
     repository is larger than `daemon_min_files`). A few stats when one runs already."""
     mode = settings.get("daemon")
-    if mode == "off" or not supported():
+    if mode == "off" or not supported() or _here is not None:  # in the daemon: this one runs
         return False
     state = read_state(repo)
     if ours(repo, state.get("pid")) and os.path.exists(os.path.join(repo.rewind_dir, SOCKET)):
@@ -299,7 +332,7 @@ def describe(repo: Repo) -> dict[str, object]:
         assert isinstance(pid, int)
         return {"running": True, "pid": pid, "since": live.get("started"), "watched": live.get("watched"),
                 "dirty": live.get("dirty"), "nested": live.get("nested"), "memory_kib": memory_kib(pid),
-                "answered": live.get("answered"), "last_full": live.get("last_full")}
+                "answered": live.get("answered"), "last_full": live.get("last_full"), "served": live.get("served")}
     info: dict[str, object] = {"running": False}
     if not supported():
         info["reason"] = "not available on this system (it needs Linux inotify); every command scans the tree"

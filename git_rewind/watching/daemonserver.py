@@ -8,7 +8,14 @@ delimited JSON requests one at a time, between reading file events (watcher.py):
 - `begin` {fingerprint, rules}: settle the events, answer {epoch, base, paths} (what changed since
   the tree of the last checkpoint) or {epoch, full: why} when only a full scan can be trusted;
 - `done` {epoch, tree}: TREE holds every change up to EPOCH: it is the base from now on;
-- `status`, `stop`.
+- `status`, `stop`;
+- any op its starter adds (`handlers`): `hook` {fingerprint, argv, payload, env, cwd, umask, parent}, a whole
+  hook call answered here (hook.serve, given by `git rewind daemon run`: this layer does not know the hook).
+
+A request that carries a fingerprint not the daemon's own comes from another installation (an upgrade):
+the daemon answers {stopping, why: "upgraded"} and steps down. In this process a request of its own (the
+hook's checkpoint asking `begin`) is answered by `answer` directly (daemon.answer_in_process), never over
+the socket it is serving.
 
 It exits after `daemon_idle_minutes` without a `begin` (0: never for that), on `stop`, when the work tree or its git
 directory goes away, and when a command of another installation asks (an upgrade).
@@ -21,15 +28,26 @@ import selectors
 import socket
 import time
 
-from ..base import daemon, minijson
+from ..base import daemon, gitcmd, minijson
 from ..base.clock import utc_now
 from ..base.fsutil import write_atomic
 from ..base.repo import Repo
 from .watcher import NO_EVENT_FILESYSTEMS, Watcher, WatchError, filesystem_type
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    # An op the daemon's starter adds: (the daemon's repo, the request) -> the answer.
+    Handler = Callable[[Repo, dict[str, object]], dict[str, object]]
+
 SETTLE_TIMEOUT = 0.3  # seconds for the cookie's event; a filesystem without events never sends it
+REAP_SECONDS = 1.0  # how often the loop wakes to reap the detached processes a hook started (gitcmd.reap)
+
+
 class Server:
-    def __init__(self, repo: Repo, idle_minutes: float, max_watches: int | None) -> None:
+    def __init__(self, repo: Repo, idle_minutes: float, max_watches: int | None,
+                 handlers: Mapping[str, Handler] | None = None) -> None:
         self.repo = repo
         self.idle = idle_minutes * 60
         self.max_watches = max_watches
@@ -41,7 +59,9 @@ class Server:
         self.last_request = time.monotonic()
         self.clients: dict[socket.socket, bytearray] = {}
         self.running = True
+        self.handlers = dict(handlers or {})
         self.answered = {"changes": 0, "full": 0}  # how `begin` was answered: paths, or a full scan
+        self.served: dict[str, int] = {}  # requests of the handlers' ops, by op
         self.last_full: str | None = None
         self.watcher: Watcher | None = None
         self.listener: socket.socket | None = None
@@ -83,9 +103,11 @@ class Server:
         self.listener.setblocking(False)
         write_atomic(os.path.join(rewind_dir, daemon.STATE),
                      minijson.dumps({"pid": os.getpid(), "started": self.started}) + "\n")
+        daemon.answer_in_process(rewind_dir, self.answer)
         try:
             self.loop()
         finally:
+            daemon.answer_in_process(rewind_dir, None)
             self.shutdown()
         return 0
 
@@ -140,7 +162,8 @@ class Server:
             left = self.idle - (time.monotonic() - self.last_request) if self.idle else 60.0  # 0: never idles out
             if left <= 0:
                 return
-            for key, _mask in sel.select(timeout=min(left, 60.0)):
+            wake = REAP_SECONDS if gitcmd.reap() else 60.0  # children a hook started: no zombies left behind
+            for key, _mask in sel.select(timeout=min(left, wake)):
                 if key.data == "events":
                     self.watcher.read(0)
                 elif key.data == "listen":
@@ -190,11 +213,13 @@ class Server:
                 return False
             if not isinstance(request, dict):
                 return False
+            if request.get("op") in self.handlers and _hung_up(conn):
+                return False  # it gave up waiting (a daemon stopped meanwhile) and ran the call itself
             answer = self.answer(request)
             try:
                 conn.setblocking(True)
                 conn.settimeout(2.0)
-                conn.sendall(minijson.dumps(answer).encode() + b"\n")
+                conn.sendall(minijson.dumps(answer).encode("utf-8", "surrogateescape") + b"\n")
                 conn.setblocking(False)
             except OSError:
                 return False
@@ -207,18 +232,23 @@ class Server:
             return {"pid": os.getpid(), "started": self.started, "watched": len(self.watcher.paths),
                     "dirty": len(self.watcher.dirty), "nested": len(self.watcher.nested),
                     "doubt": self.watcher.doubt is not None, "events": self.watcher.events,
-                    "answered": dict(self.answered), "last_full": self.last_full}
+                    "answered": dict(self.answered), "last_full": self.last_full, "served": dict(self.served)}
         if op == "stop":
             self.running = False
             return {"stopping": True}
-        if op == "begin":
+        if op == "begin" or ("fingerprint" in request and op in self.handlers):
             self.last_request = time.monotonic()
             if request.get("fingerprint") != self.fingerprint:
                 self.running = False  # another installation asks: an upgrade; it starts its own
                 return {"stopping": True, "why": "upgraded"}
+        if op == "begin":
             return self.begin(request)
         if op == "done":
             return self.done(request)
+        handler = self.handlers.get(op) if isinstance(op, str) else None
+        if handler is not None and isinstance(op, str):
+            self.served[op] = self.served.get(op, 0) + 1
+            return handler(self.repo, request)
         return {"error": f"unknown request {op!r}"}
 
     def begin(self, request: dict[str, object]) -> dict[str, object]:
@@ -263,8 +293,19 @@ class Server:
         return {"ok": True}
 
 
-def run(repo: Repo) -> int:
-    """`git rewind daemon run`: serve until idle, stopped, or the work tree goes away."""
+def _hung_up(conn: socket.socket) -> bool:
+    """CONN's other end has closed it: nobody waits for an answer."""
+    try:
+        return conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def run(repo: Repo, handlers: Mapping[str, Handler] | None = None) -> int:
+    """`git rewind daemon run`: serve until idle, stopped, or the work tree goes away; HANDLERS: the ops it
+    answers beyond its own (`hook`)."""
     import signal
 
     from ..base import config
@@ -282,6 +323,6 @@ def run(repo: Repo) -> int:
     try:
         settings = config.load_or_defaults(repo.root)[0]
         idle = float(settings["daemon_idle_minutes"].value)
-        return Server(repo, idle, None).run()
+        return Server(repo, idle, None, handlers).run()
     finally:
         lock.__exit__(None, None, None)

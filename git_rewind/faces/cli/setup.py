@@ -259,9 +259,10 @@ def daemon_status(as_json: bool) -> None:
 @daemon_group.command("run", hidden=True)
 def daemon_run() -> None:
     """Serve in the foreground (what `start` runs, detached)."""
+    from ...hook import hook
     from ...watching import daemonserver
 
-    sys.exit(daemonserver.run(Repo.discover()))
+    sys.exit(daemonserver.run(Repo.discover(), {"hook": hook.serve}))
 
 
 @cli.group("config", context_settings=CONTEXT)
