@@ -53,6 +53,9 @@ from bench import (
 DEFAULT_SIZES = (1000, 100000)
 QUICK_SIZES = (1000, 10000)
 SKIP_LIMIT = 2.0  # a skip: at most this many times `python -c pass`
+# Issue 27, the hook the daemon answers, through the command install writes (`<python> -I -S …/entry.py`):
+THIN_CHECKPOINT_LIMIT = 2.0  # a checkpoint of 1 changed file: at most this many times `python -I -S -c pass`
+THIN_SKIP_LIMIT = 1.5  # a skipped event: at most this many times `python -I -S -c pass`
 SCALE_LIMIT = 1.2  # a known-path checkpoint on the largest size: at most this many times the smallest
 HIGH_ANTI_SPAM = "86400"
 # Edits whose old_string/new_string differ by fewer / at least min_change_chars (50 in balanced).
@@ -191,8 +194,9 @@ class Call:
     action: str  # "skip" or "checkpoint" (a checkpoint that found nothing new logs "unchanged")
     reason: str  # prefix of the logged reason
     check: Callable[[dict[str, Any]], None] | None = None  # untimed, after the call
-    daemon: bool = False  # the daemon's socket in place, and the call must be answered by it with changes
+    daemon: bool = False  # the daemon's socket in place, and the call must be answered by it (with changes)
     agent: str = "claude-code"  # `hook --agent AGENT`
+    thin: bool = False  # the command `install` writes (the thin client), not `git-rewind hook`
 
 
 @dataclass
@@ -210,7 +214,7 @@ class HookRepo:
     """One synthetic repository (bench.py's builder) and the hook calls on it."""
 
     def __init__(self, base: str, size: int, seed: int, env: dict[str, str], rewind: list[str],
-                 log: Callable[[str], None]) -> None:
+                 log: Callable[[str], None], thin: list[str] | None = None) -> None:
         # Untimed git-rewind runs (the priming, `snap` to bring the private index up to date)
         # never start a background repack: see pack(). No hook starts the file-watcher daemon
         # (`daemon = "auto"` would past 5,000 files): the rows are without it, except the
@@ -219,6 +223,7 @@ class HookRepo:
         self.b = Bench(base, size, seed, 1, 1, self.env, rewind, log)
         self.size = size
         self.rewind = rewind
+        self.thin = thin or []  # install's hook command, before `hook --agent NAME`
         self.transcript = os.path.join(self.b.dir, "transcript.jsonl")
         self.log_path = os.path.join(self.b.repo, ".git", "rewind", "hook.log")
         self.log_offset = 0
@@ -245,14 +250,18 @@ class HookRepo:
     def call(self, c: Call) -> tuple[float, dict[str, Any]]:
         """Run the hook once: wall time in ms, and its hook.log entry (checked)."""
         self.b.daemon_visible(c.daemon)
-        answered = self.b.answered() if c.daemon else None
+        answered = self.b.answered() if c.daemon and c.action != "skip" else None
+        served = self.served() if c.daemon and c.thin else None
         settle()
         start = time.perf_counter()
-        proc = subprocess.run([*self.rewind, "hook", "--agent", c.agent], cwd=self.repo, env=c.env, input=c.data,
-                              capture_output=True)
+        proc = subprocess.run([*(self.thin if c.thin else self.rewind), "hook", "--agent", c.agent], cwd=self.repo,
+                              env=c.env, input=c.data, capture_output=True)
         ms = (time.perf_counter() - start) * 1000
         if answered is not None:
             self.b.daemon_check(answered, "changes")
+        if served is not None and self.served() != served + 1:
+            raise BenchError(f"{self.size} files: a hook call was not answered by the daemon (served {served} "
+                             f"before, {self.served()} after)")
         what = f"hook {c.session}: {c.data[:300].decode(errors='replace')}"
         if proc.returncode != 0 or proc.stderr or proc.stdout:
             raise BenchError(f"{what}\nexit {proc.returncode}, stdout {proc.stdout!r}, stderr {proc.stderr!r}")
@@ -275,6 +284,11 @@ class HookRepo:
         if c.check:
             c.check(entry)
         return ms, entry
+
+    def served(self) -> int:
+        """Hook calls the daemon answered whole (`daemon status --json`: served.hook)."""
+        info = self.b.daemon_status()
+        return int((info.get("served") or {}).get("hook", 0))
 
     def new_log_entries(self) -> list[dict[str, Any]]:
         try:
@@ -424,7 +438,7 @@ class HookRepo:
         self.b.modify([rel], f"dprompt-{r}")
         c = self.prompt_call("hb-dprompt", r, self.hook_env(daemon=True))
         c.check = self.blob_check("hb-dprompt", rel)
-        c.daemon = True
+        c.daemon = c.thin = True
         return c
 
     def checkpoint_bash_daemon(self, r: int) -> Call:
@@ -433,7 +447,12 @@ class HookRepo:
         self.b.modify([rel], f"dbash-{r}")
         return Call(tool_payload("PostToolUse", "hb-dbash", self.repo, self.transcript, r, "Bash", bash_input()),
                     self.hook_env("aggressive", daemon=True), "hb-dbash", "checkpoint",
-                    "after Bash, if files changed", self.blob_check("hb-dbash", rel), daemon=True)
+                    "after Bash, if files changed", self.blob_check("hb-dbash", rel), daemon=True, thin=True)
+
+    def skip_read_daemon(self, r: int) -> Call:
+        c = self.skip_read(r)
+        c.env, c.daemon, c.thin = self.hook_env(daemon=True), True, True
+        return c
 
     def checkpoint_prompt(self, r: int) -> Call:
         self.sync("hb-prompt")  # then 1 changed file, as for the git CLI
@@ -474,6 +493,11 @@ class HookRepo:
 
     def python_pass(self, r: int) -> float:
         return timed_run([sys.executable, "-c", "pass"], self.repo, self.env)
+
+    def python_bare(self, r: int) -> float:
+        """`python -I -S -c pass` of the interpreter install's hook command runs: the floor of a hook."""
+        return timed_run([self.thin[0] if self.thin else sys.executable, "-I", "-S", "-c", "pass"], self.repo,
+                         self.env)
 
     def cli_path(self, r: int) -> float:
         """hash-object -w, update-index --add --cacheinfo (private index), write-tree, commit-tree, update-ref."""
@@ -530,10 +554,15 @@ BASELINES = [
     ("cli-path", "git CLI, known path (5 processes)", HookRepo.cli_path),
     ("cli-full", "git CLI, add -A + write-tree + commit (4)", HookRepo.cli_full),
 ]
+# The +daemon rows run the command install writes (the thin client: `<python> -I -S …/hook/entry.py`), each
+# call checked to be answered whole by the daemon (served.hook up by one; a checkpoint's scan answered with
+# the changed paths too).
 DAEMON_ROWS = [
     ("prompt-d", "UserPromptSubmit +daemon", "checkpoint", HookRepo.checkpoint_prompt_daemon, "cli-full"),
     ("bash-d", "PostToolUse Bash (aggressive) +daemon", "checkpoint", HookRepo.checkpoint_bash_daemon, "cli-full"),
+    ("read-d", "PreToolUse Read +daemon", "skip", HookRepo.skip_read_daemon, None),
 ]
+BARE = ("bare", "python -I -S -c pass", HookRepo.python_bare)  # with --daemon: the thin rows' baseline
 FULL_SCAN = {"prompt", "bash", "prompt-d", "bash-d"}
 
 
@@ -553,7 +582,7 @@ def measure(repos: list[HookRepo], runs: int, warmup: int, repeat: int,
     items: list[tuple[str, Callable[..., Any], bool]] = [(k, m, True) for k, _e, _d, m, _b in HOOK_ROWS]
     items += [(k, m, False) for k, _label, m in BASELINES]
     light: list[tuple[str, Callable[..., Any], bool]] = [(k, m, True) for k, _e, d, m, _b in HOOK_ROWS if d == "skip"]
-    light += [(k, m, False) for k, _label, m in BASELINES if k == "pass"]
+    light += [(k, m, False) for k, _label, m in BASELINES if k in ("pass", "bare")]
     items += light * (repeat - 1)
     started = time.perf_counter()
     for r in range(-warmup, runs):
@@ -604,6 +633,8 @@ def report_size(h: HookRepo, rows: dict[str, Row], py: float, targets: list[dict
         table.append([row.event, reason, fmt_ms(mine), fmt_ms(med(row.hook_ms)), fmt_ratio(mine / py),
                       fmt_ms(cli), fmt_ratio(mine / cli), target])
     for key, label, _m in BASELINES[1:]:
+        if key == "bare":
+            continue
         table.append([label, "baseline", fmt_ms(med(rows[key].samples)), "", fmt_ratio(med(rows[key].samples) / py),
                       "", "", ""])
     return table
@@ -642,6 +673,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.daemon:
         HOOK_ROWS.extend(DAEMON_ROWS)
+        BASELINES.append(BARE)
 
     sizes = [int(s.replace("_", "").replace("k", "000")) for s in args.sizes.split(",")] if args.sizes \
         else list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
@@ -659,6 +691,8 @@ def main(argv: list[str] | None = None) -> int:
         run([sys.executable, "-c", "import git_rewind.hook.hook, git_rewind.hook.policy, git_rewind.store.store, "
              "git_rewind.agents.claude_code, git_rewind.store.snapshot, git_rewind.base.config"], base, env)
     where = out([sys.executable, "-c", "import git_rewind; print(git_rewind.__file__)"], base, env)
+    thin: list[str] = json.loads(out([sys.executable, "-c", "import json; from git_rewind.agents.install import "
+                                      "hook_program; print(json.dumps(hook_program()))"], base, env))
     git_version = out(["git", "--version"], base, env)
     load = os.getloadavg()
     started = time.perf_counter()
@@ -667,6 +701,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{time.strftime('%Y-%m-%d %H:%M')}")
     print(f"{git_version}; Python {platform.python_version()} ({sys.executable}); {os.cpu_count()} CPUs")
     print(f"hook: {' '.join(rewind)} hook --agent claude-code; git_rewind imported from {where}")
+    if args.daemon:
+        print(f"+daemon rows: {' '.join(thin)} hook --agent claude-code (what install writes)")
     if "site-packages" not in where:
         print("WARNING: git_rewind is not imported from site-packages (an editable install?): "
               "numbers include what an installed package does not pay")
@@ -688,7 +724,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for size in sizes:
             print(f"\nbuilding {size:,} files ...", flush=True)
-            h = HookRepo(base, size, args.seed, env, rewind, lambda m: print(m, flush=True))
+            h = HookRepo(base, size, args.seed, env, rewind, lambda m: print(m, flush=True), thin)
             repos.append(h)
             h.build()
             if args.daemon:
@@ -755,6 +791,21 @@ def main(argv: list[str] | None = None) -> int:
         print_rows("summary: full-scan checkpoint hooks without and with the daemon (same interleaved runs)",
                    ["files", "event", "no daemon", "+daemon", "ratio", "git CLI", "no daemon/CLI", "+daemon/CLI"],
                    table, {0, 2, 3, 4, 5, 6, 7})
+        table = []
+        for h in repos:
+            bare = med(results[h.size]["bare"].samples)
+            for key, limit in (("prompt-d", THIN_CHECKPOINT_LIMIT), ("bash-d", THIN_CHECKPOINT_LIMIT),
+                               ("read-d", THIN_SKIP_LIMIT)):
+                row = results[h.size][key]
+                ratio = med(row.samples) / bare
+                v = verdict(ratio, limit)
+                targets.append({"size": h.size, "ratio": ratio, "verdict": v,
+                                "target": f"{row.event} <= {limit}x python -I -S -c pass"})
+                table.append([f"{h.size:,}", row.event, fmt_ms(med(row.samples)), fmt_ms(med(row.hook_ms)),
+                              fmt_ms(bare), fmt_ratio(ratio), f"<={limit:.1f}x: {v}"])
+        print_rows("summary: hooks the daemon answers, through install's command, against python -I -S -c pass "
+                   "(same interleaved runs)",
+                   ["files", "event", "+daemon", "in hook", "-I -S pass", "ratio", "target"], table, {0, 2, 3, 4, 5})
     report["targets"] = targets
     return finish(report, load, started, args, base, failed)
 

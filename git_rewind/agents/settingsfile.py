@@ -71,8 +71,9 @@ def hook_command(agent: str, program: list[str] | None, reply: str | None = None
     PROGRAM is what runs `hook --agent AGENT` by absolute path (user and local scope: exact, and found even
     when the agent's PATH lacks its directory): the thin client (install.hook_program) or a git-rewind. None
     is the form for files a team commits (project scope), which must name no path of this machine: the
-    git-rewind on PATH, or, where there is none, exit 0 printing only REPLY (the JSON an agent needs to go on, if any), because some
-    agents deny a tool when its hook fails. POSIX `sh -c`, whatever shell the agent uses.
+    git-rewind on PATH, or, where there is none, exit 0 printing only REPLY (the JSON an agent needs to go
+    on, if any), because some agents deny a tool when its hook fails. POSIX `sh -c`, whatever shell the
+    agent uses.
     """
     if program is not None:
         return " ".join(shlex.quote(part) for part in program) + f" hook --agent {agent}"

@@ -15,7 +15,6 @@ import sys
 import time
 
 from . import layout, minijson
-from .fsutil import alive
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -209,6 +208,8 @@ def read_state(repo: Repo) -> dict[str, object]:
 
 def ours(repo: Repo, pid: object) -> bool:
     """PID is a daemon of this work tree: not a process that took the pid of one that died without a word."""
+    from .fsutil import alive
+
     if not alive(pid):
         return False
     try:
@@ -362,6 +363,8 @@ def stop(repo: Repo, wait: float = 5.0) -> bool:
             pass
     elif not answered:
         return False
+    from .fsutil import alive
+
     deadline = time.monotonic() + wait
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -10,12 +10,12 @@ import os
 
 from . import layout
 from .errors import NotARepository, RewindError
-from .lock import Lock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from .lock import Lock
     from .note import Oid
 
 REF_PREFIX = "refs/rewind/"
@@ -233,11 +233,15 @@ class Repo:
     def worktree_lock(self) -> Lock:
         """Serialises scans of this work tree through its private index."""
         self.ensure_dirs()
+        from .lock import Lock  # here: the hook's thin client reads this module and takes no lock
+
         return Lock(os.path.join(self.rewind_dir, layout.LOCK), self.lock_timeout)
 
     def store_lock(self) -> Lock:
         """Serialises sequence ids, notes and refs across all work trees."""
         self.ensure_dirs()
+        from .lock import Lock
+
         return Lock(os.path.join(self.store_dir, layout.STORE_LOCK), self.lock_timeout)
 
     @property
