@@ -199,6 +199,11 @@ def test_a_call_runs_under_its_own_environment_directory_and_umask_and_leaves_th
         hook.run(gone)
     assert (dict(os.environ), os.getcwd(), os.umask(0o022)) == before
     os.umask(before[2])
+    odd = hook.Call(b"{}", [], env={"A": "1", "B": "nul\0byte"}, cwd=str(w.path), umask=0o077)
+    with pytest.raises(hook.Elsewhere):
+        hook.run(odd)
+    assert (dict(os.environ), os.getcwd(), os.umask(0o022)) == before
+    os.umask(before[2])
 
 
 def test_a_payload_for_another_repository_is_handled_there_by_the_hook_itself(

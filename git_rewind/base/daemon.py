@@ -74,7 +74,7 @@ def answer_in_process(rewind_dir: str, answer: Callable[[dict[str, object]], dic
     """From now on (None: no longer), every Link to REWIND_DIR's daemon is ANSWER, called in this process
     (daemonserver.py's `Server.answer`, for any request, whatever its op)."""
     global _here
-    _here = (rewind_dir, answer) if answer is not None else None
+    _here = (os.path.realpath(rewind_dir), answer) if answer is not None else None
 
 
 class Link:
@@ -94,7 +94,7 @@ class Link:
     @classmethod
     def to(cls, rewind_dir: str, timeout: float = TIMEOUT) -> Link | None:
         """Connect to the daemon serving REWIND_DIR within TIMEOUT, or None."""
-        if _here is not None and _here[0] == rewind_dir:
+        if _here is not None and _here[0] == os.path.realpath(rewind_dir):  # however this process found it
             return cls(None, _here[1])
         if not supported():
             return None

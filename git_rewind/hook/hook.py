@@ -140,7 +140,11 @@ class _applied:
             raise Elsewhere(f"its working directory is not there ({exc.strerror})") from None
         self.saved = (dict(os.environ), saved_cwd, os.umask(call.umask) if call.umask is not None else None)
         if call.env is not None:
-            _set_environment(call.env)
+            try:
+                _set_environment(call.env)
+            except ValueError as exc:  # a name with `=`, a NUL: no process has that environment
+                self.__exit__()
+                raise Elsewhere(f"an environment this process cannot take ({exc})") from None
 
     def __exit__(self, *exc: object) -> None:
         if self.saved is None:

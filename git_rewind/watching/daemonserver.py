@@ -248,7 +248,10 @@ class Server:
         handler = self.handlers.get(op) if isinstance(op, str) else None
         if handler is not None and isinstance(op, str):
             self.served[op] = self.served.get(op, 0) + 1
-            return handler(self.repo, request)
+            try:
+                return handler(self.repo, request)
+            except Exception as exc:  # noqa: BLE001 - one request's failure, never the daemon's end
+                return {"error": f"{type(exc).__name__}: {exc}"}
         return {"error": f"unknown request {op!r}"}
 
     def begin(self, request: dict[str, object]) -> dict[str, object]:
