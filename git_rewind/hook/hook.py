@@ -3,6 +3,10 @@
 Runs before tool calls, so it is lean: no click, no pygit2, no process for repository
 discovery, and a skip costs one small JSON read and one log line. Whatever goes wrong, the
 agent sees exit 0 and at most one line on stderr; the trace goes to .git/rewind/hook-errors.log.
+
+One flow (`run`) serves the hook process and the file-watcher daemon, which answers calls for the
+thin client (client.py) under the caller's environment, directory and umask (`serve`): what is
+printed is collected (`Reply`) and printed by the process the agent started.
 """
 
 from __future__ import annotations
