@@ -346,11 +346,13 @@ def test_without_a_daemon_the_installed_command_is_the_hook_with_site_as_the_con
     top = str(Path(client.__file__).resolve().parents[2])
     shown = (f"import sys; sys.path.insert(0, {top!r}); from git_rewind.hook.client import with_site; "
              "with_site(); print(repr(sys.path))")
-    thin = subprocess.run([THIN[0], "-I", "-S", "-c", shown], capture_output=True, text=True, env=w.env, check=True)
-    plain = subprocess.run([THIN[0], "-c", "import sys; print(repr(sys.path))"], capture_output=True, text=True,
-                           env=w.env, check=True, cwd="/")
-    thin_path, plain_path = eval(thin.stdout), eval(plain.stdout)  # noqa: S307 - our own repr of a list
-    assert [p for p in plain_path if p] == [p for p in thin_path if p not in ("", top)]
+    for extra in ({}, {"PYTHONPATH": f"{w.path}/lib:{w.path}/vendor"}):  # -I ignores PYTHONPATH: given back
+        env = {**w.env, **extra}
+        thin = subprocess.run([THIN[0], "-I", "-S", "-c", shown], capture_output=True, text=True, env=env, check=True)
+        plain = subprocess.run([THIN[0], "-c", "import sys; print(repr(sys.path))"], capture_output=True, text=True,
+                               env=env, check=True, cwd="/")
+        thin_path, plain_path = eval(thin.stdout), eval(plain.stdout)  # noqa: S307 - our own repr of a list
+        assert [p for p in plain_path if p] == [p for p in thin_path if p not in ("", top)]
 
 
 def test_git_rewind_hook_goes_through_the_same_client(project: Workdir, daemons: list[Workdir]) -> None:

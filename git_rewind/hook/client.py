@@ -128,11 +128,10 @@ def with_site() -> None:
         return
     import site
 
-    site.main()
-    if sys.flags.isolated and sys.prefix == sys.base_prefix and not os.environ.get("PYTHONNOUSERSITE"):
-        user = site.getusersitepackages()
-        if os.path.isdir(user):
-            site.addsitedir(user)
+    if sys.flags.no_user_site:  # -I says no; the console script decides as site does without it (a venv: no)
+        site.ENABLE_USER_SITE = (not os.environ.get("PYTHONNOUSERSITE") and os.getuid() == os.geteuid()
+                                 and os.getgid() == os.getegid())
+    site.main()  # in its order: the user's site-packages before the system's, as the console script has them
     if sys.flags.ignore_environment and os.environ.get("PYTHONPATH"):
         extra = [os.path.abspath(p) for p in os.environ["PYTHONPATH"].split(os.pathsep) if p]
         sys.path[1:1] = [p for p in extra if p not in sys.path]
