@@ -151,8 +151,11 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
         if event.kind == "prompt" and event.prompt:
             data["prompt"] = event.prompt[:4000]
         now = time.time()
-        decision = policy.decide(event, settings, state, now, paths)
+        watched = _after_shell(repo, event, settings)
+        decision = policy.decide(event, settings, state, now, paths, watched)
         entry["reason"] = decision.reason
+        if watched is not None and watched[0]:
+            entry["daemon_said"] = watched[1]  # why it was not skipped
         result = None
         if decision.action == policy.SKIP:
             entry["action"] = "skip"
@@ -201,6 +204,16 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
         except OSError as exc:
             entry["daemon"] = f"not started: {exc}"
     return entry, context
+
+
+def _after_shell(repo: Repo, event: Event, settings: Settings) -> tuple[bool, str] | None:
+    """After a shell command (balanced or aggressive tier), the daemon's word on whether it changed anything
+    since the session's last checkpoint here; None for any other event, or when no daemon runs."""
+    if event.kind != "post_tool" or event.tool_kind != "shell" or settings["tier"] == "minimal":
+        return None
+    from ..base import daemon
+
+    return daemon.changed_since_tip(repo, event.session)
 
 
 def _rewinds_since(repo: Repo, event: Event, data: dict[str, Any]) -> str | None:
@@ -306,9 +319,16 @@ def _message(event: Event, decision: Decision) -> str:
     if event.kind in ("session_end", "pre_compact"):
         return decision.reason  # "before /clear", "before compaction (manual)"
     if event.kind == "post_tool":
-        return f"after {event.tool}"
+        return f"after {event.tool}: {_shown_command(event.command)}" if event.command else f"after {event.tool}"
     shown = " ".join(decision.paths[:3]) + (f" (+{len(decision.paths) - 3})" if len(decision.paths) > 3 else "")
     return f"before {event.tool} {shown}".strip()
+
+
+def _shown_command(command: str) -> str:
+    """A shell command as a checkpoint's message shows it: one line, at most 60 characters (the note keeps it
+    whole, as a prompt's)."""
+    flat = " ".join(command.split())
+    return flat[:60] + "…" if len(flat) > 60 else flat
 
 
 def _checkpoint(repo: Repo, event: Event, decision: Decision, settings: Settings,
@@ -332,6 +352,7 @@ def _checkpoint(repo: Repo, event: Event, decision: Decision, settings: Settings
         max_store_size=settings["max_store_size"],
         attribute=settings["tier"] != "minimal",
         kind=event.kind,
+        extra={"command": event.command[:4000]} if event.command and event.kind == "post_tool" else None,
     )
     return store.save(repo, request)
 
