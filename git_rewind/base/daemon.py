@@ -3,10 +3,10 @@
 One daemon per work tree (daemonserver.py) watches the tree's file events and knows which paths
 changed since the last checkpoint; a whole-tree scan (snapshot.scan) asks it over a Unix socket
 in the work tree's git-rewind directory and then reads only those paths; after a shell command a hook
-asks only whether anything changed at all (`changed_since_tip`), and takes no checkpoint when nothing did. This module is on the
-hook's path: socket and minijson only, no pygit2, and every wait is bounded by TIMEOUT. Without
-an answer (no daemon, a stale socket, a daemon that is killed or stuck, an upgrade) the caller
-does the full scan it always did; a daemon in doubt says so, and the caller does the same.
+asks only whether anything changed at all (`changed_since_tip`), and takes no checkpoint when nothing
+did. This module is on the hook's path: socket and minijson only, no pygit2, and every wait is
+bounded by TIMEOUT. Without an answer (no daemon, a stale socket, a daemon that is killed or stuck,
+an upgrade) the caller does the full scan it always did; a daemon in doubt says so, and the caller does the same.
 """
 
 from __future__ import annotations

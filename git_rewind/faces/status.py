@@ -151,7 +151,8 @@ def shell_commands(tier: str, daemon_running: bool) -> str:
     if daemon_running:
         return "a checkpoint after each one that changed files (the daemon says which did)"
     if tier == "aggressive":
-        return "a checkpoint after each one that changed files (a scan after each; git rewind daemon start makes it cheap)"
+        return ("a checkpoint after each one that changed files (a scan after each; "
+                "git rewind daemon start makes it cheap)")
     return ("no checkpoint of its own: the next prompt or turn end holds what it changed "
             "(git rewind daemon start gives each one that changes files its own)")
 
