@@ -193,6 +193,7 @@ class Call:
     check: Callable[[dict[str, Any]], None] | None = None  # untimed, after the call
     daemon: bool = False  # the daemon's socket in place, and the call must be answered by it with changes
     agent: str = "claude-code"  # `hook --agent AGENT`
+    watched: bool = False  # the daemon's socket in place, for a question only (no scan asked): SHELL_QUIET_ROWS
 
 
 @dataclass
@@ -244,7 +245,7 @@ class HookRepo:
 
     def call(self, c: Call) -> tuple[float, dict[str, Any]]:
         """Run the hook once: wall time in ms, and its hook.log entry (checked)."""
-        self.b.daemon_visible(c.daemon)
+        self.b.daemon_visible(c.daemon or c.watched)
         answered = self.b.answered() if c.daemon else None
         settle()
         start = time.perf_counter()
@@ -435,6 +436,35 @@ class HookRepo:
                     self.hook_env("aggressive", daemon=True), "hb-dbash", "checkpoint",
                     "after Bash, if files changed", self.blob_check("hb-dbash", rel), daemon=True)
 
+    # issue 27 item 4: a shell command that changed nothing, the daemon answering (--daemon) -------------
+
+    def skip_shell_quiet_daemon(self, r: int) -> Call:
+        """Balanced tier with the daemon running, after a shell command that changed nothing (`ls`): the hook
+        asks the daemon whether anything changed and skips without a scan. Untimed first, the session synced
+        through the daemon (its base and the session's tip the same tree, as after the command before it in
+        an agent's turn). Checked after each call: no new checkpoint, and no scan asked of the daemon."""
+        session = "hb-dquiet"
+        self.sync(session, daemon=True)
+        tip = self.b.git("rev-parse", f"refs/rewind/{session}")
+        before = self.b.answered()
+
+        def check(entry: dict[str, Any]) -> None:
+            if self.b.git("rev-parse", f"refs/rewind/{session}") != tip:
+                raise BenchError(f"{self.size} files: a shell command that changed nothing made a checkpoint: {entry}")
+            if self.b.answered() != before:
+                raise BenchError(f"{self.size} files: the skip asked the daemon for a scan: {entry}")
+        # The same settings as the `PostToolUse Bash (balanced)` skip row (hooks do not start a daemon): only the
+        # running daemon differs.
+        return Call(tool_payload("PostToolUse", session, self.repo, self.transcript, r, "Bash",
+                                 {"command": "ls -la", "description": "List the files"}),
+                    self.hook_env(), session, "skip", "after Bash: nothing changed (daemon: ", check, watched=True)
+
+    def python_isolated(self, r: int) -> float:
+        """`python -I -S -c pass`: the interpreter without site, the floor issue 27 measures hooks against."""
+        return timed_run([sys.executable, "-I", "-S", "-c", "pass"], self.repo, self.env)
+
+    # ----------------------------------------------------------------------------------------------------
+
     def checkpoint_prompt(self, r: int) -> Call:
         self.sync("hb-prompt")  # then 1 changed file, as for the git CLI
         rel = self.b.tree.pick("prompt", 1, r)[0]
@@ -535,6 +565,14 @@ DAEMON_ROWS = [
     ("bash-d", "PostToolUse Bash (aggressive) +daemon", "checkpoint", HookRepo.checkpoint_bash_daemon, "cli-full"),
 ]
 FULL_SCAN = {"prompt", "bash", "prompt-d", "bash-d"}
+# issue 27 item 4 (--daemon): a shell command that changed nothing, against the skip row and `python -I -S -c pass`.
+SHELL_QUIET_ROWS = [
+    ("bash-quiet-d", "PostToolUse Bash (balanced) +daemon, unchanged", "skip", HookRepo.skip_shell_quiet_daemon,
+     None),
+]
+SHELL_QUIET_BASELINES = [("pass-IS", "python -I -S -c pass", HookRepo.python_isolated)]
+SHELL_QUIET_LIMIT = 1.0  # at most the skip's cost (`PostToolUse Bash (balanced)`, no daemon)
+LIGHT_BASELINES = {"pass", "pass-IS"}  # repeated like the skips
 
 
 def measure(repos: list[HookRepo], runs: int, warmup: int, repeat: int,
@@ -553,7 +591,7 @@ def measure(repos: list[HookRepo], runs: int, warmup: int, repeat: int,
     items: list[tuple[str, Callable[..., Any], bool]] = [(k, m, True) for k, _e, _d, m, _b in HOOK_ROWS]
     items += [(k, m, False) for k, _label, m in BASELINES]
     light: list[tuple[str, Callable[..., Any], bool]] = [(k, m, True) for k, _e, d, m, _b in HOOK_ROWS if d == "skip"]
-    light += [(k, m, False) for k, _label, m in BASELINES if k == "pass"]
+    light += [(k, m, False) for k, _label, m in BASELINES if k in LIGHT_BASELINES]
     items += light * (repeat - 1)
     started = time.perf_counter()
     for r in range(-warmup, runs):
@@ -609,6 +647,28 @@ def report_size(h: HookRepo, rows: dict[str, Row], py: float, targets: list[dict
     return table
 
 
+def report_shell_quiet(repos: list[HookRepo], results: dict[int, dict[str, Row]],
+                       targets: list[dict[str, Any]]) -> None:
+    """Issue 27 item 4's target: after a shell command that changed nothing, with the daemon, no new checkpoint
+    (checked after every call) and at most the cost of the skip without the daemon, in the same runs."""
+    table = []
+    for h in repos:
+        rows = results[h.size]
+        quiet, skip = med(rows["bash-quiet-d"].samples), med(rows["bash-skip"].samples)
+        floor = med(rows["pass-IS"].samples)
+        v = verdict(quiet / skip, SHELL_QUIET_LIMIT)
+        targets.append({"size": h.size, "ratio": quiet / skip, "verdict": v,
+                        "target": f"shell command that changed nothing, +daemon: no checkpoint, "
+                                  f"<= {SHELL_QUIET_LIMIT}x the skip"})
+        table.append([f"{h.size:,}", fmt_ms(quiet), fmt_ms(med(rows["bash-quiet-d"].hook_ms)), fmt_ms(skip),
+                      fmt_ratio(quiet / skip), fmt_ms(floor), fmt_ratio(quiet / floor), fmt_ratio(skip / floor),
+                      "0", f"none, <={SHELL_QUIET_LIMIT:.1f}x skip: {v}"])
+    print_rows("summary: after a shell command that changed nothing, balanced +daemon, against the skip without it "
+               "and python -I -S -c pass (same interleaved runs)",
+               ["files", "+daemon ms", "in hook", "skip ms", "vs skip", "-I -S ms", "vs -I -S", "skip vs -I -S",
+                "new checkpoints", "target"], table, {0, 1, 2, 3, 4, 5, 6, 7, 8})
+
+
 def print_rows(title: str, header: list[str], rows: list[list[str]], numeric: set[int]) -> None:
     """A plain-text table: columns in NUMERIC right-aligned, the others left-aligned."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
@@ -642,6 +702,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.daemon:
         HOOK_ROWS.extend(DAEMON_ROWS)
+        HOOK_ROWS.extend(SHELL_QUIET_ROWS)
+        BASELINES.extend(SHELL_QUIET_BASELINES)
 
     sizes = [int(s.replace("_", "").replace("k", "000")) for s in args.sizes.split(",")] if args.sizes \
         else list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
@@ -755,6 +817,8 @@ def main(argv: list[str] | None = None) -> int:
         print_rows("summary: full-scan checkpoint hooks without and with the daemon (same interleaved runs)",
                    ["files", "event", "no daemon", "+daemon", "ratio", "git CLI", "no daemon/CLI", "+daemon/CLI"],
                    table, {0, 2, 3, 4, 5, 6, 7})
+    if args.daemon and results:
+        report_shell_quiet(repos, results, targets)
     report["targets"] = targets
     return finish(report, load, started, args, base, failed)
 
