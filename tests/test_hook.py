@@ -186,7 +186,8 @@ def test_aggressive_checkpoints_after_shell_commands_turn_end_and_tags_risky_pro
 
     notes = chain(w, "sess-1")
     assert [n["message"] for n in notes] == ["session start (startup)", "prompt: Refactor all the handlers",
-                                            "after Bash", "turn end"]
+                                            "after Bash: python gen.py", "turn end"]
+    assert notes[2]["command"] == "python gen.py"  # the command that made the step, whole
     assert notes[1]["tags"] == ["prompt", "risky"]
     assert (notes[2]["trigger"], notes[2]["tool"], notes[2]["paths"]) == ("PostToolUse", "Bash", ["generated.txt"])
     assert notes[2]["prompt"] == "Refactor all the handlers"  # the prompt the command belonged to

@@ -139,6 +139,7 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
     told_of = agents.get(event.agent).prompt_context
     pending = None
     rewound = None
+    watched = None
     # One session's hooks run in parallel (parallel tool calls): decide and take under its lock.
     with Lock(state_file + ".lock", repo.lock_timeout):
         data: dict[str, Any] = minijson.load_file(state_file)
@@ -195,7 +196,7 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
             entry["sync"] = "push started"
         except OSError as exc:
             entry["sync"] = f"not started: {exc}"
-    if settings["daemon"] != "off":
+    if settings["daemon"] != "off" and watched is None:  # a daemon that has just answered runs
         from ..base import daemon
 
         try:  # the next checkpoint reads only what changed; never a reason to fail the agent
@@ -211,6 +212,8 @@ def _after_shell(repo: Repo, event: Event, settings: Settings) -> tuple[bool, st
     since the session's last checkpoint here; None for any other event, or when no daemon runs."""
     if event.kind != "post_tool" or event.tool_kind != "shell" or settings["tier"] == "minimal":
         return None
+    if not os.path.exists(os.path.join(repo.rewind_dir, layout.DAEMON_SOCKET)):
+        return None  # no daemon: one stat, and nothing imported, as before there was a question to ask
     from ..base import daemon
 
     return daemon.changed_since_tip(repo, event.session)
