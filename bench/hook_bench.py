@@ -197,6 +197,7 @@ class Call:
     daemon: bool = False  # the daemon's socket in place, and the call must be answered by it (with changes)
     agent: str = "claude-code"  # `hook --agent AGENT`
     thin: bool = False  # the command `install` writes (the thin client), not `git-rewind hook`
+    watched: bool = False  # the daemon's socket in place, for a question only (no scan asked): SHELL_QUIET_ROWS
 
 
 @dataclass
@@ -249,7 +250,7 @@ class HookRepo:
 
     def call(self, c: Call) -> tuple[float, dict[str, Any]]:
         """Run the hook once: wall time in ms, and its hook.log entry (checked)."""
-        self.b.daemon_visible(c.daemon)
+        self.b.daemon_visible(c.daemon or c.watched)
         answered = self.b.answered() if c.daemon and c.action != "skip" else None
         served = self.served() if c.daemon and c.thin else None
         settle()
@@ -454,6 +455,32 @@ class HookRepo:
         c.env, c.daemon, c.thin = self.hook_env(daemon=True), True, True
         return c
 
+    # issue 27 item 4: a shell command that changed nothing, the daemon answering (--daemon) -------------
+
+    def skip_shell_quiet_daemon(self, r: int) -> Call:
+        """Balanced tier with the daemon running, after a shell command that changed nothing (`ls`): the hook
+        asks the daemon whether anything changed and skips without a scan. Untimed first, the session synced
+        through the daemon (its base and the session's tip the same tree, as after the command before it in
+        an agent's turn). Checked after each call: no new checkpoint, and no scan asked of the daemon."""
+        session = "hb-dquiet"
+        self.sync(session, daemon=True)
+        tip = self.b.git("rev-parse", f"refs/rewind/{session}")
+        before = self.b.answered()
+
+        def check(entry: dict[str, Any]) -> None:
+            if self.b.git("rev-parse", f"refs/rewind/{session}") != tip:
+                raise BenchError(f"{self.size} files: a shell command that changed nothing made a checkpoint: {entry}")
+            if self.b.answered() != before:
+                raise BenchError(f"{self.size} files: the skip asked the daemon for a scan: {entry}")
+        # The same settings as the `PostToolUse Bash (balanced)` skip row (hooks do not start a daemon): only the
+        # running daemon differs.
+        return Call(tool_payload("PostToolUse", session, self.repo, self.transcript, r, "Bash",
+                                 {"command": "ls -la", "description": "List the files"}),
+                    self.hook_env(), session, "skip", "after Bash: nothing changed (daemon: ", check, watched=True,
+                    thin=True)
+
+    # ----------------------------------------------------------------------------------------------------
+
     def checkpoint_prompt(self, r: int) -> Call:
         self.sync("hb-prompt")  # then 1 changed file, as for the git CLI
         rel = self.b.tree.pick("prompt", 1, r)[0]
@@ -564,6 +591,13 @@ DAEMON_ROWS = [
 ]
 BARE = ("bare", "python -I -S -c pass", HookRepo.python_bare)  # with --daemon: the thin rows' baseline
 FULL_SCAN = {"prompt", "bash", "prompt-d", "bash-d"}
+# issue 27 item 4 (--daemon): a shell command that changed nothing, against the skip row and `python -I -S -c pass`.
+SHELL_QUIET_ROWS = [
+    ("bash-quiet-d", "PostToolUse Bash (balanced) +daemon, unchanged", "skip", HookRepo.skip_shell_quiet_daemon,
+     None),
+]
+SHELL_QUIET_LIMIT = 1.0  # at most the skip's cost (`PostToolUse Bash (balanced)`, no daemon)
+LIGHT_BASELINES = {"pass", "bare"}  # repeated like the skips
 
 
 def measure(repos: list[HookRepo], runs: int, warmup: int, repeat: int,
@@ -582,7 +616,7 @@ def measure(repos: list[HookRepo], runs: int, warmup: int, repeat: int,
     items: list[tuple[str, Callable[..., Any], bool]] = [(k, m, True) for k, _e, _d, m, _b in HOOK_ROWS]
     items += [(k, m, False) for k, _label, m in BASELINES]
     light: list[tuple[str, Callable[..., Any], bool]] = [(k, m, True) for k, _e, d, m, _b in HOOK_ROWS if d == "skip"]
-    light += [(k, m, False) for k, _label, m in BASELINES if k in ("pass", "bare")]
+    light += [(k, m, False) for k, _label, m in BASELINES if k in LIGHT_BASELINES]
     items += light * (repeat - 1)
     started = time.perf_counter()
     for r in range(-warmup, runs):
@@ -640,6 +674,30 @@ def report_size(h: HookRepo, rows: dict[str, Row], py: float, targets: list[dict
     return table
 
 
+def report_shell_quiet(repos: list[HookRepo], results: dict[int, dict[str, Row]],
+                       targets: list[dict[str, Any]]) -> None:
+    """Issue 27 item 4's target: after a shell command that changed nothing, with the daemon, no new checkpoint
+    (checked after every call) and at most the cost of a skipped event: the same command (install's), the same
+    daemon answering (`PreToolUse Read +daemon`), in the same runs; the skip without a daemon for scale."""
+    table = []
+    for h in repos:
+        rows = results[h.size]
+        quiet, skip = med(rows["bash-quiet-d"].samples), med(rows["read-d"].samples)
+        plain = med(rows["bash-skip"].samples)
+        floor = med(rows["bare"].samples)
+        v = verdict(quiet / skip, SHELL_QUIET_LIMIT)
+        targets.append({"size": h.size, "ratio": quiet / skip, "verdict": v,
+                        "target": f"shell command that changed nothing, +daemon: no checkpoint, "
+                                  f"<= {SHELL_QUIET_LIMIT}x a skip +daemon"})
+        table.append([f"{h.size:,}", fmt_ms(quiet), fmt_ms(med(rows["bash-quiet-d"].hook_ms)), fmt_ms(skip),
+                      fmt_ratio(quiet / skip), fmt_ms(plain), fmt_ms(floor), fmt_ratio(quiet / floor),
+                      "0", f"none, <={SHELL_QUIET_LIMIT:.1f}x skip: {v}"])
+    print_rows("summary: after a shell command that changed nothing, balanced +daemon, against a skipped event "
+               "+daemon, a skip without it and python -I -S -c pass (same interleaved runs, install's command)",
+               ["files", "+daemon ms", "in hook", "skip +daemon", "vs skip", "skip, no daemon", "-I -S ms",
+                "vs -I -S", "new checkpoints", "target"], table, {0, 1, 2, 3, 4, 5, 6, 7, 8})
+
+
 def print_rows(title: str, header: list[str], rows: list[list[str]], numeric: set[int]) -> None:
     """A plain-text table: columns in NUMERIC right-aligned, the others left-aligned."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
@@ -673,6 +731,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.daemon:
         HOOK_ROWS.extend(DAEMON_ROWS)
+        HOOK_ROWS.extend(SHELL_QUIET_ROWS)
         BASELINES.append(BARE)
 
     sizes = [int(s.replace("_", "").replace("k", "000")) for s in args.sizes.split(",")] if args.sizes \
@@ -806,6 +865,8 @@ def main(argv: list[str] | None = None) -> int:
         print_rows("summary: hooks the daemon answers, through install's command, against python -I -S -c pass "
                    "(same interleaved runs)",
                    ["files", "event", "+daemon", "in hook", "-I -S pass", "ratio", "target"], table, {0, 2, 3, 4, 5})
+    if args.daemon and results:
+        report_shell_quiet(repos, results, targets)
     report["targets"] = targets
     return finish(report, load, started, args, base, failed)
 

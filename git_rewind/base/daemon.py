@@ -2,10 +2,11 @@
 
 One daemon per work tree (daemonserver.py) watches the tree's file events and knows which paths
 changed since the last checkpoint; a whole-tree scan (snapshot.scan) asks it over a Unix socket
-in the work tree's git-rewind directory and then reads only those paths. This module is on the
-hook's path: socket and minijson only, no pygit2, and every wait is bounded by TIMEOUT. Without
-an answer (no daemon, a stale socket, a daemon that is killed or stuck, an upgrade) the caller
-does the full scan it always did; a daemon in doubt says so, and the caller does the same.
+in the work tree's git-rewind directory and then reads only those paths; after a shell command a hook
+asks only whether anything changed at all (`changed_since_tip`), and takes no checkpoint when nothing
+did. This module is on the hook's path: socket and minijson only, no pygit2, and every wait is
+bounded by TIMEOUT. Without an answer (no daemon, a stale socket, a daemon that is killed or stuck,
+an upgrade) the caller does the full scan it always did; a daemon in doubt says so, and the caller does the same.
 """
 
 from __future__ import annotations
@@ -78,7 +79,8 @@ def answer_in_process(rewind_dir: str, answer: Callable[[dict[str, object]], dic
 
 
 class Link:
-    """One conversation with the daemon: `begin` (what changed) then `done` (the tree that holds it)."""
+    """One conversation with the daemon: `begin` (what changed) then `done` (the tree that holds it); or one
+    question (`changed`, `status`, `stop`)."""
 
     def __init__(self, sock: socket | None,
                  answer: Callable[[dict[str, object]], dict[str, object]] | None = None) -> None:
@@ -197,6 +199,24 @@ def begin(repo: Repo, rules: Callable[[Repo], str]) -> Changes | None:
         link.close()
         return None
     return Changes(link, answer)
+
+
+def changed_since_tip(repo: Repo, session: str) -> tuple[bool, str] | None:
+    """Whether anything may have changed in the work tree since SESSION's newest checkpoint here, as the
+    daemon knows it without a scan: (False, why) only when no path is dirty since its base (after its settle
+    barrier, so a command's own writes are seen) and that base is the session's tip tree; (True, why) when a
+    checkpoint must look. None: no daemon answered (the caller does what it does without one)."""
+    link = Link.open(repo)
+    if link is None:
+        return None
+    try:
+        answer = link.ask({"op": "changed", "session": session, "fingerprint": fingerprint()})
+    finally:
+        link.close()
+    if answer is None or not isinstance(answer.get("changed"), bool):
+        return None
+    why = answer.get("why")
+    return bool(answer["changed"]), why if isinstance(why, str) else "the daemon says so"
 
 
 # running it ------------------------------------------------------------------------------

@@ -289,6 +289,7 @@ def handle(repo: Repo, event: Event, reply: Reply, parent: int | None = None,
     told_of = agents.get(event.agent).prompt_context
     pending = None
     rewound = None
+    watched = None
     # One session's hooks run in parallel (parallel tool calls): decide and take under its lock.
     with Lock(state_file + ".lock", repo.lock_timeout):
         data: dict[str, Any] = minijson.load_file(state_file)
@@ -301,8 +302,11 @@ def handle(repo: Repo, event: Event, reply: Reply, parent: int | None = None,
         if event.kind == "prompt" and event.prompt:
             data["prompt"] = event.prompt[:4000]
         now = time.time()
-        decision = policy.decide(event, settings, state, now, paths)
+        watched = _after_shell(repo, event, settings)
+        decision = policy.decide(event, settings, state, now, paths, watched)
         entry["reason"] = decision.reason
+        if watched is not None and watched[0]:
+            entry["daemon_said"] = watched[1]  # why it was not skipped
         result = None
         if decision.action == policy.SKIP:
             entry["action"] = "skip"
@@ -342,7 +346,7 @@ def handle(repo: Repo, event: Event, reply: Reply, parent: int | None = None,
             entry["sync"] = "push started"
         except OSError as exc:
             entry["sync"] = f"not started: {exc}"
-    if settings["daemon"] != "off":
+    if settings["daemon"] != "off" and watched is None:  # a daemon that has just answered runs
         from ..base import daemon
 
         try:  # the next checkpoint reads only what changed; never a reason to fail the agent
@@ -351,6 +355,18 @@ def handle(repo: Repo, event: Event, reply: Reply, parent: int | None = None,
         except OSError as exc:
             entry["daemon"] = f"not started: {exc}"
     return entry, context
+
+
+def _after_shell(repo: Repo, event: Event, settings: Settings) -> tuple[bool, str] | None:
+    """After a shell command (balanced or aggressive tier), the daemon's word on whether it changed anything
+    since the session's last checkpoint here; None for any other event, or when no daemon runs."""
+    if event.kind != "post_tool" or event.tool_kind != "shell" or settings["tier"] == "minimal":
+        return None
+    if not os.path.exists(os.path.join(repo.rewind_dir, layout.DAEMON_SOCKET)):
+        return None  # no daemon: one stat, and nothing imported, as before there was a question to ask
+    from ..base import daemon
+
+    return daemon.changed_since_tip(repo, event.session)
 
 
 def _rewinds_since(repo: Repo, event: Event, data: dict[str, Any]) -> str | None:
@@ -457,9 +473,16 @@ def _message(event: Event, decision: Decision) -> str:
     if event.kind in ("session_end", "pre_compact"):
         return decision.reason  # "before /clear", "before compaction (manual)"
     if event.kind == "post_tool":
-        return f"after {event.tool}"
+        return f"after {event.tool}: {_shown_command(event.command)}" if event.command else f"after {event.tool}"
     shown = " ".join(decision.paths[:3]) + (f" (+{len(decision.paths) - 3})" if len(decision.paths) > 3 else "")
     return f"before {event.tool} {shown}".strip()
+
+
+def _shown_command(command: str) -> str:
+    """A shell command as a checkpoint's message shows it: one line, at most 60 characters (the note keeps it
+    whole, as a prompt's)."""
+    flat = " ".join(command.split())
+    return flat[:60] + "…" if len(flat) > 60 else flat
 
 
 def _checkpoint(repo: Repo, event: Event, decision: Decision, settings: Settings,
@@ -483,6 +506,7 @@ def _checkpoint(repo: Repo, event: Event, decision: Decision, settings: Settings
         max_store_size=settings["max_store_size"],
         attribute=settings["tier"] != "minimal",
         kind=event.kind,
+        extra={"command": event.command[:4000]} if event.command and event.kind == "post_tool" else None,
     )
     return store.save(repo, request)
 

@@ -8,6 +8,9 @@ delimited JSON requests one at a time, between reading file events (watcher.py):
 - `begin` {fingerprint, rules}: settle the events, answer {epoch, base, paths} (what changed since
   the tree of the last checkpoint) or {epoch, full: why} when only a full scan can be trusted;
 - `done` {epoch, tree}: TREE holds every change up to EPOCH: it is the base from now on;
+- `changed` {session, fingerprint}: settle the events, answer {changed: false, why} only when no path is
+  dirty since the base and the base is SESSION's newest checkpoint's tree (nothing a checkpoint would add),
+  else {changed: true, why}: what a hook asks after a shell command, to skip without scanning;
 - `status`, `stop`;
 - any op its starter adds (`handlers`): `hook` {fingerprint, argv, payload, env, cwd, umask, parent}, a whole
   hook call answered here (hook.serve, given by `git rewind daemon run`: this layer does not know the hook).
@@ -245,6 +248,13 @@ class Server:
             return self.begin(request)
         if op == "done":
             return self.done(request)
+        if op == "changed":
+            self.last_request = time.monotonic()
+            try:
+                changed, why = self.changed(request)
+            except Exception as exc:  # noqa: BLE001 - a bad session name, a ref git cannot read: a checkpoint looks
+                changed, why = True, f"could not tell ({type(exc).__name__}: {exc})"
+            return {"changed": changed, "why": why}
         handler = self.handlers.get(op) if isinstance(op, str) else None
         if handler is not None and isinstance(op, str):
             self.served[op] = self.served.get(op, 0) + 1
@@ -285,6 +295,48 @@ class Server:
             return {"epoch": epoch, "full": "changes the watcher could not follow exactly"}
         paths = sorted(p for p, e in watcher.dirty.items() if e <= epoch)
         return {"epoch": epoch, "base": self.base, "paths": paths, "nested": sorted(watcher.nested)}
+
+    def changed(self, request: dict[str, object]) -> tuple[bool, str]:
+        """Whether a checkpoint of REQUEST's session could hold anything new, and why (see `changed` above).
+
+        Nothing new only when every source of a different tree is ruled out: no path dirty up to the settle
+        barrier, nothing in doubt, the same ignore files, no nested repository (whose checked-out commit
+        moves without an event here), the base the session's own newest tree, and the person's index and
+        git's settings as they were when the base was checked (conversion.py's key).
+        """
+        from ..base.repo import check_session
+        from ..store import conversion, snapshot, store
+
+        watcher = self.watcher
+        assert watcher is not None
+        session = request.get("session")
+        if not isinstance(session, str):
+            return True, "no session named"
+        check_session(session)  # a name that is no ref component never reaches a path
+        if request.get("fingerprint") != self.fingerprint:
+            return True, "the daemon is another installation's"  # the checkpoint's `begin` replaces it
+        if snapshot.rules_signature(self.repo) != self.rules:
+            return True, "the ignore files outside the tree changed"
+        epoch = watcher.settle(SETTLE_TIMEOUT)
+        if epoch is None:
+            return True, "file events did not arrive"
+        if self.base is None:
+            return True, "the daemon has no base yet"
+        if watcher.doubt is not None:
+            return True, "changes the watcher could not follow exactly"
+        dirty = sum(1 for e in watcher.dirty.values() if e <= epoch)
+        if dirty:
+            return True, f"{dirty} path{'s' if dirty != 1 else ''} changed since the last checkpoint"
+        if watcher.nested:
+            return True, "nested repositories, which the daemon does not look inside"
+        tip = store.session_tip(self.repo, session)
+        if tip is None:
+            return True, "the session has no checkpoint in this work tree yet"
+        if tip.tree != self.base:
+            return True, f"the session's last checkpoint #{tip.seq} holds another tree than the daemon's base"
+        if conversion.stale(conversion.verified(self.repo, self.base), conversion.reference_key(self.repo), []):
+            return True, "the person's index or git's settings changed since"
+        return False, f"no file changed since #{tip.seq}"
 
     def done(self, request: dict[str, object]) -> dict[str, object]:
         epoch, tree = request.get("epoch"), request.get("tree")
