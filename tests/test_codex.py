@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import installed
 from helpers.workdir import Workdir
 
 from git_rewind import agents
@@ -163,7 +164,7 @@ def test_install_at_user_scope_follows_codex_home_trusts_ours_and_uninstall_give
     assert f"backed up {config} to {config}{install.BACKUP_SUFFIX}" in out
     assert f"trusted the 7 hooks in {config}" in out
     assert not (home / ".codex").exists()
-    command = install.hook_command("codex")
+    command = installed.hook_command("codex")
     data = json.loads(hooks.read_text())
     assert data["description"] == "mine" and data["hooks"]["PreToolUse"][0] == USER_HOOKS["hooks"]["PreToolUse"][0]
     # Ours come after the user's groups: their trust keys carry the index Codex will see.
@@ -229,7 +230,7 @@ def test_a_fresh_install_then_uninstall_leaves_nothing_and_project_scope_needs_a
     assert f"installed codex hooks (project) in {hooks}" in out and "backed up" not in out
     assert f"Codex reads {w.path}/.codex only in a trusted project" in out
     assert all(key.startswith(f"{hooks}:") for key in state_of(config)) and len(state_of(config)) == 7
-    command = shlex.split(install.hook_command("codex"))
+    command = shlex.split(installed.hook_command("codex"))
     assert command[-3:] == ["hook", "--agent", "codex"]
     out = w.ok("uninstall", "--agent", "codex", "--scope", "project")
     assert f"removed {hooks}" in out

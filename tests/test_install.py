@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import installed
 from helpers.workdir import Workdir
 
 from git_rewind import agents
@@ -149,10 +150,10 @@ def test_install_into_a_fresh_scope_then_uninstall_leaves_nothing(project: Workd
 
     data = json.loads(path.read_text())
     if scope == "project":  # a file the team commits: exactly the readable copy, the shared command
-        assert f"hook command: {install.hook_command(agent, scope=scope)}" in out
+        assert f"hook command: {installed.hook_command(agent, scope=scope)}" in out
         assert data == install.template(agent)
     else:
-        command = install.hook_command(agent)
+        command = installed.hook_command(agent)
         assert f"hook command: {command}" in out
         assert f" hook --agent {agent}" in command  # Copilot's ends `|| true`: its tools are denied otherwise
         program = shlex.split(command)[0]
@@ -280,7 +281,7 @@ def test_an_earlier_install_from_elsewhere_is_recognised_and_replaced(project: W
     w.ok("install", "--agent", "claude-code")
     data = json.loads(path.read_text())
     assert {event: [h["command"] for h in hooks] for event, hooks in ours(data, "claude-code").items()} == {
-        event: [install.hook_command("claude-code")] for event in CLAUDE_EVENTS}
+        event: [installed.hook_command("claude-code")] for event in CLAUDE_EVENTS}
     assert {"hooks": [{"type": "command", "command": "echo my-git-rewind hooks"}]} in data["hooks"]["Stop"]
 
 
@@ -715,7 +716,7 @@ def test_user_scope_writes_the_thin_client_which_runs_without_site_and_takes_the
     data = json.loads((home / ".claude" / "settings.json").read_text())
     commands = {h["command"] for groups in data["hooks"].values() for g in groups for h in g["hooks"]}
     entry = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(install.__file__))), "hook", "entry.py")
-    assert commands == {shlex.join([sys.executable, "-I", "-S", entry, "hook", "--agent", "claude-code"])}
+    assert commands == {shlex.join([installed.interpreter(), "-I", "-S", entry, "hook", "--agent", "claude-code"])}
     proc = run_hook_command(w, commands.pop(), {"session_id": "s1", "cwd": str(w.path),
                                                 "hook_event_name": "UserPromptSubmit", "prompt": "go"})
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
@@ -731,7 +732,7 @@ def test_a_user_install_of_an_earlier_version_is_ours_and_installing_again_upgra
     path = home / ".claude" / "settings.json"
     thin = path.read_text()
     old = shlex.join([*install.executable(), "hook", "--agent", "claude-code"])
-    new = install.hook_command("claude-code")
+    new = installed.hook_command("claude-code")
     assert old != new and install.is_own({"command": old}) and install.is_own({"command": new})
     path.write_text(thin.replace(json.dumps(new), json.dumps(old)))
     assert json.dumps(new) not in path.read_text()

@@ -1,0 +1,34 @@
+"""What `git rewind install` writes, as the installed command computes it.
+
+The hook entries at user and local scope name the interpreter that ran `install` (hook_program: its
+sys.executable). Tests run `git-rewind`, whose interpreter is the one its script's first line names, which may
+be spelled otherwise than the test process's own (`.venv/bin/python3` against `.venv/bin/python`, depending on
+how pip was run): the expectation is built from that interpreter, not from the test's.
+"""
+
+from __future__ import annotations
+
+from git_rewind.agents import install
+
+
+def interpreter() -> str:
+    """The interpreter the `git-rewind` script runs (its `#!` line), or this one's where it is not a script."""
+    program = install.executable()
+    try:
+        with open(program[0], "rb") as fh:
+            first = fh.readline().decode()
+    except (OSError, UnicodeDecodeError):
+        return program[0]
+    return first[2:].strip() if first.startswith("#!") and " " not in first[2:].strip() else program[0]
+
+
+def hook_program() -> list[str]:
+    """install.hook_program() as the installed `git-rewind` computes it."""
+    return [interpreter(), *install.hook_program()[1:]]
+
+
+def hook_command(agent: str, scope: str = "user") -> str:
+    """install.hook_command(AGENT, scope=SCOPE) as the installed `git-rewind` writes it."""
+    if scope in install.SHARED_SCOPES:
+        return install.hook_command(agent, scope=scope)
+    return install.hook_command(agent, program=hook_program(), scope=scope)
