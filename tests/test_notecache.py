@@ -11,12 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from helpers.checkpoints import snaps
+from helpers.workdir import Workdir
+
 from git_rewind.base import layout
 from git_rewind.base.repo import NOTES_REF, REMOTE_PREFIX, Repo
 from git_rewind.store import checkpoints, notecache
 from git_rewind.store.checkpoints import Checkpoint
-from helpers.checkpoints import snaps
-from helpers.workdir import Workdir
 
 
 def _uncached(repo: Repo, ref: str = NOTES_REF) -> list[Checkpoint]:

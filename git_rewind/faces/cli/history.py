@@ -83,7 +83,8 @@ def list_command(session: str | None, all_sessions: bool, worktree: str | None, 
     selected, hidden = search.select_counted(repo, items, query)
     items, more = checkpoints.newest_first(selected, limit=limit)
     if as_json:
-        click.echo(minijson.dumps_indented([c.as_json() for c in items], indent=2))  # json.dumps's bytes, faster
+        shown = [c.as_json() for c in checkpoints.with_notes(items)]
+        click.echo(minijson.dumps_indented(shown, indent=2))  # json.dumps's bytes, faster
         return
     footer = f"({hidden} safety checkpoint{'s' if hidden != 1 else ''} hidden; --safety shows them)" if hidden else ""
     if not items:
