@@ -93,8 +93,10 @@ def list_command(session: str | None, all_sessions: bool, worktree: str | None, 
         return
     view = pager.choose(color, no_pager, repo.root)
     with pager.paged(view):
-        for row in output.table(items, worktree=all_worktrees, width=view.width, view=view, remote=bool(remote)):
-            click.echo(row, color=view.color)  # click would drop git's colours when not on a terminal
+        rows = output.table(items, worktree=all_worktrees, width=view.width, view=view, remote=bool(remote))
+        # one write for all (click.echo flushes each: 50,000 rows were 50,000 writes); click would drop git's
+        # colours when not on a terminal
+        click.echo("\n".join(rows), color=view.color)
         if more:
             click.echo(f"({more} older; -n 0 shows all)")
         if footer:
