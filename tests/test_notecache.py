@@ -92,7 +92,7 @@ def test_a_torn_corrupt_or_foreign_cache_file_is_ignored_and_written_anew(projec
     flipped[-5] ^= 0x20  # one bit of a note's text: the checksum no longer matches
     lying = json.dumps({NOTES_REF: [repo.read_ref(NOTES_REF), "0" * 40, [["0" * 40, "0" * 40, None, None]]]}).encode()
     for bad in (whole[: len(whole) // 2], bytes(flipped), b"not a cache at all\n{}",
-                header.replace(b"notes cache 3.", b"notes cache 9.") + b"\n" + body,  # another version's format
+                header.replace(b"notes cache 4.", b"notes cache 9.") + b"\n" + body,  # another version's format
                 b"git-rewind notes cache " + header.split(b" ")[3] + b" %d 0 0\n" % len(lying) + lying):
         _cache_file(project).write_bytes(bad)
         assert notecache.read(repo, layout.NOTES_CACHE) == {}

@@ -42,7 +42,7 @@ class Checkpoint:
         self.source = source
         self._time: float | None = None
         self._state: bytes | None = None
-        self._index: list[Any] | None = None
+        self._index: Any = None  # index_of(note), while the note is not built (then it is always set)
 
     @classmethod
     def unread(cls, commit: Oid, note_blob: Oid, state: bytes, index: list[Any]) -> Checkpoint:
@@ -68,10 +68,6 @@ class Checkpoint:
     def note(self, note: Note) -> None:
         self._note, self._state, self._time = note, None, None
 
-    def _indexed(self, field: int) -> Any:
-        """Field FIELD of `index_of(self.note)`, without building the note when it is not built yet."""
-        return self._index[field] if self._note is None and self._index is not None else index_of(self.note)[field]
-
     @property
     def label(self) -> str:
         """How messages name it: `#42`, or a fetched one's `origin/ada-laptop/42`."""
@@ -84,21 +80,21 @@ class Checkpoint:
 
     @property
     def seq(self) -> int:
-        return self._note.seq if self._note is not None else self._indexed(0)
+        return self._note.seq if self._note is not None else self._index[0]
 
     @property
     def session(self) -> str:
-        return self._note.session if self._note is not None else self._indexed(2)
+        return self._note.session if self._note is not None else self._index[2]
 
     @property
     def worktree(self) -> str | None:
         """The work tree it was taken in (Note.worktree)."""
-        return self._note.worktree if self._note is not None else self._indexed(3)
+        return self._note.worktree if self._note is not None else self._index[3]
 
     @property
     def safety(self) -> bool:
         """A safety checkpoint (Note.safety)."""
-        return self._note.safety if self._note is not None else self._indexed(4)
+        return self._note.safety if self._note is not None else self._index[4]
 
     @property
     def message(self) -> str:
@@ -109,8 +105,7 @@ class Checkpoint:
         """When it was taken, in seconds since the epoch (0 when the note's time is unreadable); read once (sorting
         50,000 fetched checkpoints by it, then showing their ages, would read each stamp again)."""
         if self._time is None:
-            created = self._note.created if self._note is not None else self._indexed(1)
-            self._time = parse_utc(created) or 0.0
+            self._time = (parse_utc(self._note.created) or 0.0) if self._note is not None else self._index[5]
         return self._time
 
     def as_json(self) -> dict[str, Any]:
@@ -119,8 +114,8 @@ class Checkpoint:
 
 def index_of(note: Note) -> list[Any]:
     """What choosing among checkpoints reads of every note, kept beside it in the notes cache: seq, created,
-    session, work tree, safety."""
-    return [note.seq, note.created, note.session, note.worktree, note.safety]
+    session, work tree, safety, and the time `created` says (Checkpoint.time)."""
+    return [note.seq, note.created, note.session, note.worktree, note.safety, parse_utc(note.created) or 0.0]
 
 
 # sequence ids ------------------------------------------------------------------

@@ -42,7 +42,7 @@ _WRITING = _thread.allocate_lock()  # threads of one process (the web server's) 
 def _format() -> bytes:
     import zlib
 
-    return b"3.%08x" % zlib.crc32(_FIELDS.encode())
+    return b"4.%08x" % zlib.crc32(_FIELDS.encode())
 
 
 class Listed:
