@@ -1,9 +1,10 @@
 """Checkpoints as the store holds them: the one reader of every note, sequence ids, id lookup, selection.
 
 A checkpoint is a commit on refs/rewind/<session>; its metadata is a JSON note in
-refs/notes/rewind (note.Note). Every command, hook and MCP tool reads checkpoints through
-`load_all` / `load_one`: `git notes list` and one `git cat-file --batch`, no pygit2 (its import
-costs ~100 ms, and libgit2 cannot open SHA-256 repositories).
+refs/notes/rewind (note.Note). Every command, hook, MCP tool and the page reads checkpoints through
+`load_all` / `load_fetched` (`_load`: the notes cache, notecache.py, by note blob id; git's CLI only for the
+notes refs that moved: one `diff-tree`, one `cat-file --batch`) or `load_one`; no pygit2 (its import costs
+~100 ms, and libgit2 cannot open SHA-256 repositories).
 """
 
 from __future__ import annotations
