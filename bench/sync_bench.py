@@ -4,6 +4,7 @@ objects as a plain branch, in the same run, on the same disk.
     python bench/sync_bench.py              # 1,000 checkpoints of a 20k-file repository, then one more
     python bench/sync_bench.py --scale      # also 50 clones x 40 sessions x 25 checkpoints to one remote
     python bench/sync_bench.py --quick      # smaller, to try it
+    python bench/sync_bench.py --list       # only part 3: list --remote of 50,000 fetched checkpoints
 
 Part 1, per operation: the whole `git rewind push` (a process, as a person runs it); the copy and
 redaction alone (share.build, in process); the transport alone (`git rewind push` once the copy is built,
@@ -13,6 +14,12 @@ clone's `git rewind fetch` against `git fetch` of that branch.
 
 Part 2 (--scale): many machines pushing to one bare remote, then a fresh clone's fetch and
 `list --remote`: time, refs on the remote, its size.
+
+Part 3 (--list): `git rewind list --remote team` over 50 machines' copies of 1,000 checkpoints each, built
+directly with one fast-import stream (many_checkpoints.build_fetched: what `fetch` leaves, without 50 pushes):
+the first run (no notes cache), then runs after it (the default 20 newest, `-n 0`, `-n 0 --json`), interleaved
+with git's CLI reading the same notes (`git notes --ref R list` of each machine's ref, then one `git cat-file
+--batch` of every note) and `python -I -S -c pass`. Target: after the first, under 1 s.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
-from many_checkpoints import build  # noqa: E402
+from many_checkpoints import build, build_fetched  # noqa: E402
 
 REWIND = [sys.executable, "-m", "git_rewind"]
 ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
@@ -164,13 +171,58 @@ def part2(root: str, machines: int, sessions: int, per_session: int) -> None:
           f"list --remote of {len(json.loads(listed.stdout))} checkpoints {took:.2f} s")
 
 
+def part3(root: str, machines: int, per_machine: int, runs: int) -> None:
+    count = machines * per_machine
+    started = time.perf_counter()
+    work = build_fetched(os.path.join(root, "fetched"), "team", machines, per_machine)
+    print(f"part 3: list --remote over {count} fetched checkpoints ({machines} machines; built in "
+          f"{time.perf_counter() - started:.1f} s); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    cache = os.path.join(work, ".git", "rewind", "fetched-notes-cache")
+    # As bench.py: with PYTHONDONTWRITEBYTECODE (some sandboxes set it) every process would compile git-rewind's
+    # modules again; an installed package has its bytecode, so give Python a cache of its own here.
+    env = {key: value for key, value in ENV.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = os.path.join(root, "pycache")
+    run([*REWIND, "--version"], work, env)  # untimed: the bytecode written once
+    first = run([*REWIND, "list", "--remote", "team"], work, env)
+    size_mb = os.path.getsize(cache) / 1e6
+    cli = ("for r in $(git for-each-ref --format='%(refname)' refs/notes/rewind-remote/team); do "
+           "git notes --ref $r list; done | cut -d' ' -f1 | git cat-file --batch > /dev/null")
+    rows: dict[str, list[float]] = {name: [] for name in (
+        "list --remote team (20 newest)", "list --remote team -n 0", "list --remote team -n 0 --json",
+        "git CLI: notes list of each ref + cat-file --batch", "git rewind --version (the command's floor)",
+        "python -I -S -c pass")}
+    commands = {
+        "list --remote team (20 newest)": [*REWIND, "list", "--remote", "team"],
+        "list --remote team -n 0": [*REWIND, "list", "--remote", "team", "-n", "0"],
+        "list --remote team -n 0 --json": [*REWIND, "list", "--remote", "team", "-n", "0", "--json"],
+        "git CLI: notes list of each ref + cat-file --batch": ["sh", "-c", cli],
+        "git rewind --version (the command's floor)": [*REWIND, "--version"],
+        "python -I -S -c pass": [sys.executable, "-I", "-S", "-c", "pass"]}
+    for n in range(runs):
+        names = list(commands)
+        for name in names[n % len(names):] + names[:n % len(names)]:  # a rotating order: the load falls on all
+            rows[name].append(run(commands[name], work, env))
+    base = statistics.median(rows["git CLI: notes list of each ref + cat-file --batch"])
+    print(f"  {'first run (no cache; writes it, ' + f'{size_mb:.0f} MB)':<52} {1000 * first:8.0f} ms")
+    for name, values in rows.items():
+        print(f"  {name:<52} {1000 * statistics.median(values):8.0f} ms  x{statistics.median(values) / base:.2f} CLI")
+    target = statistics.median(rows["list --remote team (20 newest)"])
+    print(f"  {'PASS' if target < 1.0 else 'FAIL'}: list --remote of {count} after the first run: "
+          f"{1000 * target:.0f} ms (target < 1000 ms); load average {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--scale", action="store_true")
+    parser.add_argument("--list", action="store_true", help="only part 3 (list --remote of 50,000)")
+    parser.add_argument("--runs", type=int, default=7, help="part 3's runs")
     args = parser.parse_args()
     root = tempfile.mkdtemp(prefix="sync-bench-")
     try:
+        if args.list:
+            part3(root, 5 if args.quick else 50, 200 if args.quick else 1000, args.runs)
+            return
         if args.quick:
             part1(root, 200, 2000)
         else:

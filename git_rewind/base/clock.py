@@ -33,6 +33,14 @@ def _parse_stamp(text: str) -> float | None:
     if len(text) != 20 or text[4] != "-" or text[7] != "-" or text[10] != "T" or text[13] != ":" \
             or text[16] != ":" or text[19] != "Z":
         return None
+    day_start = _DAYS.get(text[:10])
+    if day_start is not None:  # a day seen before: only the time of day is left to read
+        clock = (text[11:13], text[14:16], text[17:19])
+        if clock[0].isdigit() and clock[1].isdigit() and clock[2].isdigit() and text[11:19].isascii():
+            hour, minute, second = int(clock[0]), int(clock[1]), int(clock[2])
+            if hour <= 23 and minute <= 59 and second <= 61:
+                return day_start + float(hour * 3600 + minute * 60 + second)
+        return None
     fields = (text[0:4], text[5:7], text[8:10], text[11:13], text[14:16], text[17:19])
     if not all(f.isascii() and f.isdigit() for f in fields):
         return None
@@ -48,7 +56,12 @@ def _parse_stamp(text: str) -> float | None:
     yoe = y - era * 400
     doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
     days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    if len(_DAYS) < 4096:
+        _DAYS[text[:10]] = float(days * 86400)
     return float(days * 86400 + hour * 3600 + minute * 60 + second)
+
+
+_DAYS: dict[str, float] = {}  # `2026-11-22` → its first second: a list of 50,000 checkpoints spans a few days
 
 
 def age(stamp: object, now: float | None = None, words: bool = False) -> str:
@@ -57,7 +70,11 @@ def age(stamp: object, now: float | None = None, words: bool = False) -> str:
     Short (`list`, `show`): '42s ago', '5m ago', '3h ago', '12d ago'. WORDS (the text an agent
     reads at session start): 'just now', '5 min ago', '2 h ago', '1 day ago', '3 days ago'.
     """
-    then = parse_utc(stamp)
+    return ago(parse_utc(stamp), now, words)
+
+
+def ago(then: float | None, now: float | None = None, words: bool = False) -> str:
+    """`age` of a time already read (seconds since the epoch; None: unreadable)."""
     if then is None:
         if words:
             return "at an unknown time"

@@ -107,6 +107,17 @@ class Position:
         return {"transcript": self.transcript, "prompt_id": self.prompt_id, "tool_use_id": self.tool_use_id,
                 "message_uuid": self.message_uuid, "offset": self.offset, **self.extra}
 
+    def state(self) -> list[Json]:
+        """Its fields as plain values, in __slots__ order (notecache.py keeps parsed notes so; `restore`)."""
+        return [self.transcript, self.prompt_id, self.tool_use_id, self.message_uuid, self.offset, self.extra]
+
+    @classmethod
+    def restore(cls, state: list[Json]) -> Position:
+        """The Position `state` gave: no parse, no check (notecache.py trusts only its own files)."""
+        item = object.__new__(cls)
+        item.transcript, item.prompt_id, item.tool_use_id, item.message_uuid, item.offset, item.extra = state
+        return item
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Position) and self.to_json() == other.to_json()
 
@@ -148,6 +159,19 @@ class ConversationRecord:
                 "backup_blob": self.backup_blob, "leaf_before": self.leaf_before, "leaf": self.leaf,
                 "cut": self.cut, "fork": self.fork, **self.extra}
 
+    def state(self) -> list[Json]:
+        """Its fields as plain values, in __slots__ order (`Position.state`)."""
+        return [self.agent, self.session, self.transcript, self.backup, self.backup_blob, self.leaf_before, self.leaf,
+                self.cut, self.fork, self.extra]
+
+    @classmethod
+    def restore(cls, state: list[Json]) -> ConversationRecord:
+        item = object.__new__(cls)
+        (item.agent, item.session, item.transcript, item.backup, backup_blob, item.leaf_before, item.leaf, item.cut,
+         item.fork, item.extra) = state
+        item.backup_blob = Oid(backup_blob) if backup_blob is not None else None
+        return item
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ConversationRecord) and self.to_json() == other.to_json()
 
@@ -186,6 +210,19 @@ class RewindRecord:
             out["conversation"] = self.conversation.to_json()
         out.update(self.extra)
         return out
+
+    def state(self) -> list[Json]:
+        """Its fields as plain values, in __slots__ order (`Position.state`)."""
+        conversation = self.conversation.state() if self.conversation is not None else None
+        return [self.to, self.to_commit, self.only, self.mode, conversation, self.extra]
+
+    @classmethod
+    def restore(cls, state: list[Json]) -> RewindRecord:
+        item = object.__new__(cls)
+        item.to, to_commit, item.only, item.mode, conversation, item.extra = state
+        item.to_commit = Oid(to_commit) if to_commit is not None else None
+        item.conversation = ConversationRecord.restore(conversation) if conversation is not None else None
+        return item
 
     @property
     def code(self) -> bool:
@@ -285,6 +322,30 @@ class Note:
             v=_int(data.get("v")) or NOTE_VERSION,
             extra=_rest(data, cls.KNOWN),
         )
+
+    def state(self) -> list[Json]:
+        """Its fields as plain values, in __slots__ order: what notecache.py keeps of a parsed note, so that a
+        reader of 10,000 notes builds them without parsing and checking each again (`restore`)."""
+        conversation = self.conversation.state() if self.conversation is not None else None
+        rewind = self.rewind.state() if self.rewind is not None else None
+        return [self.v, self.seq, self.session, self.agent, self.trigger, self.tool, self.paths, self.message,
+                self.prompt, self.summary, self.tags, self.head, self.branch, self.worktree, self.created, conversation,
+                self.skipped, self.origins, self.paths_omitted, self.origins_omitted, self.origins_since, self.named,
+                self.turn, self.changes, rewind, self.extra]
+
+    @classmethod
+    def restore(cls, state: list[Json]) -> Note:
+        """The Note `state` gave, equal to the one `from_json` made: no parse, no check (notecache.py trusts
+        only files it wrote itself, whole)."""
+        note = object.__new__(cls)
+        (note.v, note.seq, note.session, note.agent, note.trigger, note.tool, note.paths, note.message, note.prompt,
+         note.summary, note.tags, head, note.branch, note.worktree, note.created, conversation, note.skipped,
+         note.origins, note.paths_omitted, note.origins_omitted, note.origins_since, note.named, note.turn,
+         note.changes, rewind, note.extra) = state
+        note.head = Oid(head) if head is not None else None
+        note.conversation = Position.restore(conversation) if conversation is not None else None
+        note.rewind = RewindRecord.restore(rewind) if rewind is not None else None
+        return note
 
     @property
     def files_named(self) -> list[str]:

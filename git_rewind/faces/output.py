@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..base.clock import age
+from ..base.clock import age, ago
 from ..store.checkpoints import Checkpoint
 
 TYPE_CHECKING = False
@@ -32,7 +32,7 @@ def _fields(item: Checkpoint, now: float | None, worktree: bool, remote: bool = 
     what = "/".join(x for x in (note.trigger or "manual", note.tool) if x)
     where = [note.worktree or "main-worktree"] if worktree else [by(item)] if remote else []
     first = item.ident if item.source is not None else f"#{item.seq}"
-    return [first, age(note.created, now), *where, item.session[:12], note.agent or "-", what,
+    return [first, ago(item.time or None, now), *where, item.session[:12], note.agent or "-", what,
             paths_text(note.paths), ",".join(note.tags) or "-", " ".join(item.message.splitlines())]
 
 
@@ -62,20 +62,26 @@ def table(items: list[Checkpoint], now: float | None = None, worktree: bool = Fa
     if remote:
         header = ["id", *header[1:2], "by", *header[2:]]
     rows = [header] + [_fields(item, now, worktree, remote) for item in items]
-    widths = [max(_cells(row[i]) for row in rows) for i in range(len(header) - 1)]
+    wide = [_widths(row[:-1]) for row in rows]  # each cell's columns, measured once (50,000 rows: -n 0)
+    widths = [max(column) for column in zip(*wide, strict=True)]
     start = sum(widths) + 2 * len(widths)  # where the message column begins
     colored = {0: ("color.diff.commit", "yellow"), header.index("tags"): ("color.decorate.tag", "bold yellow")}
     lines = []
-    for number, row in enumerate(rows):
+    for number, (row, taken) in enumerate(zip(rows, wide, strict=True)):
         cells = []
-        for column, (text, cells_wide) in enumerate(zip(row[:-1], widths, strict=True)):
+        for column, (text, cells_wide, used) in enumerate(zip(row[:-1], widths, taken, strict=True)):
             shown = text
             if view is not None and number and column in colored and text != "-":
                 shown = view.paint(text, *colored[column])
-            cells.append(shown + " " * (cells_wide - _cells(text)))
+            cells.append(shown + " " * (cells_wide - used))
         message = row[-1] if width is None else _cut(row[-1], max(width - start, MESSAGE_ROOM))
         lines.append(("  ".join(cells) + "  " + message).rstrip())
     return lines
+
+
+def _widths(texts: list[str]) -> list[int]:
+    """`_cells` of each of TEXTS (one test for a row that is all ASCII, as most are)."""
+    return list(map(len, texts)) if "".join(texts).isascii() else [_cells(text) for text in texts]
 
 
 def _cells(text: str) -> int:

@@ -628,7 +628,12 @@ def _scrub_state_files(repo: Repo, texts: list[str]) -> int:
     hooks' logs, the private index); returns how many changed."""
     if not texts:
         return 0
+    import json
+
     encoded = [t.encode("utf-8", "surrogateescape") for t in texts]
+    # a cache written as JSON (the notes cache, the config cache) holds the text escaped as JSON writes it
+    escaped = [json.dumps(t, ensure_ascii=ascii)[1:-1].encode("utf-8", "surrogateescape") for t in texts
+               for ascii in (True, False)]
     changed = 0
     for _gitdir, private in _worktree_dirs(repo):
         for name, how in layout.PURGE.items():
@@ -639,7 +644,7 @@ def _scrub_state_files(repo: Repo, texts: list[str]) -> int:
                 changed += sum(_scrub_lines(f, texts, encoded) for f in (path, path + ".1"))
             elif how == "index":
                 changed += _scrub_index(repo, private, path, texts, encoded)
-            elif how == "drop" and any(_holds(f, encoded) for f in _files_of(path, "")):
+            elif how == "drop" and any(_holds(f, encoded + escaped) for f in _files_of(path, "")):
                 _remove(path)
                 changed += 1
     return changed

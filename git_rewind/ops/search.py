@@ -68,7 +68,7 @@ def select_counted(repo: Repo, items: list[Checkpoint], query: Query) -> tuple[l
     matched = _matching(repo, items, query)
     if query.safety:
         return matched, 0
-    shown = [c for c in matched if not c.note.safety]
+    shown = [c for c in matched if not c.safety]
     return shown, len(matched) - len(shown)
 
 

@@ -1,9 +1,10 @@
 """Checkpoints as the store holds them: the one reader of every note, sequence ids, id lookup, selection.
 
 A checkpoint is a commit on refs/rewind/<session>; its metadata is a JSON note in
-refs/notes/rewind (note.Note). Every command, hook and MCP tool reads checkpoints through
-`load_all` / `load_one`: `git notes list` and one `git cat-file --batch`, no pygit2 (its import
-costs ~100 ms, and libgit2 cannot open SHA-256 repositories).
+refs/notes/rewind (note.Note). Every command, hook, MCP tool and the page reads checkpoints through
+`load_all` / `load_fetched` (`_load`: the notes cache, notecache.py, by note blob id; git's CLI only for the
+notes refs that moved: one `diff-tree`, one `cat-file --batch`) or `load_one`; no pygit2 (its import costs
+~100 ms, and libgit2 cannot open SHA-256 repositories).
 """
 
 from __future__ import annotations
@@ -22,36 +23,79 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from .notecache import Listed
+
 
 class Checkpoint:
     """A checkpoint commit, its note, and the blob the note is stored in; SOURCE names the machine copy a
-    fetched checkpoint came from (`<remote>/<sync_name>`, see sync.py), None for a local one."""
+    fetched checkpoint came from (`<remote>/<sync_name>`, see sync.py), None for a local one.
 
-    __slots__ = ("commit", "note", "note_blob", "source")
+    One read from the notes cache (`unread`) holds its note as the cache's text until `note` is first asked
+    for, and what sorting and choosing among all of them needs (seq, time, session, work tree, safety)
+    beside it: `list --remote` of 50,000 builds the 20 notes it shows, not 50,000."""
+
+    __slots__ = ("commit", "_note", "note_blob", "source", "_time", "_state", "_index")
 
     def __init__(self, commit: Oid, note: Note, note_blob: Oid, source: str | None = None) -> None:
         self.commit = commit
-        self.note = note
+        self._note: Note | None = note
         self.note_blob = note_blob
         self.source = source
+        self._time: float | None = None
+        self._state: bytes | None = None
+        self._index: Any = None  # index_of(note), while the note is not built (then it is always set)
+
+    @classmethod
+    def unread(cls, commit: Oid, note_blob: Oid, state: bytes, index: list[Any]) -> Checkpoint:
+        """A checkpoint whose note is STATE (Note.state as JSON), parsed when first asked for; INDEX is
+        `index_of` that note."""
+        item = cls.__new__(cls)
+        item.commit, item.note_blob, item.source, item._time = commit, note_blob, None, None
+        item._note, item._state, item._index = None, state, index
+        return item
+
+    @property
+    def note(self) -> Note:
+        note = self._note
+        if note is None:
+            import json
+
+            assert self._state is not None
+            note = self._note = Note.restore(json.loads(self._state))
+            self._state = None
+        return note
+
+    @note.setter
+    def note(self, note: Note) -> None:
+        self._note, self._state, self._time = note, None, None
 
     @property
     def label(self) -> str:
         """How messages name it: `#42`, or a fetched one's `origin/ada-laptop/42`."""
-        return f"#{self.note.seq}" if self.source is None else self.ident
+        return f"#{self.seq}" if self.source is None else self.ident
 
     @property
     def ident(self) -> str:
         """The id every command accepts: the sequence number, or `<remote>/<sync_name>/<seq>` if fetched."""
-        return str(self.note.seq) if self.source is None else f"{self.source}/{self.note.seq}"
+        return str(self.seq) if self.source is None else f"{self.source}/{self.seq}"
 
     @property
     def seq(self) -> int:
-        return self.note.seq
+        return self._note.seq if self._note is not None else self._index[0]
 
     @property
     def session(self) -> str:
-        return self.note.session
+        return self._note.session if self._note is not None else self._index[2]
+
+    @property
+    def worktree(self) -> str | None:
+        """The work tree it was taken in (Note.worktree)."""
+        return self._note.worktree if self._note is not None else self._index[3]
+
+    @property
+    def safety(self) -> bool:
+        """A safety checkpoint (Note.safety)."""
+        return self._note.safety if self._note is not None else self._index[4]
 
     @property
     def message(self) -> str:
@@ -59,11 +103,20 @@ class Checkpoint:
 
     @property
     def time(self) -> float:
-        """When it was taken, in seconds since the epoch (0 when the note's time is unreadable)."""
-        return parse_utc(self.note.created) or 0.0
+        """When it was taken, in seconds since the epoch (0 when the note's time is unreadable); read once (sorting
+        50,000 fetched checkpoints by it, then showing their ages, would read each stamp again)."""
+        if self._time is None:
+            self._time = (parse_utc(self._note.created) or 0.0) if self._note is not None else self._index[5]
+        return self._time
 
     def as_json(self) -> dict[str, Any]:
         return {**self.note.to_json(), "commit": self.commit, "id": self.ident}
+
+
+def index_of(note: Note) -> list[Any]:
+    """What choosing among checkpoints reads of every note, kept beside it in the notes cache: seq, created,
+    session, work tree, safety, and the time `created` says (Checkpoint.time)."""
+    return [note.seq, note.created, note.session, note.worktree, note.safety, parse_utc(note.created) or 0.0]
 
 
 # sequence ids ------------------------------------------------------------------
@@ -91,9 +144,10 @@ def next_seq(repo: Repo) -> int:
 
 def load_all(repo: Repo) -> list[Checkpoint]:
     """Every checkpoint of the repository, oldest first (by seq)."""
-    if repo.read_ref(NOTES_REF) is None:
+    tip = repo.read_ref(NOTES_REF)
+    if tip is None:
         return []
-    return _read(repo, repo.git(["notes", "--ref", NOTES_REF, "list"]))
+    return _load(repo, layout.NOTES_CACHE, {NOTES_REF: tip}).get(NOTES_REF, [])
 
 
 def load_one(repo: Repo, commit: str) -> Checkpoint | None:
@@ -115,17 +169,169 @@ def read_listed(repo: Repo, listing: bytes) -> list[Checkpoint]:
 
 def _read(repo: Repo, listing: bytes) -> list[Checkpoint]:
     """Checkpoints from `git notes list` output (`<note blob> <commit>` lines), through one cat-file."""
-    from ..base.gitcmd import cat_file
-
     pairs = [p for p in (line.split() for line in listing.decode().splitlines()) if len(p) == 2]
-    blobs = cat_file([blob for blob, _ in pairs], repo.root)
-    found = [(blob, commit, obj[1]) for (blob, commit), obj in zip(pairs, blobs, strict=True) if obj is not None]
+    notes = _parse_blobs(repo, [blob for blob, _ in pairs])
     result = []
-    for (blob, commit, _raw), note in zip(found, _parse_all([raw for _, _, raw in found]), strict=True):
+    for blob, commit in pairs:
+        note = notes.get(blob)
         if note is not None:
             result.append(Checkpoint(Oid(commit), note, Oid(blob)))
     result.sort(key=lambda c: c.seq)
     return result
+
+
+def with_notes(items: list[Checkpoint]) -> list[Checkpoint]:
+    """ITEMS, each with its note built (one JSON parse for all the cache left unread): for a reader that reads
+    every note (the page's rows, `list --json`), where one parse per note would cost twice as much."""
+    import gc
+    import json
+
+    unread = [c for c in items if c._note is None and c._state is not None]
+    if unread:
+        collecting = gc.isenabled()
+        gc.disable()  # as in _load
+        try:
+            states = json.loads(b"[" + b",".join(c._state or b"null" for c in unread) + b"]")
+            for item, state in zip(unread, states, strict=True):
+                item.note = Note.restore(state)
+        finally:
+            if collecting:
+                gc.freeze()
+                gc.enable()
+    return items
+
+
+def _load(repo: Repo, cache: str, tips: dict[str, str], others: dict[str, str] | None = None
+          ) -> dict[str, list[Checkpoint]]:
+    """The checkpoints of each notes ref of TIPS (ref → its commit now), each list sorted by seq: the one
+    loader of many notes. The cache file CACHE (notecache.py) gives every note it holds by its blob, and the
+    listing of each ref still where it was; for a ref that moved, one `diff-tree` (of every such ref at once)
+    names the notes added, changed or removed since, and one `cat-file` reads the new ones. CACHE is then
+    written with what was read, and with what it held of OTHERS (refs of its kind not asked for, ref → commit
+    now) where they are still what it held, so it holds the notes those refs hold and no other."""
+    import gc
+
+    from . import notecache
+
+    # A read of 10,000 notes makes ~300,000 objects, none of them in a cycle, and most live as long as the process:
+    # collecting while they are made, and each later collection walking them again, would cost as much as the read.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        cached = notecache.read(repo, cache)
+        stale = [ref for ref, tip in tips.items() if ref not in cached or cached[ref].commit != tip]
+        fresh = {ref: cached[ref] for ref in tips if ref not in stale}
+        parsed: dict[str, Note | None] = {}
+        if stale:
+            import json
+
+            relisted = _relisted(repo, {ref: tips[ref] for ref in stale}, cached)
+            known = {entry[0]: entry[2:] for listed in cached.values() for entry in listed.entries}
+            missing = {entry[0] for listed in relisted.values() for entry in listed.entries if entry[0] not in known}
+            parsed = _parse_blobs(repo, sorted(missing)) if missing else {}
+            if len(parsed) < len(missing):  # a note git does not have: read it again next time, not as "not ours"
+                cache = ""
+            for blob, note in parsed.items():
+                known[blob] = [json.dumps(note.state(), separators=(",", ":")).encode(), index_of(note)] \
+                    if note is not None else [None, None]
+            for listed in relisted.values():
+                for entry in listed.entries:
+                    entry[2:] = known.get(entry[0], [None, None])
+            fresh.update(relisted)
+        found: dict[str, list[Checkpoint]] = {}
+        unread = Checkpoint.unread
+        for ref, listed in fresh.items():
+            items = []
+            for blob, commit, state, index in listed.entries:
+                if state is not None:
+                    note = parsed.pop(blob, None)
+                    items.append(Checkpoint(Oid(commit), note, Oid(blob)) if note is not None
+                                 else unread(Oid(commit), Oid(blob), state, index))
+            items.sort(key=lambda c: c.seq)
+            found[ref] = items
+    finally:
+        if collecting:
+            gc.freeze()  # what is alive now is never walked again (it is still freed when no longer referenced)
+            gc.enable()
+    kept = {ref: cached[ref] for ref, tip in (others or {}).items() if ref in cached and cached[ref].commit == tip}
+    if cache and (stale or set(cached) != set(fresh) | set(kept)):
+        notecache.write(repo, cache, {**kept, **fresh})
+    return found
+
+
+def _relisted(repo: Repo, tips: dict[str, str], cached: dict[str, Listed]) -> dict[str, Listed]:
+    """What each notes ref of TIPS (ref → commit) holds at its commit, as notecache.Listed entries (notes not
+    filled in): one `cat-file --batch-check` for the refs' trees and one `diff-tree --stdin` from each
+    one's cached tree (or the empty tree) to its tree now."""
+    from ..base.gitcmd import GitError
+    from .notecache import Listed
+    from .snapshot import empty_tree
+
+    names = list(tips)
+    out = repo.git(["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+                   input="".join(f"{tips[ref]}^{{tree}}\n" for ref in names).encode()).decode().splitlines()
+    trees = {ref: line.split()[0] for ref, line in zip(names, out, strict=True) if line.endswith(" tree")}
+    empty = empty_tree(repo)
+    hexsz = len(empty)
+    for start_from_cache in (True, False):
+        starts = {ref: cached[ref].tree if start_from_cache and ref in cached else empty for ref in trees}
+        pairs = sorted({(starts[ref], trees[ref]) for ref in trees if starts[ref] != trees[ref]})
+        try:
+            out_diff = repo.git(["diff-tree", "--stdin", "-r", "-z", "--no-renames"],
+                                input="".join(f"{a} {b}\n" for a, b in pairs).encode()) if pairs else b""
+        except GitError:  # a cached tree git pruned since (a purge): list every ref whole
+            if start_from_cache:
+                continue
+            raise
+        changes = _tree_changes(out_diff, hexsz)
+        result = {}
+        for ref, tree in trees.items():
+            start = starts[ref]
+            notes = {entry[1]: entry[0] for entry in cached[ref].entries} if start != empty else {}
+            if start != tree:
+                removed, added = changes.get(f"{start} {tree}", ({}, {}))
+                for commit in removed:
+                    notes.pop(commit, None)
+                notes.update(added)
+            result[ref] = Listed(tips[ref], tree, [[blob, commit, None, None] for commit, blob in notes.items()])
+        return result
+    return {}
+
+
+def _tree_changes(out: bytes, hexsz: int) -> dict[str, tuple[set[str], dict[str, str]]]:
+    """`diff-tree --stdin -r -z` of notes trees, per `<tree> <tree>` line it was given: (the commits whose
+    note went or changed, commit → new note blob for those added or changed). Entries whose path is no
+    object id (a machine commit's `transcripts/`) are not notes."""
+    found: dict[str, tuple[set[str], dict[str, str]]] = {}
+    removed: set[str] = set()
+    added: dict[str, str] = {}
+    tokens = out.decode("utf-8", "surrogateescape").split("\0")
+    i = 0
+    while i < len(tokens):
+        *headers, meta = tokens[i].split("\n")  # a pair's header line, then its first entry (if any)
+        for header in headers:
+            removed, added = found.setdefault(header, (set(), {}))
+        i += 1
+        if not meta.startswith(":") or i >= len(tokens):
+            continue
+        commit = tokens[i].replace("/", "")
+        i += 1
+        _old_mode, _new_mode, _old, new, status = meta[1:].split(" ")
+        if len(commit) != hexsz or commit.strip("0123456789abcdef"):
+            continue
+        removed.add(commit)
+        if status[:1] != "D":
+            added[commit] = new
+    return found
+
+
+def _parse_blobs(repo: Repo, blobs: list[str]) -> dict[str, Note | None]:
+    """Each note blob of BLOBS parsed (None: not one of ours), through one `git cat-file --batch`."""
+    from ..base.gitcmd import cat_file
+
+    objects = cat_file(blobs, repo.root)
+    found = [(blob, obj[1]) for blob, obj in zip(blobs, objects, strict=True) if obj is not None]
+    return dict(zip([blob for blob, _ in found], _parse_all([raw for _, raw in found]), strict=True))
 
 
 def _parse_all(bodies: list[bytes]) -> list[Note | None]:
@@ -146,7 +352,7 @@ CURRENT = "."  # "this work tree", where a work tree is named: no linked work tr
 
 def of_worktree(items: list[Checkpoint], worktree: str | None) -> list[Checkpoint]:
     """The checkpoints taken in WORKTREE (None: the main work tree; notes without the key are its)."""
-    return [c for c in items if c.note.worktree == worktree]
+    return [c for c in items if c.worktree == worktree]
 
 
 def worktree_label(worktree: str | None) -> str:
@@ -443,12 +649,14 @@ def machines(repo: Repo, label: str | None = None) -> dict[str, str]:
 def load_fetched(repo: Repo, label: str | None = None, source: str | None = None) -> list[Checkpoint]:
     """The fetched checkpoints of remote LABEL (every remote: None), or of one machine SOURCE, oldest first
     (by time; a machine's own order by its seq)."""
+    every = {REMOTE_PREFIX + name: tip for name, tip in machines(repo).items()}
+    prefix = REMOTE_PREFIX + (label + "/" if label else "")
+    wanted = {ref: tip for ref, tip in every.items() if ref.startswith(prefix)
+              and (source is None or ref == REMOTE_PREFIX + source)}
     found: list[Checkpoint] = []
-    for name in sorted(machines(repo, label)):
-        if source is not None and name != source:
-            continue
-        for item in _read(repo, repo.git(["notes", "--ref", REMOTE_PREFIX + name, "list"])):
-            item.source = name
+    for ref, items in sorted(_load(repo, layout.FETCHED_NOTES_CACHE, wanted, every).items()):
+        for item in items:
+            item.source = ref[len(REMOTE_PREFIX):]
             found.append(item)
     found.sort(key=lambda c: (c.time, c.source or "", c.seq))
     return found

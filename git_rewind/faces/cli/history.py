@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from ...base import config
+from ...base import config, minijson
 from ...base.repo import Repo
 from ...store import checkpoints
 from .. import output, pager
@@ -83,7 +83,8 @@ def list_command(session: str | None, all_sessions: bool, worktree: str | None, 
     selected, hidden = search.select_counted(repo, items, query)
     items, more = checkpoints.newest_first(selected, limit=limit)
     if as_json:
-        click.echo(json.dumps([c.as_json() for c in items], indent=2))
+        shown = [c.as_json() for c in checkpoints.with_notes(items)]
+        click.echo(minijson.dumps_indented(shown, indent=2))  # json.dumps's bytes, faster
         return
     footer = f"({hidden} safety checkpoint{'s' if hidden != 1 else ''} hidden; --safety shows them)" if hidden else ""
     if not items:
@@ -92,8 +93,10 @@ def list_command(session: str | None, all_sessions: bool, worktree: str | None, 
         return
     view = pager.choose(color, no_pager, repo.root)
     with pager.paged(view):
-        for row in output.table(items, worktree=all_worktrees, width=view.width, view=view, remote=bool(remote)):
-            click.echo(row, color=view.color)  # click would drop git's colours when not on a terminal
+        rows = output.table(items, worktree=all_worktrees, width=view.width, view=view, remote=bool(remote))
+        # one write for all (click.echo flushes each: 50,000 rows were 50,000 writes); click would drop git's
+        # colours when not on a terminal
+        click.echo("\n".join(rows), color=view.color)
         if more:
             click.echo(f"({more} older; -n 0 shows all)")
         if footer:

@@ -326,7 +326,7 @@ HINTS = {"code-only": "choose “code” beside Undo to rewind the files alone",
 def build(repo: Repo, keys: Keys, port: int, read_only: bool) -> Any:
     """The ASGI application: the routes behind the guard."""
     server = Server(repo, keys, read_only)
-    server.listing.warm()  # 10,000 checkpoints take a second to read: start before the page asks
+    server.listing.warm()  # 10,000 checkpoints take a moment to read, even through the notes cache: start now
     routes: list[BaseRoute] = [
         Route("/", server.page),
         Route("/api/session", server.session, methods=["POST"]),
