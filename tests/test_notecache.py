@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from helpers.checkpoints import snaps
 from helpers.workdir import Workdir
 
@@ -229,3 +231,25 @@ def test_the_page_rows_are_the_same_from_the_cache(project: Workdir) -> None:
         view = View("key", checkpoints.load_all(repo), repo.worktree)
         pages.append((view.encoded(range(len(view.rows))), view.encoded_sessions()))
     assert pages[0] == pages[1] and b'"good"' in pages[1][0]
+
+
+def test_a_long_lived_process_reads_without_freezing_what_is_alive(project: Workdir,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command freezes what it read (gc.freeze: never walked again); the daemon and the page's server, which
+    read notes again and again, must not: each freeze would keep the cyclic garbage made before it for good."""
+    import gc
+
+    snaps(project, 3)
+    repo = Repo.discover(str(project.path))
+    monkeypatch.setattr(checkpoints, "LONG_LIVED", True)
+    gc.unfreeze()
+    try:
+        for _ in range(3):
+            Path(repo.store_dir, layout.NOTES_CACHE).unlink(missing_ok=True)  # a whole read each time
+            assert [c.seq for c in checkpoints.with_notes(checkpoints.load_all(repo))] == [1, 2, 3]
+        assert gc.get_freeze_count() == 0 and gc.isenabled()
+        monkeypatch.setattr(checkpoints, "LONG_LIVED", False)
+        checkpoints.load_all(repo)
+        assert gc.get_freeze_count() > 0  # a command's read does freeze: the test would see a change
+    finally:
+        gc.unfreeze()

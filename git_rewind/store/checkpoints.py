@@ -180,6 +180,21 @@ def _read(repo: Repo, listing: bytes) -> list[Checkpoint]:
     return result
 
 
+# Set by a process that lives on after a command (the daemon, the page's server): see _collect_again.
+LONG_LIVED = False
+
+
+def _collect_again() -> None:
+    """Collect cycles again after a read of many notes. A command freezes what is alive first (its notes live as
+    long as it does, and no later collection walks them again: still freed when no longer referenced); a
+    long-lived process must not, or the cyclic garbage made before each read would never be collected."""
+    import gc
+
+    if not LONG_LIVED:
+        gc.freeze()
+    gc.enable()
+
+
 def with_notes(items: list[Checkpoint]) -> list[Checkpoint]:
     """ITEMS, each with its note built (one JSON parse for all the cache left unread): for a reader that reads
     every note (the page's rows, `list --json`), where one parse per note would cost twice as much."""
@@ -196,8 +211,7 @@ def with_notes(items: list[Checkpoint]) -> list[Checkpoint]:
                 item.note = Note.restore(state)
         finally:
             if collecting:
-                gc.freeze()
-                gc.enable()
+                _collect_again()
     return items
 
 
@@ -251,8 +265,7 @@ def _load(repo: Repo, cache: str, tips: dict[str, str], others: dict[str, str] |
             found[ref] = items
     finally:
         if collecting:
-            gc.freeze()  # what is alive now is never walked again (it is still freed when no longer referenced)
-            gc.enable()
+            _collect_again()
     kept = {ref: cached[ref] for ref, tip in (others or {}).items() if ref in cached and cached[ref].commit == tip}
     if cache and (stale or set(cached) != set(fresh) | set(kept)):
         notecache.write(repo, cache, {**kept, **fresh})

@@ -369,6 +369,9 @@ def run(repo: Repo, handlers: Mapping[str, Handler] | None = None) -> int:
     # A process that blocked signals for itself (`git rewind watch` takes them with sigwaitinfo) passes its
     # mask on to what it starts: the daemon must still end on `daemon stop`'s SIGTERM.
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    from ..store import checkpoints
+
+    checkpoints.LONG_LIVED = True  # the hooks it answers read notes: their reads must not pin garbage for good
     os.makedirs(repo.rewind_dir, exist_ok=True)
     lock = Lock(os.path.join(repo.rewind_dir, daemon.LOCK), timeout=0)
     try:

@@ -17,8 +17,11 @@ def serve(repo: Repo, port: int = 0, open_browser: bool = True, read_only: bool 
     and each time a browser uses one, a line with the next link (for another tab). Exit code 0."""
     import uvicorn
 
+    from ...store import checkpoints
     from .app import build
     from .guard import Keys
+
+    checkpoints.LONG_LIVED = True  # it reads the notes again at each change: no read may pin garbage for good
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
