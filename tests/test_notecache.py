@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from helpers.checkpoints import snaps
 from helpers.workdir import Workdir
 
