@@ -36,6 +36,7 @@ from functools import partial
 from typing import Any
 
 SESSION = "bench"
+PY_BARE = "python -I -S -c pass"
 DAEMON_SESSION = "bench-daemon"
 FILES_PER_DIR = 20
 DEFAULT_SIZES = (1000, 20000, 100000)
@@ -741,6 +742,8 @@ class Bench:
         self.daemon_info = self.daemon_idle(10.0)
 
     def measure_restore(self, k: int) -> None:
+        """Restore K files: `git rewind undo` (with --daemon: also with the daemon answering its safety
+        checkpoint, and `python -I -S -c pass` for scale) against `git restore --source`, interleaved."""
         name = f"restore {k} files"
         self.sync("rewind")
         self.sync("cli")
@@ -750,20 +753,20 @@ class Bench:
         rewind_tree = self.git("rev-parse", f"refs/rewind/{SESSION}^{{tree}}")
         if rewind_tree != self.git("rev-parse", f"{source}^{{tree}}"):
             raise BenchError("before the restore runs: git-rewind's and the git CLI's trees differ")
+        tools = ["rewind", "cli", PY_BARE, *(["rewind+daemon"] if self.daemon_mode else [])]
         for r in range(self.runs):
             paths = self.tree.pick("restore", k, r)
-            for tool in rotated(["rewind", "cli"], r):
+            for tool in rotated(tools, r):
+                if tool == PY_BARE:
+                    self.record(name, tool, self.timed(run, [sys.executable, "-I", "-S", "-c", "pass"],
+                                                       self.dir, self.env))
+                    continue
                 before = {p: self.read(p) for p in paths}
                 self.modify(paths, f"restore{k}-{r}-{tool}")
-                if tool == "rewind":
-                    done: list[subprocess.CompletedProcess[bytes]] = []
-                    ms = self.timed(self.rewind_undo, seq, done)
-                    text = done[0].stdout.decode()
-                    if f"restored #{seq}: {len(paths)} written, 0 removed" not in text:
-                        raise BenchError(f"git rewind undo {seq}: expected {len(paths)} written, "
-                                         f"got {text!r}")
-                    self.check_contents(before, f"git rewind undo ({name})")
-                    self.record(name, "rewind excl. safety", ms - self.safety_ms())
+                if tool.startswith("rewind"):
+                    ms = self.timed_undo(seq, tool, len(paths), oracle=r == 0)
+                    self.check_contents(before, f"git rewind undo ({name}, {tool})")
+                    self.record(name, tool + " excl. safety", ms - self.safety_ms())
                 else:
                     ms = self.timed(run, ["git", "restore", f"--source={source}", "--worktree", "--", "."],
                                     self.repo, self.cli_env)
@@ -771,8 +774,38 @@ class Bench:
                     # Untimed: the private index as the next snapshot would leave it.
                     run(["git", "add", "-A"], self.repo, self.cli_env)
                 self.record(name, tool, ms)
-        self.traced(name, ["undo", seq, "--yes"],
-                    partial(self.modify, self.tree.pick("trace-restore", k, 0), f"trace-restore-{k}"), safety=True)
+        if self.user_index() != self.user_index_digest:
+            raise BenchError(f"{name}: the user's .git/index changed")
+        prep = partial(self.modify, self.tree.pick("trace-restore", k, 0), f"trace-restore-{k}")
+        self.daemon_visible(False)
+        self.traced(name, ["undo", seq, "--yes"], prep, safety=True)
+        if self.daemon_mode:
+            self.daemon_visible(True)
+            prep = partial(self.modify, self.tree.pick("trace-restore-daemon", k, 0), f"trace-restore-d-{k}")
+            self.traced(name + " +daemon", ["undo", seq, "--yes"], prep, safety=True)
+
+    def timed_undo(self, seq: str, tool: str, k: int, oracle: bool) -> float:
+        """One timed `git rewind undo SEQ --yes` of K changed files; with the daemon (TOOL rewind+daemon) it must
+        have answered the safety checkpoint with the changed paths. ORACLE: the safety checkpoint's tree must
+        be `git add -A`'s from a scratch index, taken (untimed) right before."""
+        expected = self.scratch_tree() if oracle else None
+        daemon = tool == "rewind+daemon"
+        asked = self.answered() if daemon else None
+        self.daemon_visible(daemon)
+        done: list[subprocess.CompletedProcess[bytes]] = []
+        ms = self.timed(self.rewind_undo, seq, done)
+        text = done[0].stdout.decode()
+        if f"restored #{seq}: {k} written, 0 removed" not in text:
+            raise BenchError(f"git rewind undo {seq} ({tool}): expected {k} written, got {text!r}")
+        if asked is not None:
+            self.daemon_check(asked, "changes")
+        if expected is not None:
+            safety = re.search(r"safety checkpoint #\d+ ([0-9a-f]+)", text)
+            found = self.git("rev-parse", f"{safety.group(1)}^{{tree}}") if safety else None
+            if found != expected:
+                raise BenchError(f"git rewind undo ({tool}): the safety checkpoint's tree {found} is not "
+                                 f"`git add -A`'s {expected}")
+        return ms
 
     def rewind_undo(self, seq: str, done: list[subprocess.CompletedProcess[bytes]]) -> None:
         """`git rewind undo SEQ --yes`, as the console script runs it, timing its safety checkpoint (SAFETY_TIMER)."""
@@ -919,6 +952,35 @@ def warm_limit(size: int) -> float:
 MEMORY_LIMIT_KIB = 150 * 1024  # at 100k files
 
 
+def restore_rows(b: Bench) -> tuple[list[list[str]], list[dict[str, Any]]]:
+    """Restores of one size, whole process, safety checkpoint included: git-rewind with the daemon (--daemon)
+    and without it against `git restore --source` and `python -I -S -c pass` of the same interpreter, all from
+    the same interleaved runs. Targets (issue 27): with the daemon at most the larger of 1.0x git restore and
+    3x python -I -S; without it at most 1.5x that."""
+    rows: list[list[str]] = []
+    targets: list[dict[str, Any]] = []
+    for k in (1, 100, 1000):
+        name = f"restore {min(k, len(b.tree.files))} files"
+        cli, bare = b.median(name, "cli"), b.median(name, PY_BARE)
+        bound = max(cli, 3 * bare)
+        basis = "git restore" if bound == cli else "3x python -I -S"
+        for tool, label, limit in (("rewind+daemon", "+daemon", 1.0), ("rewind", "no daemon", 1.5)):
+            mine = b.median(name, tool)
+            if mine != mine:
+                continue
+            v = verdict(mine / bound, limit)
+            cell = f"<={limit:g}x max(git restore, 3x py -I -S) ({basis}): {v}"
+            targets.append({"size": b.size, "target": f"{name}, {label} <= {limit:g}x max(git restore, 3x "
+                            f"python -I -S)", "ratio": mine / bound, "verdict": v})
+            rows.append([f"{name}, {label}", fmt_ms(mine), fmt_ms(b.median(name, tool + " excl. safety")),
+                         fmt_ms(cli), fmt_ratio(mine / cli), fmt_ms(3 * bare), fmt_ratio(mine / (3 * bare)), cell])
+    return rows, targets
+
+
+RESTORE_HEADER = ["operation", "git-rewind", "excl. safety", "git restore", "ratio", "3x py -I -S", "ratio",
+                  "target"]
+
+
 def daemon_rows(b: Bench) -> tuple[list[list[str]], list[dict[str, Any]]]:
     """The --daemon table of one size: git-rewind with the daemon against git-rewind without it and git's CLI."""
     rows: list[list[str]] = []
@@ -1023,7 +1085,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python-env-as-is", action="store_true",
                         help="do not give Python a bytecode cache (PYTHONPYCACHEPREFIX) in the temp dir")
     parser.add_argument("--daemon", action="store_true",
-                        help="the snapshot rows only, with git-rewind's file-watcher daemon as one more tool")
+                        help="the snapshot and restore rows, with git-rewind's file-watcher daemon as one more tool")
+    parser.add_argument("--restore", action="store_true",
+                        help="the restore rows only (with --daemon: with the daemon and without, interleaved)")
     args = parser.parse_args(argv)
 
     sizes = [int(s.replace("_", "").replace("k", "000")) for s in args.sizes.split(",")] if args.sizes \
@@ -1072,21 +1136,21 @@ def main(argv: list[str] | None = None) -> int:
             b.daemon_mode = args.daemon
             benches.append(b)
             b.build()
+            restores: list[tuple[str, Callable[[], None]]] = [
+                (f"restore {k}", partial(b.measure_restore, min(k, len(b.tree.files)))) for k in (1, 100, 1000)]
             steps: list[tuple[str, Callable[[], None]]] = [
                 ("first snapshot", b.measure_first),  # first: the tree is HEAD + untracked files only
                 ("warm, no change", b.measure_warm_unchanged),
                 ("warm, 1 changed", partial(b.measure_warm_changes, 1)),
                 ("warm, 100 changed", partial(b.measure_warm_changes, 100)),
             ]
-            if args.daemon:
-                steps += [("daemon idle", b.measure_idle), ("daemon stop", b.daemon_stop)]
+            if args.restore:  # (with --daemon: started for them, stopped after)
+                steps = [("daemon start", b.daemon_warm), *restores, ("daemon stop", b.daemon_stop)] \
+                    if args.daemon else restores
+            elif args.daemon:
+                steps += [*restores, ("daemon idle", b.measure_idle), ("daemon stop", b.daemon_stop)]
             else:
-                steps += [
-                    ("--path", b.measure_path),
-                    ("restore 1", partial(b.measure_restore, 1)),
-                    ("restore 100", partial(b.measure_restore, min(100, len(b.tree.files)))),
-                    ("restore 1000", partial(b.measure_restore, min(1000, len(b.tree.files)))),
-                ]
+                steps += [("--path", b.measure_path), *restores]
             for label, step in steps:
                 t0 = time.perf_counter()
                 step()
@@ -1094,9 +1158,15 @@ def main(argv: list[str] | None = None) -> int:
             t = b.tree
             title = (f"== {size:,} files ({len(t.tracked):,} tracked + {len(t.untracked):,} untracked; "
                      f"{len(t.ignored):,} ignored) ==")
-            if args.daemon:
-                rows, targets = daemon_rows(b)
-                print_table(title + "  with the daemon", DAEMON_HEADER, rows)
+            if args.daemon or args.restore:
+                targets: list[dict[str, Any]] = []
+                if not args.restore:
+                    rows, targets = daemon_rows(b)
+                    print_table(title + "  with the daemon", DAEMON_HEADER, rows)
+                rows, more = restore_rows(b)
+                targets += more
+                print_table(title + "  restores" + ("  with the daemon and without" if args.daemon else ""),
+                            RESTORE_HEADER, rows)
                 report["daemon"] = {**report.get("daemon", {}), str(size): b.daemon_info}
             else:
                 rows, targets = size_rows(b)
@@ -1123,7 +1193,7 @@ def main(argv: list[str] | None = None) -> int:
         if b.daemon_mode and os.path.isdir(os.path.join(b.repo, ".git", "rewind")):
             b.daemon_visible(True)
             run([*rewind, "daemon", "stop"], b.repo, env, check=False)
-    if len(benches) >= 2 and not failed and not args.daemon:
+    if len(benches) >= 2 and not failed and not args.daemon and not args.restore:
         try:
             path_summary(benches, 2 * runs, report)
         except BenchError as exc:

@@ -385,3 +385,105 @@ def test_an_undo_with_the_daemon_running_is_byte_exact_and_the_next_checkpoint_s
     tree.write("docs/after.md", "after the undo\n")
     _snap(tree)
     assert daemon.answered(tree)["changes"] >= 2
+
+
+Answered = tuple[dict[str, int] | None, dict[str, int] | None]  # the daemon's counts before and after
+
+
+def _undo_across_an_ignore_change(w: Workdir, daemons: list[Workdir] | None) -> tuple[Answered, dict[str, object]]:
+    """Pitfall 2, with the daemon running (DAEMONS given) or not: #1 taken under rules that ignore node_modules/
+    and .env, then the agent's .gitignore ignores build/ instead (the next checkpoint captures node_modules and
+    .env, as those rules say), then a secret changed, one installed, build output and edits; undo to #1.
+    What the safety checkpoint holds, what is on disk after, and which blobs reached the object database."""
+    w.write("build/out.txt", "built\n")
+    if daemons is not None:
+        _start(w, daemons)
+    _snap(w)
+    w.write(".gitignore", "*.log\nbuild/\n")
+    _snap(w)
+    w.write(".env", "SECRET=2\n")
+    w.write("node_modules/pkg/fresh.js", "TOKEN=fresh\n")
+    w.write("build/out.txt", "rebuilt\n")
+    w.write("src/app.py", "print('edited')\n")
+    w.write("notes2.txt", "new work\n")
+    user = w.user_state()[0]
+    before = daemon.answered(w) if daemons is not None else None
+    run = _run(w, "undo", "1", "--yes")
+    assert run.returncode == 0, run.stderr
+    assert w.user_state()[0] == user
+    safety = json.loads(w.ok("list", "--json", "-n", "1", "--safety"))[0]
+    assert safety["trigger"] == "pre-rewind"
+    after = daemon.answered(w) if daemons is not None else None
+    blobs = {}
+    for text in ("SECRET=2\n", "TOKEN=fresh\n", "rebuilt\n"):
+        oid = subprocess.run(["git", "hash-object", "--stdin"], input=text, capture_output=True, text=True,
+                             cwd=w.path, env=w.env, check=True).stdout.strip()
+        blobs[text] = subprocess.run(["git", "cat-file", "-e", oid], cwd=w.path, env=w.env).returncode == 0
+    return (before, after), {"tree": w.tree_of(safety["commit"]),
+            "captured": w.git("ls-tree", "-r", "--name-only", safety["commit"]).split(),
+            "disk": {p: (w.path / p).read_text() for p in (".env", "node_modules/pkg/fresh.js",
+                                                            "node_modules/pkg/index.js", "build/out.txt",
+                                                            ".gitignore", "src/app.py")},
+            "stored": blobs, "notes2": (w.path / "notes2.txt").exists()}
+
+
+def test_an_undo_across_an_ignore_change_takes_the_daemons_tree_and_does_what_a_full_scan_does(
+        project: Workdir, daemons: list[Workdir], tmp_path: Path) -> None:
+    """The safety checkpoint of a restore whose target has other .gitignore rules is answered by the daemon
+    (its changed paths read, none of them a path the target's rules ignore), and it is exactly what the full
+    scan without a daemon records: nothing ignored under either rule set captured, stored or touched."""
+    alone = Workdir(tmp_path / "alone", project.env)
+    subprocess.run(["cp", "-a", str(project.path), str(alone.path)], check=True)
+    (before, after), with_daemon = _undo_across_an_ignore_change(project, daemons)
+    assert before is not None and after is not None
+    assert after == {"changes": before["changes"] + 1, "full": before["full"]}  # read only what changed
+    _, without = _undo_across_an_ignore_change(alone, None)
+    assert with_daemon == without  # the same safety tree, the same disk, the same objects
+    captured = with_daemon["captured"]
+    assert isinstance(captured, list)
+    assert "src/app.py" in captured and "notes2.txt" in captured
+    assert not [p for p in captured if p == ".env" or p.startswith(("node_modules/", "build/"))]
+    assert with_daemon["disk"] == {".env": "SECRET=2\n", "node_modules/pkg/fresh.js": "TOKEN=fresh\n",
+                                   "node_modules/pkg/index.js": "ignored\n", "build/out.txt": "rebuilt\n",
+                                   ".gitignore": "node_modules/\n*.log\n.env\n", "src/app.py": "print('hello')\n"}
+    assert with_daemon["stored"] == {"SECRET=2\n": False, "TOKEN=fresh\n": False, "rebuilt\n": False}
+    assert with_daemon["notes2"] is False  # #1 did not have it: removed (it is in the safety checkpoint)
+    # The daemon goes on from a tree of the work tree's own rules: the next checkpoint is still git's own.
+    _snap(project)
+    project.write("src/after.py", "after\n")
+    _snap(project)
+    project.fsck()
+
+
+def _git_commands(trace: Path) -> list[str]:
+    """The git subcommands a traced command ran itself (GIT_TRACE2_EVENT), in order."""
+    found = []
+    for line in trace.read_text().splitlines():
+        event = json.loads(line)
+        if event.get("event") == "cmd_name" and "/" not in event.get("sid", ""):  # not a git's own child
+            found.append(event["name"])
+    return found
+
+
+def test_a_full_scan_the_daemon_was_not_told_of_leaves_its_next_answer_incremental(
+        tree: Workdir, daemons: list[Workdir], tmp_path: Path) -> None:
+    """A scan without the daemon (its socket away, as while a command could not reach it) checks its own tree
+    against the person's index; the daemon's base stays checked too, so the next checkpoint it answers reads
+    only what changed: no comparison of the whole tree with the person's index (diff-index) again."""
+    _start(tree, daemons)
+    _snap(tree)
+    sock = tree.path / ".git" / "rewind" / "daemon.sock"
+    aside = sock.with_name("daemon.sock.aside")
+    sock.rename(aside)
+    tree.write("lib/a/x.py", "changed without the daemon\n")
+    _snap(tree)
+    aside.rename(sock)
+    tree.write("src/app.py", "print('with the daemon')\n")
+    before = daemon.answered(tree)
+    trace = tmp_path / "trace.json"
+    run = _run(tree, "snap", "-m", "after", env={"GIT_TRACE2_EVENT": str(trace)})
+    assert run.returncode == 0, run.stderr
+    assert daemon.answered(tree) == {"changes": before["changes"] + 1, "full": before["full"]}
+    assert tree.git("rev-parse", "refs/rewind/manual^{tree}").strip() == tree.add_all_tree()
+    commands = _git_commands(trace)
+    assert "fast-import" in commands and "diff-index" not in commands, commands

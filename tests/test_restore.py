@@ -727,3 +727,46 @@ def test_undo_warns_about_another_branch_and_ignored_files_changed_since(project
     assert "and HEAD is at" in project.rewind("undo", "@", "--dry-run").stderr
     project.git("reset", "-q", "--hard", "HEAD~1")
     assert "warning: #" not in project.rewind("undo", "@", "--dry-run").stderr
+
+
+def test_a_restore_writes_only_the_paths_that_differ(project: Workdir) -> None:
+    """Files the target has as they are on disk are never rewritten: same inode, same modification time
+    (an editor, a build watcher or `make` sees no change); only the changed file, the removed one and the
+    mode change are touched."""
+    for i in range(30):
+        project.write(f"lib/m{i}.py", f"module {i}\n")
+    project.ok("snap", "-m", "good")
+    good = project.state()
+    project.write("lib/m3.py", "broken\n")
+    project.write("lib/extra.py", "new\n")
+    (project.path / "bin" / "run.sh").chmod(0o644)
+    touched = {"lib/m3.py", "lib/extra.py", "bin/run.sh"}
+    time.sleep(0.01)  # a rewrite now would show in the modification time, whatever its granularity
+    before = {str(p.relative_to(project.path)): (p.stat().st_ino, p.stat().st_mtime_ns)
+              for p in project.path.rglob("*") if p.is_file() and ".git" not in p.parts}
+    out = project.ok("undo", "1", "--yes")
+    assert "restored #1: 2 written, 1 removed (verified)" in out
+    assert project.state() == good
+    after = {str(p.relative_to(project.path)): (p.stat().st_ino, p.stat().st_mtime_ns)
+             for p in project.path.rglob("*") if p.is_file() and ".git" not in p.parts}
+    assert {p: v for p, v in after.items() if p not in touched} == \
+        {p: v for p, v in before.items() if p not in touched}
+    assert after["lib/m3.py"] != before["lib/m3.py"]  # (the check can see a rewrite)
+
+
+def test_a_secret_the_target_ignores_changed_since_it_was_captured_never_reaches_the_objects(
+        project: Workdir) -> None:
+    """The agent's .gitignore stopped ignoring .env, a checkpoint captured it (those rules said so), the
+    secret changed: the undo to a checkpoint whose rules ignore .env neither captures nor stores the new secret,
+    though the private index holds .env from that checkpoint (git add never reads it)."""
+    project.ok("snap", "-m", "good")
+    project.write(".gitignore", "node_modules/\n*.log\n")
+    project.ok("snap", "-m", "rules changed")
+    project.write(".env", "SECRET=rotated\n")
+    project.write("src/app.py", "changed\n")
+    project.ok("undo", "1", "--yes")
+    safety = _notes(project)[0]
+    assert ".env" not in project.git("ls-tree", "-r", "--name-only", safety["commit"]).split()
+    assert (project.path / ".env").read_text() == "SECRET=rotated\n"
+    rotated = project.git("hash-object", ".env").strip()
+    assert subprocess.run(["git", "cat-file", "-e", rotated], cwd=project.path, env=project.env).returncode != 0

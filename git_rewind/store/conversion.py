@@ -498,19 +498,29 @@ def _verified_file(repo: Repo) -> str:
     return os.path.join(repo.rewind_dir, layout.REFERENCE)
 
 
-def verified(repo: Repo, tree: str) -> str | None:
-    """The key TREE was last checked under against the user's index, if it was the last tree checked."""
+VERIFIED_KEPT = 4  # trees remembered: a full scan the daemon is not told of (a restore's under a target's ignore
+# rules, a scan while its socket is away) leaves the daemon's base checked, so its next answer stays incremental
+
+
+def _verified(repo: Repo) -> list[tuple[str, str]]:
+    """(tree, key) of the trees checked last, newest first."""
     try:
         with open(_verified_file(repo)) as fh:
-            seen, _, key = fh.read().rstrip("\n").partition(" ")
+            lines = fh.read().splitlines()
     except (FileNotFoundError, ValueError):
-        return None
-    return key if seen == tree else None
+        return []
+    return [(seen, key) for seen, _, key in (line.partition(" ") for line in lines) if key]
+
+
+def verified(repo: Repo, tree: str) -> str | None:
+    """The key TREE was last checked under against the user's index, if it is among the last trees checked."""
+    return next((key for seen, key in _verified(repo) if seen == tree), None)
 
 
 def mark_verified(repo: Repo, tree: str, key: str) -> None:
     """TREE decides as the user's index does, under KEY."""
-    write_atomic(_verified_file(repo), f"{tree} {key}\n")
+    kept = [(tree, key)] + [(seen, k) for seen, k in _verified(repo) if seen != tree][:VERIFIED_KEPT - 1]
+    write_atomic(_verified_file(repo), "".join(f"{seen} {k}\n" for seen, k in kept))
 
 
 def forget(repo: Repo) -> None:

@@ -5,7 +5,9 @@ target's rules or by the current ones is neither captured by the safety checkpoi
 deleted. git reads the current rules from the work tree (with info/exclude and the user's
 core.excludesFile); this module turns the target's .gitignore files into root-anchored
 patterns in one file, which the scan gives git alone (`ls-files --exclude-from`), so that a
-`!negation` in one set never cancels an ignore of the other.
+`!negation` in one set never cancels an ignore of the other. (When the daemon answers the scan, the
+changed paths those rules ignore are not read and the rest of what they ignore is left out of its tree:
+snapshot._scan_changed_ruled.)
 """
 
 from __future__ import annotations

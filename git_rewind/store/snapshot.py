@@ -25,6 +25,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ..base import daemon
+
 try:  # the built-in SHA-1 loads no OpenSSL (hashlib costs ~5 ms of import on a hook)
     from _sha1 import sha1
 except ImportError:  # pragma: no cover - builds without it
@@ -333,15 +335,15 @@ def _add_all(repo: Repo, skipped: list[dict[str, Any]], excludes_file: str | Non
 
 
 def _untracked_ignored_by(repo: Repo, excludes_file: str) -> list[bytes]:
-    """Paths not in the private index that EXCLUDES_FILE's rules alone ignore (a wholly ignored directory
-    once, as `dir/`).
+    """Paths the person does not track that EXCLUDES_FILE's rules alone ignore (a wholly ignored directory
+    once, as `dir/`): `git add` never reads them, so their content never reaches the object database, even
+    where the private index holds them from an earlier checkpoint (`_drop_newly_ignored` then drops them).
 
     Given as `core.excludesFile`, the file would be the weakest source: a current `.gitignore`
     line `!x` would re-include an `x` it ignores. git evaluates it alone here, so a negation in
     one rule set never cancels an ignore of the other.
     """
-    out = repo.git(["ls-files", "-z", "-o", "-i", "--directory", f"--exclude-from={excludes_file}"],
-                   env=_index_env(repo))
+    out = repo.git(["ls-files", "-z", "-o", "-i", "--directory", f"--exclude-from={excludes_file}"])
     found = [p.rstrip(b"/") for p in out.split(b"\0") if p]
     if not found:
         return []
@@ -407,7 +409,9 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: Oi
     and are larger than LIMIT are left out (listed in `skipped`). When the work tree's daemon runs
     (daemon.py) and can name what changed since the tree of its last scan, only those paths are
     read (`_scan_changed`); else, or in any doubt, the whole tree is (`_scan_full`). Either way the
-    daemon is told the tree, which its next answer builds on.
+    daemon is told the tree, which its next answer builds on. EXCLUDES_FILE (a restore's: the target's
+    ignore rules): the daemon's answer read as those rules say (_scan_changed_ruled), or a full scan under
+    both rule sets; the daemon is told only a tree of the work tree's own rules.
 
     KEEP_OPEN (the checkpoint's own caller): the tree may come back still inside a running fast-import,
     `stream`, which the caller must finish (or abort) before any other git process looks at the tree.
@@ -416,16 +420,19 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: Oi
 
     repo.ensure_dirs()
     journal.sweep(repo)  # a killed restore's temporary files are not the tree's, either way
-    changes = daemon.begin(repo, rules_signature) if excludes_file is None else None
+    changes = daemon.begin(repo, rules_signature)
     try:
-        result = None
+        result = answered = None  # answered: the tree under the work tree's own rules, the daemon's next base
         if changes is not None and changes.full is None:
             assert changes.base is not None and changes.paths is not None
             try:
-                result = _scan_changed(repo, changes.base, changes.paths, limit, base_tree, changes.nested,
-                                       keep_open)
+                if excludes_file:  # a restore's: the target's rules too
+                    result, answered = _scan_changed_ruled(repo, changes, limit, excludes_file, base_tree)
+                else:
+                    result = _scan_changed(repo, changes.base, changes.paths, limit, base_tree, changes.nested,
+                                           keep_open)
             except (gitcmd.GitError, OSError):
-                result = None  # e.g. the base tree pruned since (gc, then git gc --prune=now): scan it all
+                result = answered = None  # e.g. the base tree pruned since (gc, then git gc --prune=now): scan it all
         if result is None:
             try:
                 result = _scan_full(repo, limit, excludes_file, base_tree)
@@ -434,8 +441,8 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: Oi
                     raise
                 _forget_private_index(repo)
                 result = _scan_full(repo, limit, excludes_file, base_tree)
-        if changes is not None:
-            changes.done(result.tree)
+        if changes is not None and (answered or not excludes_file):
+            changes.done(answered or result.tree)  # never a tree made under other rules than the daemon's
         return result
     finally:
         if changes is not None:
@@ -638,6 +645,88 @@ def write_edits(stream: gitcmd.FastImport, edits: list[PathState]) -> None:
             stream.write(b"M %o " % edit.mode + edit.oid.encode() + b" " + path + b"\n")
         else:
             stream.write(b"D " + path + b"\n")
+
+
+# a restore's scan under a target's ignore rules, answered by the daemon -------------------------
+# The daemon's changed paths are those of the work tree's own rules; a restore across a .gitignore change also
+# leaves out what the target's rules ignore (pitfall 2; ignore.py writes those rules as EXCLUDES_FILE), as the
+# full scan does with `_untracked_ignored_by` and `_drop_newly_ignored`.
+
+
+_UNREAD_MAX = 2000  # changed paths asked of git by name in one command; beyond, the full scan decides
+
+
+def _unread(repo: Repo, paths: list[str], excludes_file: str) -> set[str] | None:
+    """Of PATHS (those the daemon says changed), the files on disk the person's index does not track that
+    EXCLUDES_FILE's rules alone ignore: a restore's safety scan never reads them, so their content never
+    reaches the object database (pitfall 2). git decides (`ls-files -o -i`, which looks only in the
+    directories leading to PATHS); None when there are too many to name on one command line."""
+    if not paths:
+        return set()
+    if len(paths) > _UNREAD_MAX:
+        return None
+    out = repo.git(["ls-files", "-z", "-o", "-i", f"--exclude-from={excludes_file}", "--",
+                    *(":(literal,top)" + p for p in paths)])
+    return {os.fsdecode(p) for p in out.split(b"\0") if p}
+
+
+def _scan_changed_ruled(repo: Repo, changes: daemon.Changes, limit: int, excludes_file: str,
+                        base_tree: Oid | None) -> tuple[Scan | None, Oid | None]:
+    """The daemon's answer (CHANGES) made into the tree a full scan under the work tree's rules and
+    EXCLUDES_FILE's writes: the changed paths read except those the target's rules ignore (`_unread`), then
+    whatever else of the tree they ignore left out (`_leave_out`). Also the tree to tell the daemon (one of the
+    work tree's own rules: the paths read before anything was left out), or None when a path went unread
+    (the daemon then keeps it as changed for the next checkpoint). (None, None): the full scan decides."""
+    assert changes.base is not None and changes.paths is not None
+    skip = _unread(repo, changes.paths, excludes_file)
+    if skip is None:
+        return None, None
+    scan = _scan_changed(repo, changes.base, [p for p in changes.paths if p not in skip], limit, base_tree,
+                         changes.nested)
+    if scan is None:
+        return None, None
+    answered = None if skip else scan.tree
+    return _leave_out(repo, scan, excludes_file, base_tree), answered
+
+
+def _target_ignored(repo: Repo, tree: Oid, excludes_file: str) -> list[bytes]:
+    """The paths of TREE the person's index does not track that EXCLUDES_FILE's rules alone ignore: what a
+    full scan under those rules leaves out of a tree (_untracked_ignored_by, _drop_newly_ignored).
+
+    git decides, the rules evaluated alone as there: the ignored entries of the person's index with TREE laid
+    over it (`--with-tree`), less those of the index alone (its tracked files stay, as git keeps them). Two
+    processes side by side, whatever the number of changed paths; no walk of the work tree.
+    """
+    args = ["ls-files", "-z", "-c", "-i", f"--exclude-from={excludes_file}"]
+    both = gitcmd.Background([*args, f"--with-tree={tree}"], cwd=repo.root)
+    try:
+        tracked = set(repo.git(args).split(b"\0"))
+        return sorted({p for p in both.result().split(b"\0") if p} - tracked)
+    finally:
+        both.close()
+
+
+def _leave_out(repo: Repo, scan: Scan, excludes_file: str, base_tree: Oid | None) -> Scan:
+    """SCAN, the daemon's incremental tree under the work tree's own rules, without the paths the target's
+    rules (EXCLUDES_FILE) ignore and the person does not track: the tree the full scan writes under both
+    rule sets (pitfall 2), with the changes against BASE_TREE listed again when any path went."""
+    scan.finish_stream()  # git reads the tree now
+    drop = _target_ignored(repo, scan.tree, excludes_file)
+    if not drop:
+        return scan
+    with gitcmd.FastImport(repo.root) as fi:
+        fi.commit(SCRATCH_SCAN, b"", 0, mark=1)
+        fi.write(b'M 040000 ' + scan.tree.encode() + b' ""\n')
+        write_edits(fi, [PathState(os.fsdecode(p)) for p in drop])
+        fi.write(b"\n")
+        root = fi.ls(":1", b"")
+        fi.reset(SCRATCH_SCAN)  # no ref moves: the commit is scaffolding
+    tree = root[1] if root is not None else empty_tree(repo)
+    result = Scan(tree=tree, skipped=scan.skipped)
+    if base_tree:
+        result.changes = changed_paths(repo, base_tree, tree)
+        result.base = base_tree
+    return result
 
 
 def _add_tree(repo: Repo, skipped: list[dict[str, Any]], excludes_file: str | None) -> list[dict[str, Any]]:
