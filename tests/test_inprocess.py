@@ -224,7 +224,7 @@ def in_process() -> Iterator[ModuleType]:
 
     objects.in_process(True)
     yield objects
-    objects.in_process(False)
+    objects.close()
 
 
 def test_checkpoints_written_in_process_hold_fast_imports_trees(project: Workdir, tmp_path: Path,

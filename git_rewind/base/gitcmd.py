@@ -357,13 +357,17 @@ _updaters: dict[str, RefUpdates] = {}  # per repository (its common git director
 
 def long_lived_update_ref(on: bool) -> None:
     """Keep one `git update-ref --stdin` per repository for every transaction from now on (a long-lived
-    process: objects.in_process), or go back to a process per transaction."""
+    process: objects.in_process), or go back to a process per transaction (a kept one stays for the next
+    time: close_update_refs ends them)."""
     global _long_lived
     _long_lived = on
-    if not on:
-        for updater in _updaters.values():
-            updater.close()
-        _updaters.clear()
+
+
+def close_update_refs() -> None:
+    """End every long-lived `git update-ref` (between transactions: each just exits)."""
+    for updater in _updaters.values():
+        updater.close()
+    _updaters.clear()
 
 
 def update_refs(cwd: str, commondir: str, script: bytes) -> None:

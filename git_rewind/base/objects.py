@@ -139,15 +139,21 @@ _in_process = False
 
 def in_process(on: bool = True) -> None:
     """Write checkpoints in this process (pygit2) and move refs through one long-lived `git update-ref`
-    from now on (ON), or go back to a process per checkpoint. For a long-lived process (the daemon), once:
-    pygit2's import costs ~100 ms, more than a checkpoint's processes."""
+    from now on (ON), or go back to a process per checkpoint (what was opened stays, for the next time:
+    `close` ends it). For a long-lived process (the daemon), once: pygit2's import costs ~100 ms, more
+    than a checkpoint's processes."""
     global _in_process
     _in_process = on
     gitcmd.long_lived_update_ref(on)
-    if not on:
-        from . import inprocess
 
-        inprocess.forget()
+
+def close() -> None:
+    """Switch off, end the long-lived `git update-ref` processes and forget the repositories opened here."""
+    in_process(False)
+    gitcmd.close_update_refs()
+    from . import inprocess
+
+    inprocess.forget()
 
 
 def is_in_process() -> bool:
