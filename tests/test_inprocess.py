@@ -296,3 +296,53 @@ def test_an_in_process_checkpoint_spawns_no_git(project: Workdir, tmp_path: Path
     spawned = trace.read_text().splitlines() if trace.exists() else []
     assert [line for line in spawned if "trace: built-in" in line or "trace: exec" in line] == []
     assert project.git("show", "refs/rewind/manual:src/app.py") == "print('one change')\n"
+
+
+def test_repositories_pygit2_cannot_write_as_git_go_through_fast_import(tmp_path: Path, env: dict[str, str],
+                                                                         git_environ: dict[str, str],
+                                                                         in_process: ModuleType) -> None:
+    """SHA-256, core.ignoreCase (fast-import matches names without case there), replace refs: decided before
+    anything is written, and the checkpoint still taken, by fast-import, with git's own tree."""
+    from git_rewind.base import inprocess, objects
+    from git_rewind.base.repo import Repo
+    from git_rewind.store import store
+
+    cases = {"sha256": ["init", "-q", "--object-format=sha256"], "ignorecase": ["init", "-q"],
+             "replace": ["init", "-q"], "plain": ["init", "-q"]}
+    for name, init in cases.items():
+        path = tmp_path / name
+        subprocess.run(["git", *init, str(path)], env=env, check=True)
+        w = Workdir(path, env)
+        w.write("src/a.txt", "a\n")
+        w.commit_all("base")
+        if name == "ignorecase":
+            w.git("config", "core.ignoreCase", "true")
+        if name == "replace":
+            head = w.git("rev-parse", "HEAD").strip()
+            w.git("replace", head, w.git("commit-tree", w.tree_of("HEAD"), "-m", "other").strip())
+        repo = Repo.discover(str(path))
+        chosen = objects.writer(repo)
+        chosen.abort()
+        assert isinstance(chosen, inprocess.InProcessWriter) == (name == "plain"), name
+        w.write("src/b.txt", "b\n")
+        result = store.save(repo, store.Request(message=name))
+        assert str(result.tree) == w.add_all_tree(), name
+        assert w.git("notes", "--ref=rewind", "list", str(result.commit)).strip(), name
+        w.fsck()
+
+
+def test_a_note_updated_in_process_moves_the_notes_ref_checked(project: Workdir, git_environ: dict[str, str],
+                                                               in_process: ModuleType) -> None:
+    """store.update_note (tags, an undo's records) in process: one notes commit, the ref moved from where it was."""
+    from git_rewind.base.note import Oid
+    from git_rewind.base.repo import Repo
+    from git_rewind.store import store
+
+    repo = Repo.discover(str(project.path))
+    taken = store.save(repo, store.Request(message="tag me"))
+    before = project.git("rev-parse", "refs/notes/rewind").strip()
+    store.update_note(repo, Oid(taken.commit), lambda note: note.tags.append("kept"), "tagged")
+    after = project.git("rev-parse", "refs/notes/rewind").strip()
+    assert project.git("rev-parse", f"{after}^").strip() == before
+    assert '"kept"' in project.git("notes", "--ref=rewind", "show", str(taken.commit))
+    assert project.git("log", "-1", "--format=%s", after).strip() == f"checkpoint #{taken.seq}: tagged"
