@@ -79,7 +79,7 @@ def main() -> int:
         from git_rewind.store import snapshot, store
 
         repo = Repo.discover(repo_dir)
-        store.save(repo, store.Request(session="bench", message="first"))
+        store.save(repo, store.Request(session="bench", message="first", auto_pack=0))
         cli_env = {**os.environ, "GIT_INDEX_FILE": os.path.join(tmp, "cli-index")}
         _git(repo_dir, "read-tree", "HEAD", env=cli_env)
         cli_parent = _git(repo_dir, "rev-parse", "HEAD")
@@ -174,7 +174,7 @@ def main() -> int:
         spawned_save = traced(lambda: save(True))
         objects.in_process(True)
         content = edit("last")
-        done = store.save(repo, store.Request(session="bench", message="last"))
+        done = store.save(repo, store.Request(session="bench", message="last", auto_pack=0))
         objects.in_process(False)
         assert _git(repo_dir, "show", f"{done.commit}:{target}").encode() + b"\n" == content
         subprocess.run(["git", "fsck", "--no-progress"], cwd=repo_dir, check=True, capture_output=True)

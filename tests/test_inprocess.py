@@ -346,3 +346,18 @@ def test_a_note_updated_in_process_moves_the_notes_ref_checked(project: Workdir,
     assert project.git("rev-parse", f"{after}^").strip() == before
     assert '"kept"' in project.git("notes", "--ref=rewind", "show", str(taken.commit))
     assert project.git("log", "-1", "--format=%s", after).strip() == f"checkpoint #{taken.seq}: tagged"
+
+
+def test_a_tree_pruned_since_it_was_read_is_not_built_on(repo: Workdir, git_environ: dict[str, str]) -> None:
+    """A tree the writer read before is read again, not taken from memory, once git gc pruned it: the write
+    fails as fast-import's does (and the scan falls back to a whole one) instead of naming missing objects."""
+    from git_rewind.base.gitcmd import GitError
+
+    repo.write("keep", "k\n")
+    repo.commit_all("base")
+    _fast, mine = _writers(repo)
+    gone = mine.tree("refs/rewind-scan", repo.tree_of("HEAD"), [Change("dir/sub/f", 0o100644, content=b"soon gone\n")])
+    repo.git("-c", "gc.reflogExpire=now", "gc", "-q", "--prune=now")
+    assert repo.git("cat-file", "-t", gone, check=False) == ""
+    with pytest.raises(GitError):
+        mine.tree("refs/rewind-scan", gone, [Change("dir/sub/g", 0o100644, content=b"on a pruned tree\n")])

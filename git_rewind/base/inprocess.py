@@ -174,7 +174,11 @@ class InProcessWriter(Writer):
         trees = self._opened.trees
         found = trees.get(raw)
         if found is not None:
-            return found
+            import pygit2
+
+            if pygit2.Oid(raw=raw) in self._odb:  # still there: git gc may have pruned it since
+                return found
+            del trees[raw]
         kind, data = self._read(raw)
         if kind == _COMMIT:
             return self._entries(bytes.fromhex(data[5:5 + _HEXSZ].decode()))
@@ -207,7 +211,7 @@ class InProcessWriter(Writer):
         """The raw id of TREEISH's tree (a tree id, or a commit id)."""
         raw = bytes.fromhex(treeish)
         if raw in self._opened.trees:
-            return raw
+            return raw  # _entries checks that it is still there
         kind, data = self._read(raw)
         return bytes.fromhex(data[5:5 + _HEXSZ].decode()) if kind == _COMMIT else raw
 
