@@ -64,4 +64,10 @@ def test_a_long_lived_update_ref_runs_transaction_after_transaction_and_refuses_
     assert not list((w.path / ".git").rglob("*.lock"))
     updates.transaction(f"update refs/rewind/s {one} {two}\nupdate refs/notes/rewind {one} {two}\n".encode())
     assert w.git("rev-parse", "refs/rewind/s", "refs/notes/rewind").split() == [one, one]
+    # Killed between two transactions (by anyone): the next one starts another and moves both refs.
+    assert updates._proc is not None
+    updates._proc.kill()
+    updates._proc.wait()
+    updates.transaction(f"update refs/rewind/s {two} {one}\nupdate refs/notes/rewind {two} {one}\n".encode())
+    assert w.git("rev-parse", "refs/rewind/s", "refs/notes/rewind").split() == [two, two]
     updates.close()

@@ -312,7 +312,7 @@ class RefUpdates:
         self._proc: subprocess.Popen[bytes] | None = None
         self._err: IO[bytes]
 
-    def transaction(self, script: bytes) -> None:
+    def transaction(self, script: bytes, again: bool = True) -> None:
         """Run SCRIPT (`update`, `delete`, `verify` lines) as one transaction; GitError if git refused it."""
         proc = self._proc
         if proc is None or proc.poll() is not None:
@@ -329,7 +329,9 @@ class RefUpdates:
         except BrokenPipeError:  # it ended between two transactions: nothing of this one reached it
             self._proc = None
             proc.wait()
-            self.transaction(script)
+            if not again:
+                raise GitError(["update-ref"], proc.returncode or 1, "git update-ref --stdin ended") from None
+            self.transaction(script, again=False)
             return
         answers = [proc.stdout.readline() for _ in range(3)]
         if answers != [b"start: ok\n", b"prepare: ok\n", b"commit: ok\n"]:
