@@ -329,6 +329,12 @@ def test_repositories_pygit2_cannot_write_as_git_go_through_fast_import(tmp_path
         assert str(result.tree) == w.add_all_tree(), name
         assert w.git("notes", "--ref=rewind", "list", str(result.commit)).strip(), name
         w.fsck()
+    # A setting changed while the process runs is seen at the next checkpoint.
+    plain = Repo.discover(str(tmp_path / "plain"))
+    subprocess.run(["git", "config", "core.ignoreCase", "true"], cwd=plain.root, env=env, check=True)
+    chosen = objects.writer(plain)
+    chosen.abort()
+    assert isinstance(chosen, objects.FastImportWriter)
 
 
 def test_a_note_updated_in_process_moves_the_notes_ref_checked(project: Workdir, git_environ: dict[str, str],

@@ -9,7 +9,8 @@ every note), so both writers give the same ids. Nothing here touches an index: o
 
 `refusal` decides, before anything is written, whether pygit2 can write a repository exactly as git
 would; where it cannot (SHA-256, reftable, a setting fast-import would follow and libgit2 would not,
-a repository libgit2 cannot open) the checkpoint goes through fast-import.
+a repository libgit2 cannot open) the checkpoint goes through fast-import. The answer is kept while
+nothing it reads changes (`_stamp`).
 """
 
 from __future__ import annotations
@@ -73,23 +74,29 @@ class _Entry:
         self.children = children
 
 
+# What the environment may tell git that libgit2 does not read: where objects go, replace refs, settings
+# (`git -c`, GIT_CONFIG_COUNT, other config files) that refusal could not see.
+_ENVIRONMENT = ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH",
+                "GIT_REPLACE_REF_BASE", "GIT_NO_REPLACE_OBJECTS", "GIT_CONFIG", "GIT_CONFIG_GLOBAL",
+                "GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS")
+
+
 def refusal(repo: Repo, git: pygit2.Repository) -> str | None:
     """Why GIT (REPO opened by pygit2) must be written by git's own CLI instead, or None.
 
     Checked before anything is written: what libgit2 cannot do (SHA-256 objects, reftable refs), and what
     fast-import would follow that a loose object written here would not (file names compared without case
     under core.ignoreCase, replace refs when it reads a tree, shared permissions, fsync settings, object
-    directories named by the environment)."""
+    directories and settings named by the environment, which libgit2 does not read)."""
     if repo.object_format != "sha1":
         return "SHA-256 objects"
     if os.path.isdir(os.path.join(repo.commondir, "reftable")):
         return "reftable refs"
-    for name in ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH",
-                 "GIT_REPLACE_REF_BASE", "GIT_NO_REPLACE_OBJECTS"):
+    for name in _ENVIRONMENT:
         if os.environ.get(name):
             return f"${name}"
-    if os.listdir(os.path.join(repo.commondir, "refs", "replace")) if os.path.isdir(
-            os.path.join(repo.commondir, "refs", "replace")) else False:
+    replace = os.path.join(repo.commondir, "refs", "replace")
+    if os.path.isdir(replace) and os.listdir(replace):
         return "replace refs"
     try:
         with open(os.path.join(repo.commondir, "packed-refs"), "rb") as fh:
@@ -113,10 +120,11 @@ def refusal(repo: Repo, git: pygit2.Repository) -> str | None:
 class _Opened:
     """A repository opened by pygit2 once for the life of the process, and what never changes in it."""
 
-    __slots__ = ("git", "trees", "counts")
+    __slots__ = ("git", "trees", "counts", "verdict")
 
     def __init__(self, git: pygit2.Repository) -> None:
         self.git = git
+        self.verdict: tuple[tuple[object, ...], str | None] | None = None  # (_stamp, refusal) last decided
         self.trees: dict[bytes, list[tuple[bytes, int, bytes]]] = {}  # raw tree id -> (name, mode, raw id)
         self.counts: dict[tuple[bytes, int, bool], int] = {}  # notes counted below a tree (see _count)
 
@@ -136,9 +144,30 @@ def for_repo(repo: Repo) -> InProcessWriter | None:
         except Exception:  # noqa: BLE001 - anything libgit2 cannot open is git's to write
             opened = None
         _opened[repo.gitdir] = opened
-    if opened is None or refusal(repo, opened.git) is not None:
+    if opened is None:
         return None
-    return InProcessWriter(opened)
+    stamp = _stamp(repo)
+    if opened.verdict is None or opened.verdict[0] != stamp:
+        opened.verdict = (stamp, refusal(repo, opened.git))
+    return InProcessWriter(opened) if opened.verdict[1] is None else None
+
+
+def _stamp(repo: Repo) -> tuple[object, ...]:
+    """What `refusal` reads, as stat data and values: when none of it changed, neither did the answer."""
+    from .config import xdg_config_home
+
+    paths = [os.path.join(repo.commondir, "config"), os.path.join(repo.gitdir, "config.worktree"),
+             os.path.join(repo.commondir, "packed-refs"), os.path.join(repo.commondir, "refs", "replace"),
+             os.path.join(repo.commondir, "reftable"), os.path.expanduser("~/.gitconfig"),
+             os.path.join(xdg_config_home(), "git", "config")]
+    found: list[object] = [os.environ.get(name) for name in _ENVIRONMENT]
+    for path in paths:
+        try:
+            st = os.stat(path)
+            found.append((st.st_mtime_ns, st.st_size, st.st_ino))
+        except OSError:
+            found.append(None)
+    return tuple(found)
 
 
 def forget() -> None:
