@@ -105,12 +105,11 @@ def refusal(repo: Repo, git: pygit2.Repository) -> str | None:
     except FileNotFoundError:
         pass
     config = git.config
-    for key in ("core.ignorecase",):
-        try:
-            if config.get_bool(key):
-                return key
-        except (KeyError, ValueError):
-            pass
+    try:
+        if config.get_bool("core.ignorecase"):
+            return "core.ignorecase"
+    except (KeyError, ValueError):
+        pass
     for key in ("core.sharedrepository", "core.fsync", "core.fsyncobjectfiles", "extensions.refstorage"):
         if key in config:
             return key
@@ -171,7 +170,7 @@ def _stamp(repo: Repo) -> tuple[object, ...]:
 
 
 def forget() -> None:
-    """Close every repository opened here (in_process switched off)."""
+    """Close every repository opened here (objects.close)."""
     _opened.clear()
 
 
