@@ -53,6 +53,9 @@ from bench import (
 DEFAULT_SIZES = (1000, 100000)
 QUICK_SIZES = (1000, 10000)
 SKIP_LIMIT = 2.0  # a skip: at most this many times `python -c pass`
+# Issue 27, the hook the daemon answers, through the command install writes (`<python> -I -S …/entry.py`):
+THIN_CHECKPOINT_LIMIT = 2.0  # a checkpoint of 1 changed file: at most this many times `python -I -S -c pass`
+THIN_SKIP_LIMIT = 1.5  # a skipped event: at most this many times `python -I -S -c pass`
 SCALE_LIMIT = 1.2  # a known-path checkpoint on the largest size: at most this many times the smallest
 HIGH_ANTI_SPAM = "86400"
 # Edits whose old_string/new_string differ by fewer / at least min_change_chars (50 in balanced).
@@ -191,8 +194,10 @@ class Call:
     action: str  # "skip" or "checkpoint" (a checkpoint that found nothing new logs "unchanged")
     reason: str  # prefix of the logged reason
     check: Callable[[dict[str, Any]], None] | None = None  # untimed, after the call
-    daemon: bool = False  # the daemon's socket in place, and the call must be answered by it with changes
+    daemon: bool = False  # the daemon's socket in place, and the call must be answered by it (with changes)
     agent: str = "claude-code"  # `hook --agent AGENT`
+    thin: bool = False  # the command `install` writes (the thin client), not `git-rewind hook`
+    watched: bool = False  # the daemon's socket in place, for a question only (no scan asked): SHELL_QUIET_ROWS
 
 
 @dataclass
@@ -210,7 +215,7 @@ class HookRepo:
     """One synthetic repository (bench.py's builder) and the hook calls on it."""
 
     def __init__(self, base: str, size: int, seed: int, env: dict[str, str], rewind: list[str],
-                 log: Callable[[str], None]) -> None:
+                 log: Callable[[str], None], thin: list[str] | None = None) -> None:
         # Untimed git-rewind runs (the priming, `snap` to bring the private index up to date)
         # never start a background repack: see pack(). No hook starts the file-watcher daemon
         # (`daemon = "auto"` would past 5,000 files): the rows are without it, except the
@@ -219,6 +224,7 @@ class HookRepo:
         self.b = Bench(base, size, seed, 1, 1, self.env, rewind, log)
         self.size = size
         self.rewind = rewind
+        self.thin = thin or []  # install's hook command, before `hook --agent NAME`
         self.transcript = os.path.join(self.b.dir, "transcript.jsonl")
         self.log_path = os.path.join(self.b.repo, ".git", "rewind", "hook.log")
         self.log_offset = 0
@@ -244,15 +250,19 @@ class HookRepo:
 
     def call(self, c: Call) -> tuple[float, dict[str, Any]]:
         """Run the hook once: wall time in ms, and its hook.log entry (checked)."""
-        self.b.daemon_visible(c.daemon)
-        answered = self.b.answered() if c.daemon else None
+        self.b.daemon_visible(c.daemon or c.watched)
+        answered = self.b.answered() if c.daemon and c.action != "skip" else None
+        served = self.served() if c.daemon and c.thin else None
         settle()
         start = time.perf_counter()
-        proc = subprocess.run([*self.rewind, "hook", "--agent", c.agent], cwd=self.repo, env=c.env, input=c.data,
-                              capture_output=True)
+        proc = subprocess.run([*(self.thin if c.thin else self.rewind), "hook", "--agent", c.agent], cwd=self.repo,
+                              env=c.env, input=c.data, capture_output=True)
         ms = (time.perf_counter() - start) * 1000
         if answered is not None:
             self.b.daemon_check(answered, "changes")
+        if served is not None and self.served() != served + 1:
+            raise BenchError(f"{self.size} files: a hook call was not answered by the daemon (served {served} "
+                             f"before, {self.served()} after)")
         what = f"hook {c.session}: {c.data[:300].decode(errors='replace')}"
         if proc.returncode != 0 or proc.stderr or proc.stdout:
             raise BenchError(f"{what}\nexit {proc.returncode}, stdout {proc.stdout!r}, stderr {proc.stderr!r}")
@@ -275,6 +285,11 @@ class HookRepo:
         if c.check:
             c.check(entry)
         return ms, entry
+
+    def served(self) -> int:
+        """Hook calls the daemon answered whole (`daemon status --json`: served.hook)."""
+        info = self.b.daemon_status()
+        return int((info.get("served") or {}).get("hook", 0))
 
     def new_log_entries(self) -> list[dict[str, Any]]:
         try:
@@ -424,7 +439,7 @@ class HookRepo:
         self.b.modify([rel], f"dprompt-{r}")
         c = self.prompt_call("hb-dprompt", r, self.hook_env(daemon=True))
         c.check = self.blob_check("hb-dprompt", rel)
-        c.daemon = True
+        c.daemon = c.thin = True
         return c
 
     def checkpoint_bash_daemon(self, r: int) -> Call:
@@ -433,7 +448,38 @@ class HookRepo:
         self.b.modify([rel], f"dbash-{r}")
         return Call(tool_payload("PostToolUse", "hb-dbash", self.repo, self.transcript, r, "Bash", bash_input()),
                     self.hook_env("aggressive", daemon=True), "hb-dbash", "checkpoint",
-                    "after Bash, if files changed", self.blob_check("hb-dbash", rel), daemon=True)
+                    "after Bash, if files changed", self.blob_check("hb-dbash", rel), daemon=True, thin=True)
+
+    def skip_read_daemon(self, r: int) -> Call:
+        c = self.skip_read(r)
+        c.env, c.daemon, c.thin = self.hook_env(daemon=True), True, True
+        return c
+
+    # issue 27 item 4: a shell command that changed nothing, the daemon answering (--daemon) -------------
+
+    def skip_shell_quiet_daemon(self, r: int) -> Call:
+        """Balanced tier with the daemon running, after a shell command that changed nothing (`ls`): the hook
+        asks the daemon whether anything changed and skips without a scan. Untimed first, the session synced
+        through the daemon (its base and the session's tip the same tree, as after the command before it in
+        an agent's turn). Checked after each call: no new checkpoint, and no scan asked of the daemon."""
+        session = "hb-dquiet"
+        self.sync(session, daemon=True)
+        tip = self.b.git("rev-parse", f"refs/rewind/{session}")
+        before = self.b.answered()
+
+        def check(entry: dict[str, Any]) -> None:
+            if self.b.git("rev-parse", f"refs/rewind/{session}") != tip:
+                raise BenchError(f"{self.size} files: a shell command that changed nothing made a checkpoint: {entry}")
+            if self.b.answered() != before:
+                raise BenchError(f"{self.size} files: the skip asked the daemon for a scan: {entry}")
+        # The same settings as the `PostToolUse Bash (balanced)` skip row (hooks do not start a daemon): only the
+        # running daemon differs.
+        return Call(tool_payload("PostToolUse", session, self.repo, self.transcript, r, "Bash",
+                                 {"command": "ls -la", "description": "List the files"}),
+                    self.hook_env(), session, "skip", "after Bash: nothing changed (daemon: ", check, watched=True,
+                    thin=True)
+
+    # ----------------------------------------------------------------------------------------------------
 
     def checkpoint_prompt(self, r: int) -> Call:
         self.sync("hb-prompt")  # then 1 changed file, as for the git CLI
@@ -474,6 +520,11 @@ class HookRepo:
 
     def python_pass(self, r: int) -> float:
         return timed_run([sys.executable, "-c", "pass"], self.repo, self.env)
+
+    def python_bare(self, r: int) -> float:
+        """`python -I -S -c pass` of the interpreter install's hook command runs: the floor of a hook."""
+        return timed_run([self.thin[0] if self.thin else sys.executable, "-I", "-S", "-c", "pass"], self.repo,
+                         self.env)
 
     def cli_path(self, r: int) -> float:
         """hash-object -w, update-index --add --cacheinfo (private index), write-tree, commit-tree, update-ref."""
@@ -530,11 +581,23 @@ BASELINES = [
     ("cli-path", "git CLI, known path (5 processes)", HookRepo.cli_path),
     ("cli-full", "git CLI, add -A + write-tree + commit (4)", HookRepo.cli_full),
 ]
+# The +daemon rows run the command install writes (the thin client: `<python> -I -S …/hook/entry.py`), each
+# call checked to be answered whole by the daemon (served.hook up by one; a checkpoint's scan answered with
+# the changed paths too).
 DAEMON_ROWS = [
     ("prompt-d", "UserPromptSubmit +daemon", "checkpoint", HookRepo.checkpoint_prompt_daemon, "cli-full"),
     ("bash-d", "PostToolUse Bash (aggressive) +daemon", "checkpoint", HookRepo.checkpoint_bash_daemon, "cli-full"),
+    ("read-d", "PreToolUse Read +daemon", "skip", HookRepo.skip_read_daemon, None),
 ]
+BARE = ("bare", "python -I -S -c pass", HookRepo.python_bare)  # with --daemon: the thin rows' baseline
 FULL_SCAN = {"prompt", "bash", "prompt-d", "bash-d"}
+# issue 27 item 4 (--daemon): a shell command that changed nothing, against the skip row and `python -I -S -c pass`.
+SHELL_QUIET_ROWS = [
+    ("bash-quiet-d", "PostToolUse Bash (balanced) +daemon, unchanged", "skip", HookRepo.skip_shell_quiet_daemon,
+     None),
+]
+SHELL_QUIET_LIMIT = 1.0  # at most the skip's cost (`PostToolUse Bash (balanced)`, no daemon)
+LIGHT_BASELINES = {"pass", "bare"}  # repeated like the skips
 
 
 def measure(repos: list[HookRepo], runs: int, warmup: int, repeat: int,
@@ -553,7 +616,7 @@ def measure(repos: list[HookRepo], runs: int, warmup: int, repeat: int,
     items: list[tuple[str, Callable[..., Any], bool]] = [(k, m, True) for k, _e, _d, m, _b in HOOK_ROWS]
     items += [(k, m, False) for k, _label, m in BASELINES]
     light: list[tuple[str, Callable[..., Any], bool]] = [(k, m, True) for k, _e, d, m, _b in HOOK_ROWS if d == "skip"]
-    light += [(k, m, False) for k, _label, m in BASELINES if k == "pass"]
+    light += [(k, m, False) for k, _label, m in BASELINES if k in LIGHT_BASELINES]
     items += light * (repeat - 1)
     started = time.perf_counter()
     for r in range(-warmup, runs):
@@ -604,9 +667,35 @@ def report_size(h: HookRepo, rows: dict[str, Row], py: float, targets: list[dict
         table.append([row.event, reason, fmt_ms(mine), fmt_ms(med(row.hook_ms)), fmt_ratio(mine / py),
                       fmt_ms(cli), fmt_ratio(mine / cli), target])
     for key, label, _m in BASELINES[1:]:
+        if key == "bare":
+            continue
         table.append([label, "baseline", fmt_ms(med(rows[key].samples)), "", fmt_ratio(med(rows[key].samples) / py),
                       "", "", ""])
     return table
+
+
+def report_shell_quiet(repos: list[HookRepo], results: dict[int, dict[str, Row]],
+                       targets: list[dict[str, Any]]) -> None:
+    """Issue 27 item 4's target: after a shell command that changed nothing, with the daemon, no new checkpoint
+    (checked after every call) and at most the cost of a skipped event: the same command (install's), the same
+    daemon answering (`PreToolUse Read +daemon`), in the same runs; the skip without a daemon for scale."""
+    table = []
+    for h in repos:
+        rows = results[h.size]
+        quiet, skip = med(rows["bash-quiet-d"].samples), med(rows["read-d"].samples)
+        plain = med(rows["bash-skip"].samples)
+        floor = med(rows["bare"].samples)
+        v = verdict(quiet / skip, SHELL_QUIET_LIMIT)
+        targets.append({"size": h.size, "ratio": quiet / skip, "verdict": v,
+                        "target": f"shell command that changed nothing, +daemon: no checkpoint, "
+                                  f"<= {SHELL_QUIET_LIMIT}x a skip +daemon"})
+        table.append([f"{h.size:,}", fmt_ms(quiet), fmt_ms(med(rows["bash-quiet-d"].hook_ms)), fmt_ms(skip),
+                      fmt_ratio(quiet / skip), fmt_ms(plain), fmt_ms(floor), fmt_ratio(quiet / floor),
+                      "0", f"none, <={SHELL_QUIET_LIMIT:.1f}x skip: {v}"])
+    print_rows("summary: after a shell command that changed nothing, balanced +daemon, against a skipped event "
+               "+daemon, a skip without it and python -I -S -c pass (same interleaved runs, install's command)",
+               ["files", "+daemon ms", "in hook", "skip +daemon", "vs skip", "skip, no daemon", "-I -S ms",
+                "vs -I -S", "new checkpoints", "target"], table, {0, 1, 2, 3, 4, 5, 6, 7, 8})
 
 
 def print_rows(title: str, header: list[str], rows: list[list[str]], numeric: set[int]) -> None:
@@ -642,6 +731,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.daemon:
         HOOK_ROWS.extend(DAEMON_ROWS)
+        HOOK_ROWS.extend(SHELL_QUIET_ROWS)
+        BASELINES.append(BARE)
 
     sizes = [int(s.replace("_", "").replace("k", "000")) for s in args.sizes.split(",")] if args.sizes \
         else list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
@@ -659,6 +750,8 @@ def main(argv: list[str] | None = None) -> int:
         run([sys.executable, "-c", "import git_rewind.hook.hook, git_rewind.hook.policy, git_rewind.store.store, "
              "git_rewind.agents.claude_code, git_rewind.store.snapshot, git_rewind.base.config"], base, env)
     where = out([sys.executable, "-c", "import git_rewind; print(git_rewind.__file__)"], base, env)
+    thin: list[str] = json.loads(out([sys.executable, "-c", "import json; from git_rewind.agents.install import "
+                                      "hook_program; print(json.dumps(hook_program()))"], base, env))
     git_version = out(["git", "--version"], base, env)
     load = os.getloadavg()
     started = time.perf_counter()
@@ -667,6 +760,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{time.strftime('%Y-%m-%d %H:%M')}")
     print(f"{git_version}; Python {platform.python_version()} ({sys.executable}); {os.cpu_count()} CPUs")
     print(f"hook: {' '.join(rewind)} hook --agent claude-code; git_rewind imported from {where}")
+    if args.daemon:
+        print(f"+daemon rows: {' '.join(thin)} hook --agent claude-code (what install writes)")
     if "site-packages" not in where:
         print("WARNING: git_rewind is not imported from site-packages (an editable install?): "
               "numbers include what an installed package does not pay")
@@ -688,7 +783,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for size in sizes:
             print(f"\nbuilding {size:,} files ...", flush=True)
-            h = HookRepo(base, size, args.seed, env, rewind, lambda m: print(m, flush=True))
+            h = HookRepo(base, size, args.seed, env, rewind, lambda m: print(m, flush=True), thin)
             repos.append(h)
             h.build()
             if args.daemon:
@@ -755,6 +850,23 @@ def main(argv: list[str] | None = None) -> int:
         print_rows("summary: full-scan checkpoint hooks without and with the daemon (same interleaved runs)",
                    ["files", "event", "no daemon", "+daemon", "ratio", "git CLI", "no daemon/CLI", "+daemon/CLI"],
                    table, {0, 2, 3, 4, 5, 6, 7})
+        table = []
+        for h in repos:
+            bare = med(results[h.size]["bare"].samples)
+            for key, limit in (("prompt-d", THIN_CHECKPOINT_LIMIT), ("bash-d", THIN_CHECKPOINT_LIMIT),
+                               ("read-d", THIN_SKIP_LIMIT)):
+                row = results[h.size][key]
+                ratio = med(row.samples) / bare
+                v = verdict(ratio, limit)
+                targets.append({"size": h.size, "ratio": ratio, "verdict": v,
+                                "target": f"{row.event} <= {limit}x python -I -S -c pass"})
+                table.append([f"{h.size:,}", row.event, fmt_ms(med(row.samples)), fmt_ms(med(row.hook_ms)),
+                              fmt_ms(bare), fmt_ratio(ratio), f"<={limit:.1f}x: {v}"])
+        print_rows("summary: hooks the daemon answers, through install's command, against python -I -S -c pass "
+                   "(same interleaved runs)",
+                   ["files", "event", "+daemon", "in hook", "-I -S pass", "ratio", "target"], table, {0, 2, 3, 4, 5})
+    if args.daemon and results:
+        report_shell_quiet(repos, results, targets)
     report["targets"] = targets
     return finish(report, load, started, args, base, failed)
 

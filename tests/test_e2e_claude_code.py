@@ -471,3 +471,76 @@ def test_undo_agent_only_keeps_the_persons_edit_between_turns_and_revert_takes_b
     assert work.user_state()[:3] == user
     assert agentcli.hook_errors(work) == ""
     work.fsck()
+
+
+SHELL_PROMPT = "P-SHELL: fix both notes with sed, and look at them in between"
+SED_ONE = "sed -i 's/first line/FIRST LINE/' notes/one.txt"
+LOOK = "ls notes && cat notes/one.txt"
+SED_TWO = "sed -i 's/second line/SECOND LINE/' notes/two.txt"
+
+
+@pytest.mark.parametrize("with_daemon", [True, False], ids=["daemon", "no-daemon"])
+def test_with_the_daemon_each_file_changing_shell_command_is_its_own_step_and_undo_takes_back_one(
+        claude: Path, agent_project: Workdir, daemons: list[Workdir], with_daemon: bool) -> None:
+    """One turn, three Bash calls: two `sed -i` on two files and an `ls`/`cat` that changes nothing.
+
+    Balanced tier. With the file-watcher daemon: one checkpoint after each `sed` (named by its command line) and
+    none after the `ls`, skipped on the daemon's word; `undo` to the first `sed`'s checkpoint takes back exactly
+    the second (byte-exact), the first's change stays. Without the daemon: no checkpoint after any command.
+    """
+    work = agent_project
+    agentcli.install_hooks(work, "claude-code", "project", work.env)
+    work.write("notes/one.txt", "first line\nkept as it is\n")
+    work.write("notes/two.txt", "second line\nkept as well\n")
+    ignored = agentcli.ignored_files(work)
+    if with_daemon:
+        daemons.append(work)
+        work.ok("daemon", "start")
+    script: dict[str, list[Turn]] = {SHELL_PROMPT: [
+        ToolCall("Bash", {"command": SED_ONE, "description": "fix the first note"}),
+        ToolCall("Bash", {"command": LOOK, "description": "look at the notes"}),
+        ToolCall("Bash", {"command": SED_TWO, "description": "fix the second note"}),
+        Text("Both notes fixed."),
+    ]}
+    with MockModel(script) as model:
+        session, text = run_claude(claude, work, claude_env(work, model), SHELL_PROMPT)
+    assert text == "Both notes fixed."
+    assert model.played(SHELL_PROMPT) == script[SHELL_PROMPT]
+    results = model.tool_results()
+    assert all(results[i]["is_error"] is False for i in model.tool_use_ids(SHELL_PROMPT).values()), results
+    assert (work.path / "notes" / "one.txt").read_bytes() == b"FIRST LINE\nkept as it is\n"
+    assert (work.path / "notes" / "two.txt").read_bytes() == b"SECOND LINE\nkept as well\n"
+    assert agentcli.hook_errors(work) == ""
+
+    log = agentcli.hook_log(work, session)
+    after_shell = [(e["action"], e["reason"]) for e in log if e["event"] == "PostToolUse"]
+    steps = [c for c in agentcli.checkpoints(work, session) if c.trigger == "PostToolUse"]
+    if not with_daemon:  # exactly as before the daemon could tell: the turn end holds both commands' changes
+        assert after_shell == [("skip", "balanced: nothing after Bash")] * 3, json.dumps(log, indent=1)
+        assert steps == []
+        return
+    assert decisions(log) == [
+        ("SessionStart", None, "checkpoint"),
+        ("UserPromptSubmit", None, "checkpoint"),
+        ("PostToolUse", "Bash", "checkpoint"),  # sed on one.txt
+        ("PostToolUse", "Bash", "skip"),  # ls / cat: nothing changed
+        ("PostToolUse", "Bash", "checkpoint"),  # sed on two.txt
+        ("Stop", None, "unchanged"),  # the last command's checkpoint already holds the turn's end
+        ("SessionEnd", None, "skip"),
+    ], json.dumps(log, indent=1)
+    first, second = steps
+    assert after_shell[1][1] == f"after Bash: nothing changed (daemon: no file changed since #{first.seq})"
+    assert [(c.note["tool"], c.note["paths"], c.note["message"], c.note["command"]) for c in steps] == [
+        ("Bash", ["notes/one.txt"], f"after Bash: {SED_ONE}", SED_ONE),
+        ("Bash", ["notes/two.txt"], f"after Bash: {SED_TWO}", SED_TWO)]
+    assert (blob(work, first.commit, "notes/one.txt"), blob(work, first.commit, "notes/two.txt")) == (
+        "FIRST LINE\nkept as it is\n", "second line\nkept as well\n")
+    assert work.tree_of(second.commit) == work.add_all_tree()
+    listed = work.ok("list")
+    assert f"after Bash: {SED_ONE}" in listed and f"after Bash: {SED_TWO}" in listed
+
+    # Undo to the first command's checkpoint: the second command's change is gone, the first's stays.
+    agentcli.assert_undo_restores(work, first, ignored)
+    assert (work.path / "notes" / "one.txt").read_bytes() == b"FIRST LINE\nkept as it is\n"
+    assert (work.path / "notes" / "two.txt").read_bytes() == b"second line\nkept as well\n"
+    work.fsck()

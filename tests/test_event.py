@@ -87,3 +87,11 @@ def test_read_patch_sizes_the_edit_and_counts_a_deleted_files_whole_size(tmp_pat
     assert event.change_chars == len("# Guide") + len("*** Add File: not/a/header.txt") \
         + len("    print('hello')") + len("    print('hello, world')") + 2 + 10
     assert event.tool_kind == ev.WRITE  # it adds a file
+
+
+def test_a_shell_commands_line_is_read_from_its_string_or_argv_and_nothing_else() -> None:
+    from git_rewind.agents.event import shell_command
+
+    assert shell_command("sed -i 's/a/b/' f.txt") == "sed -i 's/a/b/' f.txt"
+    assert shell_command(["bash", "-lc", "make test"]) == "bash -lc make test"  # Codex's argv form
+    assert [shell_command(v) for v in (None, "", "  ", 42, {"command": "ls"})] == [None] * 5

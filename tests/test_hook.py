@@ -186,7 +186,8 @@ def test_aggressive_checkpoints_after_shell_commands_turn_end_and_tags_risky_pro
 
     notes = chain(w, "sess-1")
     assert [n["message"] for n in notes] == ["session start (startup)", "prompt: Refactor all the handlers",
-                                            "after Bash", "turn end"]
+                                            "after Bash: python gen.py", "turn end"]
+    assert notes[2]["command"] == "python gen.py"  # the command that made the step, whole
     assert notes[1]["tags"] == ["prompt", "risky"]
     assert (notes[2]["trigger"], notes[2]["tool"], notes[2]["paths"]) == ("PostToolUse", "Bash", ["generated.txt"])
     assert notes[2]["prompt"] == "Refactor all the handlers"  # the prompt the command belonged to
@@ -588,3 +589,135 @@ def test_a_payload_naming_a_file_that_is_no_transcript_of_the_agent_records_none
     agent.transcript = str(Path(w.env["HOME"]) / ".claude" / "projects" / "p" / "sess-1.jsonl")
     assert agent.prompt("the real one", prompt_id="real")["action"] == "checkpoint"
     assert chain(w, "sess-1")[-1]["conversation"]["transcript"] == agent.transcript
+
+
+# Every shell command undoable: balanced + the daemon ---------------------------------------------------
+#
+# Each agent that reports a shell command's completion, in its own recorded (or documented) payload with
+# the command swapped for the test's: with the daemon running, a command that changed a file gets its own
+# checkpoint named by its command line; one that changed nothing is skipped on the daemon's word, with the
+# reason in hook.log; without the daemon, nothing after it, as before.
+
+SAMPLES = CLAUDE_SAMPLES.parent
+
+
+def _jsonl(path: Path, home: Path, root: Path) -> list[dict[str, Any]]:
+    text = path.read_text().replace("@HOME@", str(home)).replace("@PROJECT@", str(root))
+    text = text.replace("@TRANSCRIPT@", str(home / "transcript.json"))
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def _post_shell(agent: str, session: str, command: str, root: Path, home: Path) -> tuple[dict[str, Any], str]:
+    """AGENT's payload after a shell command ran COMMAND in ROOT, and the tool name its checkpoint records."""
+    if agent == "claude-code":
+        payload, _env = claude_sample("PostToolUse_Bash", root, home)
+        payload["tool_input"]["command"] = command
+        return {**payload, "session_id": session}, "Bash"
+    if agent == "gemini":
+        payload = next(p for p in _jsonl(SAMPLES / "gemini" / "payloads.jsonl", home, root)
+                       if p["hook_event_name"] == "AfterTool")
+        payload["tool_input"]["command"] = command
+        return {**payload, "session_id": session}, "run_shell_command"
+    if agent == "qwen":
+        recorded = _jsonl(SAMPLES / "qwen" / "hooks-run1-new.jsonl", Path("/home/dev/work/home-qwen"), root)
+        payload = next(p for p in (r.get("stdin_json", r) for r in recorded)
+                       if p.get("hook_event_name") == "PostToolUse" and p.get("tool_name") == "run_shell_command")
+        payload["tool_input"]["command"] = command
+        return {**payload, "session_id": session, "cwd": str(root), "transcript_path": None}, "run_shell_command"
+    if agent == "copilot":
+        payload = next(r["payload"] for r in _jsonl(SAMPLES / "copilot" / "payloads.jsonl", home, root)
+                       if r["event"] == "postToolUse" and r["payload"].get("toolName") == "bash")
+        payload["toolArgs"]["command"] = command
+        return {**payload, "sessionId": session}, "bash"
+    if agent == "cursor":  # shared/agents/other-agents.md: afterShellExecution {command, cwd, output, duration}
+        return {"hook_event_name": "afterShellExecution", "conversation_id": session, "generation_id": "gen-1",
+                "workspace_roots": [str(root)], "command": command, "output": "", "duration": 3}, "Shell"
+    if agent in ("opencode", "kilo"):  # our plugin's tool.execute.after (resources/opencode/git-rewind.ts)
+        return {"event": "tool.execute.after", "sessionID": session, "callID": "call_1", "tool": "bash",
+                "args": {"command": command, "description": "run it"}, "directory": str(root),
+                "worktree": str(root)}, "bash"
+    tool = {"droid": "Execute", "codex": "Bash"}[agent]  # Claude-style: other-agents.md §5, codex-hook-schemas
+    return {"session_id": session, "cwd": str(root), "hook_event_name": "PostToolUse", "tool_name": tool,
+            "tool_input": {"command": command}, "tool_use_id": "call_1", "turn_id": "turn-1"}, tool
+
+
+SHELL_AGENTS = ["claude-code", "droid", "codex", "gemini", "qwen", "copilot", "cursor", "opencode", "kilo"]
+
+
+@pytest.mark.parametrize("agent", SHELL_AGENTS)
+def test_with_the_daemon_each_shell_command_that_changed_files_is_its_own_checkpoint(
+        agent_project: Workdir, home: Path, daemons: list[Workdir], agent: str) -> None:
+    w = agent_project
+    user = protected(w)
+    session = "ses_shell1"
+    w.write("a.txt", "one\n")
+    w.write("b.txt", "two\n")
+
+    def after(command: str) -> dict[str, Any]:
+        subprocess.run(["sh", "-c", command], cwd=w.path, check=True)
+        payload, _tool = _post_shell(agent, session, command, w.path, home)
+        run = w.rewind("hook", "--agent", agent, input=json.dumps(payload))
+        assert run.returncode == 0 and run.stderr == "", run.stderr
+        return decisions(w)[-1]
+
+    daemons.append(w)
+    w.ok("daemon", "start")
+    w.ok("snap", "--session", session, "-m", "the session's start")  # its first checkpoint: what is compared with
+    tool = _post_shell(agent, session, "true", w.path, home)[1]
+
+    first = after("sed -i 's/one/ONE/' a.txt")
+    assert (first["action"], first["reason"], first["seq"]) == ("checkpoint", f"after {tool}, if files changed", 2)
+    quiet = after("cat a.txt b.txt >/dev/null; ls")
+    assert (quiet["action"], quiet["reason"]) == ("skip", f"after {tool}: nothing changed (daemon: no file changed "
+                                                          "since #2)")
+    second = after("sed -i 's/two/TWO/' b.txt")
+    assert (second["action"], second["seq"]) == ("checkpoint", 3)
+    notes = chain(w, session)
+    assert [(n["seq"], n["tool"], n["paths"], n["message"]) for n in notes[1:]] == [
+        (2, tool, ["a.txt"], "after " + tool + ": sed -i 's/one/ONE/' a.txt"),
+        (3, tool, ["b.txt"], "after " + tool + ": sed -i 's/two/TWO/' b.txt")]
+    assert notes[2]["command"] == "sed -i 's/two/TWO/' b.txt"
+    assert show(w, notes[1]["commit"], "a.txt") == "ONE\n" and show(w, notes[1]["commit"], "b.txt") == "two\n"
+    assert w.tree_of(notes[2]["commit"]) == w.add_all_tree()
+
+    # Without the daemon: nothing after a shell command in the balanced tier, as before it existed.
+    w.ok("daemon", "stop")
+    before = len(chain(w, session))
+    alone = after("sed -i 's/TWO/2/' b.txt")
+    assert (alone["action"], alone["reason"]) == ("skip", f"balanced: nothing after {tool}")
+    assert len(chain(w, session)) == before
+    assert protected(w) == user
+    w.fsck()
+
+
+def test_the_daemon_says_changed_whenever_a_checkpoint_could_hold_something_new(
+        agent_project: Workdir, daemons: list[Workdir]) -> None:
+    """No skip on a half truth: another session's newer tree, the person's index changed (git's CRLF rule reads
+    it), a nested repository, or no checkpoint of the session yet each make the hook look (aggressive: a scan)."""
+    w = agent_project
+    agent = Agent(w, env={"GIT_REWIND_TIER": "aggressive"})
+    daemons.append(w)
+    w.ok("daemon", "start")
+    assert agent.after_bash("true")["daemon_said"] == "the session has no checkpoint in this work tree yet"
+    agent.prompt("go")
+    assert agent.after_bash("true")["action"] == "skip"
+    w.write("other.txt", "another session's\n")
+    w.ok("snap", "--session", "other", "-m", "another session")  # the daemon's base moves on with it
+    said = agent.after_bash("true")
+    assert said["daemon_said"].startswith("the session's last checkpoint #2 holds another tree"), said
+    assert said["action"] == "checkpoint"  # it holds other.txt: the session's tip is the daemon's base again
+    assert agent.after_bash("true")["action"] == "skip"
+    w.git("add", "notes.txt")  # the person stages a file: git's decisions may read the index otherwise
+    said = agent.after_bash("true")
+    assert (said["action"], said["daemon_said"]) == ("unchanged", "the person's index or git's settings changed since")
+    assert agent.after_bash("true")["action"] == "skip"  # that scan checked the tree under the new index
+    sub = w.path / "vendor" / "lib"
+    sub.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=sub, check=True, env=w.env)
+    (sub / "x").write_text("x\n")
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "add", "x"], cwd=sub, check=True, env=w.env)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"], cwd=sub, check=True,
+                   env=w.env)
+    agent.after_bash("true")
+    said = agent.after_bash("true")
+    assert said["daemon_said"] == "nested repositories, which the daemon does not look inside"

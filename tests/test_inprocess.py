@@ -367,3 +367,41 @@ def test_a_tree_pruned_since_it_was_read_is_not_built_on(repo: Workdir, git_envi
     assert repo.git("cat-file", "-t", gone, check=False) == ""
     with pytest.raises(GitError):
         mine.tree("refs/rewind-scan", gone, [Change("dir/sub/g", 0o100644, content=b"on a pruned tree\n")])
+
+
+def test_a_hook_checkpoint_the_daemon_answers_is_written_in_the_daemon(project: Workdir, tmp_path: Path,
+                                                                       daemons: list[Workdir]) -> None:
+    """Through a running daemon: a hook call it answers (hook/client.py) takes its checkpoint in the daemon's
+    process, which writes it in process: no fast-import, no unpack-objects, no update-ref of its own
+    (GIT_TRACE in the hook's environment, which the daemon runs the call under), and the checkpoint holds the
+    change, with its note."""
+    import json
+
+    from helpers import daemon
+
+    from git_rewind.agents import install
+
+    daemons.append(project)
+    project.ok("daemon", "start")
+    thin = install.hook_program()
+    trace = tmp_path / "trace"
+
+    def call(event: dict[str, str], traced: bool) -> None:
+        env = {**project.env, "CLAUDECODE": "1", **({"GIT_TRACE": str(trace)} if traced else {})}
+        proc = subprocess.run([*thin, "hook", "--agent", "claude-code"], cwd=project.path, env=env, input=json.dumps(
+            {"session_id": "s-daemon", "cwd": str(project.path), **event}), capture_output=True, text=True)
+        assert (proc.returncode, proc.stderr) == (0, ""), proc.stderr
+
+    prompt = {"hook_event_name": "UserPromptSubmit", "prompt": "work", "prompt_id": "p1"}
+    project.write("src/app.py", "print('first')\n")
+    call(prompt, False)  # the daemon's writer and its long-lived update-ref start here
+    served = daemon.status(project)["served"]["hook"]
+    project.write("src/app.py", "print('second')\n")
+    call({**prompt, "prompt_id": "p2"}, True)
+    assert daemon.status(project)["served"]["hook"] == served + 1, "the daemon answered the call"
+    assert project.git("show", "refs/rewind/s-daemon:src/app.py") == "print('second')\n"
+    assert project.git("notes", "--ref=rewind", "list", "refs/rewind/s-daemon").strip()
+    started = [line for line in (trace.read_text().splitlines() if trace.exists() else [])
+               if "trace: built-in" in line or "trace: exec" in line]
+    assert not [line for line in started if any(w in line for w in ("fast-import", "unpack-objects",
+                                                                    "update-ref"))], started

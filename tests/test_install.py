@@ -704,3 +704,40 @@ def test_entries_of_an_older_absolute_install_are_found_replaced_and_removed(pro
     w.ok("uninstall", "--agent", agent, "--scope", "project")
     assert not agents.get(agent).hooks_installed(str(path))
     assert f"  {agent:<12} project" not in w.ok("status")
+
+
+def test_user_scope_writes_the_thin_client_which_runs_without_site_and_takes_the_checkpoint(
+        project: Workdir, home: Path) -> None:
+    """At user scope every entry runs this interpreter with `-I -S` on the package's hook entry (absolute
+    paths, nothing from the agent's PATH); run as the agent runs it, it checkpoints."""
+    w = project
+    w.ok("install", "--agent", "claude-code")
+    data = json.loads((home / ".claude" / "settings.json").read_text())
+    commands = {h["command"] for groups in data["hooks"].values() for g in groups for h in g["hooks"]}
+    entry = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(install.__file__))), "hook", "entry.py")
+    assert commands == {shlex.join([sys.executable, "-I", "-S", entry, "hook", "--agent", "claude-code"])}
+    proc = run_hook_command(w, commands.pop(), {"session_id": "s1", "cwd": str(w.path),
+                                                "hook_event_name": "UserPromptSubmit", "prompt": "go"})
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    assert w.git("for-each-ref", "refs/rewind/s1")
+
+
+def test_a_user_install_of_an_earlier_version_is_ours_and_installing_again_upgrades_it(project: Workdir,
+                                                                                       home: Path) -> None:
+    """`/path/to/git-rewind hook --agent NAME`, what earlier versions wrote at user scope: status lists it,
+    install replaces it by the thin client (no entry twice), uninstall removes either."""
+    w = project
+    w.ok("install", "--agent", "claude-code")
+    path = home / ".claude" / "settings.json"
+    thin = path.read_text()
+    old = shlex.join([*install.executable(), "hook", "--agent", "claude-code"])
+    new = install.hook_command("claude-code")
+    assert old != new and install.is_own({"command": old}) and install.is_own({"command": new})
+    path.write_text(thin.replace(json.dumps(new), json.dumps(old)))
+    assert json.dumps(new) not in path.read_text()
+    assert f"  {'claude-code':<12} user" in w.ok("status")
+    w.ok("install", "--agent", "claude-code")
+    assert path.read_text() == thin
+    path.write_text(thin.replace(json.dumps(new), json.dumps(old), 1))
+    w.ok("uninstall", "--agent", "claude-code")
+    assert not agents.get("claude-code").hooks_installed(str(path))

@@ -227,7 +227,8 @@ def test_balanced_does_nothing_after_tools_and_closes_each_turn_when_files_chang
     stop = session.at(T0, simple("Stop", ev.STOP))  # attribution needs the turn closed off
     assert (stop.action, stop.allow_empty) == (FULL, False)
     assert session.at(T0, simple("PreToolUse", ev.PRE_TOOL, "Bash", ev.SHELL)).reason == (
-        "Bash: shell commands are checkpointed after they run (aggressive tier)")  # not "does not edit files"
+        "Bash: shell commands are checkpointed after they run (aggressive tier, "
+        "or balanced with the daemon)")  # not "does not edit files"
     assert session.at(T0, edit(chars=1)).reason == "small change: 1 character < 50"
 
 
@@ -239,6 +240,30 @@ def test_aggressive_checkpoints_after_shell_commands_and_at_turn_end() -> None:
     assert session.at(T0 + 2, simple("PostToolUse", ev.POST_TOOL, "Edit", ev.EDIT)).action == SKIP
     stop = session.at(T0 + 3, simple("Stop", ev.STOP))
     assert (stop.action, stop.allow_empty) == (FULL, False)
+
+
+def after_shell(tier: str, watched: tuple[bool, str] | None, tool: str = "Bash") -> policy.Decision:
+    """The decision after a shell command under TIER, with the daemon's word WATCHED (None: no daemon)."""
+    return policy.decide(simple("PostToolUse", ev.POST_TOOL, tool, ev.SHELL), settings(tier), SessionState(), T0,
+                         [], watched)
+
+
+@pytest.mark.parametrize("tool", ["Bash", "Execute", "run_shell_command", "bash", "Shell"])
+def test_balanced_checkpoints_after_a_shell_command_only_when_the_daemon_runs_and_saw_a_change(tool: str) -> None:
+    changed = after_shell("balanced", (True, "file events on 1 path since its base"), tool)
+    assert (changed.action, changed.allow_empty, changed.reason) == (FULL, False, f"after {tool}, if files changed")
+    quiet = after_shell("balanced", (False, "no file changed since #4"), tool)
+    assert (quiet.action, quiet.reason) == (SKIP, f"after {tool}: nothing changed (daemon: no file changed since #4)")
+    # No daemon: exactly as before it existed.
+    assert (after_shell("balanced", None, tool).action, after_shell("balanced", None, tool).reason) == (
+        SKIP, f"balanced: nothing after {tool}")
+
+
+def test_aggressive_after_a_shell_command_skips_on_the_daemons_word_and_scans_without_it() -> None:
+    assert after_shell("aggressive", (False, "no file changed since #4")).action == SKIP
+    assert after_shell("aggressive", (True, "the daemon has no base yet")).action == FULL
+    assert after_shell("aggressive", None).action == FULL  # as before: the scan decides
+    assert after_shell("minimal", (True, "file events on 2 paths since its base")).action == SKIP
 
 
 @pytest.mark.parametrize(("text", "pattern"), [

@@ -74,3 +74,16 @@ def test_the_store_size_and_a_warning_when_gc_cannot_meet_the_cap(isolated: Any)
     shown = project.ok("status")
     assert "store: " in shown and "(max_store_size 50.0 KiB)" in shown and "warning: " in shown
     assert json.loads(project.ok("status", "--json"))["store"]["unmet"] is True
+
+
+def test_status_says_what_the_tier_does_after_a_shell_command_with_the_daemon_and_without(
+        isolated: Any, daemons: list[Any]) -> None:
+    project = isolated
+    assert status.collect(10, str(project.path)).as_json()["shell_commands"].startswith("no checkpoint of its own")
+    assert "after shell commands: no checkpoint of its own" in project.ok("status")
+    daemons.append(project)
+    project.ok("daemon", "start")
+    assert status.collect(10, str(project.path)).shell == (
+        "a checkpoint after each one that changed files (the daemon says which did)")
+    project.write(".git-rewind.toml", 'tier = "minimal"\n')
+    assert status.collect(10, str(project.path)).shell == "no checkpoint (minimal tier)"

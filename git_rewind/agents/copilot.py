@@ -129,6 +129,8 @@ def parse(payload: dict[str, Any]) -> Event:
         args = payload.get("toolArgs")
         if event.tool_kind in (ev.WRITE, ev.EDIT) and isinstance(args, dict):
             _read_tool_args(event, tool, args)
+        elif event.tool_kind == ev.SHELL and isinstance(args, dict):
+            event.command = ev.shell_command(args.get("command"))
     return event
 
 

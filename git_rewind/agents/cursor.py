@@ -75,6 +75,7 @@ def parse(payload: dict[str, Any]) -> Event:
         event.prompt_id = text(payload.get("generation_id"))
     if name in ("beforeShellExecution", "afterShellExecution"):
         event.tool, event.tool_kind = "Shell", ev.SHELL
+        event.command = ev.shell_command(payload.get("command"))
     elif name == "afterFileEdit":
         event.tool, event.tool_kind = "Edit", ev.EDIT
         _read_edit(event, payload)

@@ -55,6 +55,9 @@ def parse(payload: dict[str, Any]) -> Event:
 
 
 def _read_tool_input(event: Event, tool: str, tool_input: dict[str, Any]) -> None:
+    if event.tool_kind == ev.SHELL:  # also when the input came as a JSON string
+        event.command = ev.shell_command(tool_input.get("command"))
+        return
     path = text(tool_input.get("file_path")) or text(tool_input.get("path"))
     if tool == "ApplyPatch":
         ev.read_patch(event, next((v for v in tool_input.values() if isinstance(v, str) and "*** " in v), ""))

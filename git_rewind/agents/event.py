@@ -32,7 +32,7 @@ class Event:
     """One hook call: which agent and session, what is about to happen or just happened."""
 
     __slots__ = ("agent", "name", "kind", "session", "cwd", "transcript", "prompt_id", "tool_use_id",
-                 "tool", "tool_kind", "paths", "change_chars", "prompt", "source", "time")
+                 "tool", "tool_kind", "paths", "change_chars", "prompt", "source", "time", "command")
 
     def __init__(self, agent: str, name: str, kind: str, session: str, cwd: str) -> None:
         self.agent = agent
@@ -52,6 +52,7 @@ class Event:
         # When the agent says the event happened (seconds since the epoch), if its payload does (Copilot CLI):
         # a session start whose prompt hook ran first (Copilot runs them concurrently) is told that apart.
         self.time: float | None = None
+        self.command: str | None = None  # the command line a shell tool ran (or is about to), as the agent sent it
 
     def conversation(self) -> Position | None:
         """Where in the agent's transcript this happened, for the note."""
@@ -101,7 +102,18 @@ def from_payload(agent: str, kinds: dict[str, str], payload: dict[str, Any], pro
     event.tool = text(payload.get("tool_name"))
     if event.tool and tool_kinds:
         event.tool_kind = tool_kinds.get(event.tool)
+    tool_input = payload.get("tool_input")
+    if event.tool_kind == SHELL and isinstance(tool_input, dict):
+        event.command = shell_command(tool_input.get("command"))
     return event
+
+
+def shell_command(value: Any) -> str | None:
+    """The command line a shell tool's input names: its `command` string, or an argv list joined by spaces
+    (what the checkpoint after it is called by; never run, never parsed)."""
+    if isinstance(value, list):
+        value = " ".join(str(part) for part in value)
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def changed_chars(old: str, new: str) -> int:

@@ -65,10 +65,24 @@ def program_for(scope: str, program: list[str] | None = None) -> list[str] | Non
     return None if scope in SHARED_SCOPES else (program or executable())
 
 
+def hook_program() -> list[str]:
+    """What our hook entries run at user and local scope (before `hook --agent NAME`): this interpreter without
+    `site`, by absolute path, on the package's hook/entry.py, the thin client (hook/client.py) that lets the
+    daemon answer; ~4x cheaper to start than the console script, which must set up `site` first."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return [sys.executable, "-I", "-S", os.path.join(package, "hook", "entry.py")]
+
+
+def hook_program_for(scope: str, program: list[str] | None = None) -> list[str] | None:
+    """What our hook entries at SCOPE run: PROGRAM (a git-rewind given by path) or the thin client
+    (hook_program), or None (the shared form: the git-rewind on PATH) in a file meant to be committed."""
+    return None if scope in SHARED_SCOPES else (program or hook_program())
+
+
 def hook_command(agent: str, program: list[str] | None = None, scope: str = "user") -> str:
     """The shell command an agent runs for its hook events (at SCOPE), as the agent writes it (Agent.command:
     Copilot CLI's keeps its exit status 0 even where git-rewind is gone)."""
-    return agents.get(agent).command(None, program_for(scope, program))
+    return agents.get(agent).command(None, hook_program_for(scope, program))
 
 
 def template(agent: str) -> dict[str, Any]:
@@ -84,7 +98,7 @@ def target(agent: str, scope: str, root: str | None, home: str | None = None) ->
 def install(agent: str, scope: str, root: str | None, home: str | None = None,
             program: list[str] | None = None) -> Change:
     """Write our hook entries (and slash commands) for AGENT at SCOPE; a second install changes nothing."""
-    change = agents.get(agent).install_hooks(scope, root, home, program_for(scope, program))
+    change = agents.get(agent).install_hooks(scope, root, home, hook_program_for(scope, program))
     change.commands = install_commands(agent, scope, root, home)
     return change
 

@@ -82,6 +82,9 @@ class OpenCodeEvent(Event):
 
 
 def _read_args(event: Event, tool: str, args: dict[str, Any]) -> None:
+    if event.tool_kind == ev.SHELL:
+        event.command = ev.shell_command(args.get("command"))
+        return
     path = text(args.get("filePath")) or text(args.get("file_path"))
     if tool in ("patch", "apply_patch"):
         ev.read_patch(event, next((v for v in args.values() if isinstance(v, str) and "*** " in v), ""))

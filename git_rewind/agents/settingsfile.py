@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 BACKUP_SUFFIX = ".git-rewind-backup"
-_OWN = re.compile(r"(?:^|[\s/'\"])git-rewind['\"]?\s+hook\b|-m\s+git_rewind['\"]?\s+hook\b|\bgit\s+rewind\s+hook\b")
+_OWN = re.compile(r"(?:^|[\s/'\"])git-rewind['\"]?\s+hook\b|-m\s+git_rewind['\"]?\s+hook\b|\bgit\s+rewind\s+hook\b"
+                  r"|/git_rewind/hook/entry\.py['\"]?\s+hook\b")  # the last: the thin client (install.hook_program)
 _OWN_MCP = re.compile(r"(?:^|/)git-rewind\s+mcp$|-m\s+git_rewind\s+mcp$")
 
 
@@ -67,11 +68,12 @@ FOUND = "command -v git-rewind >/dev/null 2>&1"
 def hook_command(agent: str, program: list[str] | None, reply: str | None = None) -> str:
     """The shell command a hook entry of AGENT runs.
 
-    PROGRAM is this git-rewind by absolute path (user and local scope: exact, and found even when
-    the agent's PATH lacks its directory). None is the form for files a team commits (project
-    scope), which must name no path of this machine: the git-rewind on PATH, or, where there is
-    none, exit 0 printing only REPLY (the JSON an agent needs to go on, if any), because some
-    agents deny a tool when its hook fails. POSIX `sh -c`, whatever shell the agent uses.
+    PROGRAM is what runs `hook --agent AGENT` by absolute path (user and local scope: exact, and found even
+    when the agent's PATH lacks its directory): the thin client (install.hook_program) or a git-rewind. None
+    is the form for files a team commits (project scope), which must name no path of this machine: the
+    git-rewind on PATH, or, where there is none, exit 0 printing only REPLY (the JSON an agent needs to go
+    on, if any), because some agents deny a tool when its hook fails. POSIX `sh -c`, whatever shell the
+    agent uses.
     """
     if program is not None:
         return " ".join(shlex.quote(part) for part in program) + f" hook --agent {agent}"
@@ -83,8 +85,8 @@ def hook_command(agent: str, program: list[str] | None, reply: str | None = None
 
 def is_own(hook: Any) -> bool:
     """HOOK is a handler of ours: its command (`command`, or Copilot's `bash`) runs `git-rewind hook` (by any
-    path, or `-m git_rewind`), the absolute form or the shared `sh -c` one (hook_command): both are found, so
-    older installs are too."""
+    path, or `-m git_rewind`) or the thin client's `…/git_rewind/hook/entry.py hook`, the absolute forms or
+    the shared `sh -c` one (hook_command): all are found, so older installs are too."""
     if not isinstance(hook, dict):
         return False
     return any(isinstance(hook.get(key), str) and bool(_OWN.search(hook[key])) for key in ("command", "bash"))

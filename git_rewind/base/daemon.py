@@ -2,10 +2,11 @@
 
 One daemon per work tree (daemonserver.py) watches the tree's file events and knows which paths
 changed since the last checkpoint; a whole-tree scan (snapshot.scan) asks it over a Unix socket
-in the work tree's git-rewind directory and then reads only those paths. This module is on the
-hook's path: socket and minijson only, no pygit2, and every wait is bounded by TIMEOUT. Without
-an answer (no daemon, a stale socket, a daemon that is killed or stuck, an upgrade) the caller
-does the full scan it always did; a daemon in doubt says so, and the caller does the same.
+in the work tree's git-rewind directory and then reads only those paths; after a shell command a hook
+asks only whether anything changed at all (`changed_since_tip`), and takes no checkpoint when nothing
+did. This module is on the hook's path: socket and minijson only, no pygit2, and every wait is
+bounded by TIMEOUT. Without an answer (no daemon, a stale socket, a daemon that is killed or stuck,
+an upgrade) the caller does the full scan it always did; a daemon in doubt says so, and the caller does the same.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import sys
 import time
 
 from . import layout, minijson
-from .fsutil import alive
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -65,26 +65,49 @@ def socket_address(rewind_dir: str) -> tuple[str, int | None]:
     return f"/proc/self/fd/{fd}/{SOCKET}", fd
 
 
-class Link:
-    """One conversation with the daemon: `begin` (what changed) then `done` (the tree that holds it)."""
+# In the daemon process itself: the work tree's git-rewind directory and the server's own `answer`. A request
+# made there (a hook's checkpoint asking what changed) is answered by a call, not over the socket the
+# daemon is busy serving (a deadlock until the timeout).
+_here: tuple[str, Callable[[dict[str, object]], dict[str, object]]] | None = None
 
-    def __init__(self, sock: socket) -> None:
+
+def answer_in_process(rewind_dir: str, answer: Callable[[dict[str, object]], dict[str, object]] | None) -> None:
+    """From now on (None: no longer), every Link to REWIND_DIR's daemon is ANSWER, called in this process
+    (daemonserver.py's `Server.answer`, for any request, whatever its op)."""
+    global _here
+    _here = (os.path.realpath(rewind_dir), answer) if answer is not None else None
+
+
+class Link:
+    """One conversation with the daemon: `begin` (what changed) then `done` (the tree that holds it); or one
+    question (`changed`, `status`, `stop`)."""
+
+    def __init__(self, sock: socket | None,
+                 answer: Callable[[dict[str, object]], dict[str, object]] | None = None) -> None:
         self.sock = sock
+        self._answer = answer  # the daemon's own, in the daemon process
         self._buffer = b""
 
     @classmethod
     def open(cls, repo: Repo) -> Link | None:
         """Connect to the work tree's daemon, or None (none there, a dead one's socket, not Linux)."""
+        return cls.to(repo.rewind_dir)
+
+    @classmethod
+    def to(cls, rewind_dir: str, timeout: float = TIMEOUT) -> Link | None:
+        """Connect to the daemon serving REWIND_DIR within TIMEOUT, or None."""
+        if _here is not None and _here[0] == os.path.realpath(rewind_dir):  # however this process found it
+            return cls(None, _here[1])
         if not supported():
             return None
-        path = os.path.join(repo.rewind_dir, SOCKET)
+        path = os.path.join(rewind_dir, SOCKET)
         if not os.path.exists(path):
             return None  # the common case without a daemon: one stat, no socket import
         import _socket  # `socket` itself builds enums at import: ~10 ms a hook would pay
 
-        address, fd = socket_address(repo.rewind_dir)
+        address, fd = socket_address(rewind_dir)
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-        sock.settimeout(TIMEOUT)
+        sock.settimeout(timeout)
         try:
             sock.connect(address)
         except OSError:
@@ -95,28 +118,39 @@ class Link:
                 os.close(fd)
         return cls(sock)
 
-    def ask(self, request: dict[str, object]) -> dict[str, object] | None:
+    def ask(self, request: dict[str, object], timeout: float = TIMEOUT) -> dict[str, object] | None:
         """Send REQUEST, wait at most TIMEOUT for the answer; None if none came (the link is then closed)."""
+        if self._answer is not None:
+            return self._answer(request)
         try:
-            self.sock.sendall(minijson.dumps(request).encode() + b"\n")
-            deadline = time.monotonic() + TIMEOUT
-            while b"\n" not in self._buffer:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError
-                self.sock.settimeout(left)
-                chunk = self.sock.recv(65536)
-                if not chunk:
-                    raise ConnectionError
-                self._buffer += chunk
-            line, _, self._buffer = self._buffer.partition(b"\n")
-            answer = minijson.loads(line.decode("utf-8", "surrogateescape"))
+            answer = minijson.loads(self.exchange(minijson.dumps(request), timeout))
         except (OSError, ValueError):
             self.close()
             return None
         return answer if isinstance(answer, dict) else None
 
+    def exchange(self, line: str, timeout: float) -> str:
+        """Send one request LINE, return the answer's line; OSError (TimeoutError: none within TIMEOUT,
+        ConnectionError: the daemon closed the link) when there is none. Text that came from bytes
+        (surrogate escapes) goes as those bytes, both ways."""
+        assert self.sock is not None
+        self.sock.sendall(line.encode("utf-8", "surrogateescape") + b"\n")
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no answer within {timeout:g} s")
+            self.sock.settimeout(left)
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("the daemon closed the connection")
+            self._buffer += chunk
+        got, _, self._buffer = self._buffer.partition(b"\n")
+        return got.decode("utf-8", "surrogateescape")
+
     def close(self) -> None:
+        if self.sock is None:
+            return
         try:
             self.sock.close()
         except OSError:
@@ -167,6 +201,24 @@ def begin(repo: Repo, rules: Callable[[Repo], str]) -> Changes | None:
     return Changes(link, answer)
 
 
+def changed_since_tip(repo: Repo, session: str) -> tuple[bool, str] | None:
+    """Whether anything may have changed in the work tree since SESSION's newest checkpoint here, as the
+    daemon knows it without a scan: (False, why) only when no path is dirty since its base (after its settle
+    barrier, so a command's own writes are seen) and that base is the session's tip tree; (True, why) when a
+    checkpoint must look. None: no daemon answered (the caller does what it does without one)."""
+    link = Link.open(repo)
+    if link is None:
+        return None
+    try:
+        answer = link.ask({"op": "changed", "session": session, "fingerprint": fingerprint()})
+    finally:
+        link.close()
+    if answer is None or not isinstance(answer.get("changed"), bool):
+        return None
+    why = answer.get("why")
+    return bool(answer["changed"]), why if isinstance(why, str) else "the daemon says so"
+
+
 # running it ------------------------------------------------------------------------------
 
 
@@ -176,6 +228,8 @@ def read_state(repo: Repo) -> dict[str, object]:
 
 def ours(repo: Repo, pid: object) -> bool:
     """PID is a daemon of this work tree: not a process that took the pid of one that died without a word."""
+    from .fsutil import alive
+
     if not alive(pid):
         return False
     try:
@@ -248,7 +302,7 @@ def maybe_start(repo: Repo, settings: Settings) -> bool:
     """At a hook's event: start the daemon when config says so and none runs (`daemon = "auto"`: the
     repository is larger than `daemon_min_files`). A few stats when one runs already."""
     mode = settings.get("daemon")
-    if mode == "off" or not supported():
+    if mode == "off" or not supported() or _here is not None:  # in the daemon: this one runs
         return False
     state = read_state(repo)
     if ours(repo, state.get("pid")) and os.path.exists(os.path.join(repo.rewind_dir, SOCKET)):
@@ -299,7 +353,7 @@ def describe(repo: Repo) -> dict[str, object]:
         assert isinstance(pid, int)
         return {"running": True, "pid": pid, "since": live.get("started"), "watched": live.get("watched"),
                 "dirty": live.get("dirty"), "nested": live.get("nested"), "memory_kib": memory_kib(pid),
-                "answered": live.get("answered"), "last_full": live.get("last_full")}
+                "answered": live.get("answered"), "last_full": live.get("last_full"), "served": live.get("served")}
     info: dict[str, object] = {"running": False}
     if not supported():
         info["reason"] = "not available on this system (it needs Linux inotify); every command scans the tree"
@@ -329,6 +383,8 @@ def stop(repo: Repo, wait: float = 5.0) -> bool:
             pass
     elif not answered:
         return False
+    from .fsutil import alive
+
     deadline = time.monotonic() + wait
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.02)

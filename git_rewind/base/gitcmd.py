@@ -59,11 +59,32 @@ def run(
     return proc.stdout
 
 
-def detached(args: list[str], cwd: str) -> subprocess.Popen[bytes]:
+_detached: list[subprocess.Popen[bytes]] = []  # started by `detached` and not yet seen to end
+
+
+def detached(args: list[str], cwd: str, log: str | None = None) -> subprocess.Popen[bytes]:
     """Start ARGS fully detached: its own session, no inherited pipes or descriptors, so nobody (an agent
-    waiting on a hook's output) waits for it."""
-    return subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    waiting on a hook's output) waits for it; its output goes to the file LOG (appended) or nowhere.
+    A long-lived process (the daemon, which runs hooks) reaps it with `reap`, or it stays a zombie."""
+    reap()
+    out = open(log, "ab") if log else None  # noqa: SIM115 - closed below, once the child has its copy
+    try:
+        proc = subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL,
+                                stdout=out if out is not None else subprocess.DEVNULL,
+                                stderr=out if out is not None else subprocess.DEVNULL,
+                                start_new_session=True, close_fds=True)
+    finally:
+        if out is not None:
+            out.close()
+    _detached.append(proc)
+    return proc
+
+
+def reap() -> int:
+    """Collect the exit status of every `detached` process that has ended (none is left a zombie); how many
+    still run."""
+    _detached[:] = [proc for proc in _detached if proc.poll() is None]
+    return len(_detached)
 
 
 class Background:

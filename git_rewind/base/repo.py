@@ -10,12 +10,12 @@ import os
 
 from . import layout
 from .errors import NotARepository, RewindError
-from .lock import Lock
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from .lock import Lock
     from .note import Oid
 
 REF_PREFIX = "refs/rewind/"
@@ -121,6 +121,43 @@ def _pin_environment(gitdir: str, root: str, outside: bool) -> None:
         os.environ["GIT_WORK_TREE"] = root
 
 
+# The environment that changes how git finds a repository: with any of it, only git itself can say.
+DISCOVERY_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
+                 "GIT_DISCOVERY_ACROSS_FILESYSTEM")
+
+
+def plain_layout(path: str) -> tuple[str, str, str] | None:
+    """(work tree root, git directory, common directory) of PATH read from the files alone, for the plain
+    layouts hooks meet: walks up from PATH to the first `.git` directory or `.git` file (linked work trees).
+    None for anything only git can decide (GIT_DIR-style environment, core.worktree, a bare repository,
+    not a repository at all): `Repo.find` then asks git, and the hook's thin client (hook/client.py) lets
+    the full hook do so."""
+    if any(name in os.environ for name in DISCOVERY_ENV):
+        return None
+    current = os.path.realpath(path)
+    while True:
+        dotgit = os.path.join(current, ".git")
+        if os.path.isdir(dotgit) or os.path.isfile(dotgit):
+            break
+        parent = os.path.dirname(current)
+        if parent == current or os.path.basename(current) == ".git":
+            return None  # not a repository, or inside a .git: git words the error
+        current = parent
+    dirs = git_dirs(current)
+    if dirs is None:
+        return None
+    gitdir, commondir = dirs
+    try:
+        with open(os.path.join(commondir, "config"), "rb") as fh:
+            git_config = fh.read()
+    except OSError:
+        return None
+    if b"worktree" in git_config or b"bare = true" in git_config or not os.path.isfile(
+            os.path.join(gitdir, "HEAD")):
+        return None  # core.worktree, bare, or not a git dir at all: git decides
+    return current, gitdir, commondir
+
+
 class Repo:
     """One work tree of a repository, as git-rewind sees it."""
 
@@ -166,35 +203,12 @@ class Repo:
 
     @classmethod
     def find(cls, path: str) -> Repo:
-        """`discover` without a process, for the plain layouts hooks meet; anything else asks git.
-
-        Walks up from PATH to the first `.git` directory or `.git` file (linked work trees).
-        """
-        if any(name in os.environ for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR",
-                                               "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM")):
+        """`discover` without a process, for the plain layouts hooks meet (`plain_layout`); anything else asks git."""
+        found = plain_layout(path)
+        if found is None:
             return cls.discover(path)
-        current = os.path.realpath(path)
-        while True:
-            dotgit = os.path.join(current, ".git")
-            if os.path.isdir(dotgit) or os.path.isfile(dotgit):
-                break
-            parent = os.path.dirname(current)
-            if parent == current or os.path.basename(current) == ".git":
-                return cls.discover(path)  # not a repository, or inside a .git: git words the error
-            current = parent
-        dirs = git_dirs(current)
-        if dirs is None:
-            return cls.discover(path)
-        gitdir, commondir = dirs
-        try:
-            with open(os.path.join(commondir, "config"), "rb") as fh:
-                git_config = fh.read()
-        except OSError:
-            return cls.discover(path)
-        if b"worktree" in git_config or b"bare = true" in git_config or not os.path.isfile(
-                os.path.join(gitdir, "HEAD")):
-            return cls.discover(path)  # core.worktree, bare, or not a git dir at all: git decides
-        return cls(root=current, gitdir=gitdir, commondir=commondir)
+        root, gitdir, commondir = found
+        return cls(root=root, gitdir=gitdir, commondir=commondir)
 
     @property
     def worktree(self) -> str | None:
@@ -219,11 +233,15 @@ class Repo:
     def worktree_lock(self) -> Lock:
         """Serialises scans of this work tree through its private index."""
         self.ensure_dirs()
+        from .lock import Lock  # here: the hook's thin client reads this module and takes no lock
+
         return Lock(os.path.join(self.rewind_dir, layout.LOCK), self.lock_timeout)
 
     def store_lock(self) -> Lock:
         """Serialises sequence ids, notes and refs across all work trees."""
         self.ensure_dirs()
+        from .lock import Lock
+
         return Lock(os.path.join(self.store_dir, layout.STORE_LOCK), self.lock_timeout)
 
     @property

@@ -102,9 +102,10 @@ def own_process() -> Process | None:
     return (os.getpid(), found[3]) if found is not None else None
 
 
-def agent_process() -> Process | None:
-    """The agent that runs this hook: the nearest ancestor that is not one of the WRAPPERS (None: no /proc)."""
-    pid = os.getppid()
+def agent_process(parent: int | None = None) -> Process | None:
+    """The agent that runs this hook: the nearest ancestor that is not one of the WRAPPERS, from PARENT (the
+    hook process's parent, as the daemon is told it; None: this process's own) up (None: no /proc)."""
+    pid = parent or os.getppid()
     for _ in range(8):
         found = _stat(pid)
         if found is None:

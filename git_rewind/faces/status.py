@@ -20,7 +20,7 @@ class Status:
     """Everything `status` shows."""
 
     __slots__ = ("repository", "config_error", "settings", "installed", "mcp_installed", "decisions", "redos",
-                 "daemon", "store", "sync", "watched", "duplicates", "turns")
+                 "daemon", "store", "sync", "watched", "duplicates", "turns", "shell")
 
     def __init__(self, repository: str | None, config_error: str | None, settings: dict[str, config.Setting],
                  installed: list[tuple[str, str, str]], mcp_installed: list[tuple[str, str, str]],
@@ -38,6 +38,7 @@ class Status:
         self.watched: list[str] = []  # agents with no hooks, checkpointed under `git rewind watch -- PROGRAM`
         self.duplicates: list[tuple[str, str]] = []  # (agent, file): a second copy of our hooks it also loads
         self.turns: list[dict[str, Json]] = []  # the agent turns open in this work tree (turns.describe)
+        self.shell: str | None = None  # what the tier does after a shell command now (shell_commands)
 
     def as_json(self) -> dict[str, Json]:
         return {
@@ -54,6 +55,7 @@ class Status:
             "watched": list(self.watched),
             "duplicates": [{"agent": a, "file": f} for a, f in self.duplicates],
             "turns": list(self.turns),
+            "shell_commands": self.shell,
         }
 
 
@@ -137,8 +139,22 @@ def collect(limit: int, path: str | None = None) -> Status:
 
         status.turns = turns.describe(repo, time.time())
         status.daemon = daemon.describe(repo)
+        status.shell = shell_commands(str(settings["tier"].value), bool(status.daemon.get("running")))
         status.sync = sync_state(repo, settings)
     return status
+
+
+def shell_commands(tier: str, daemon_running: bool) -> str:
+    """What hooks do after an agent's shell command under TIER, now that the daemon runs or not (policy.py)."""
+    if tier == "minimal":
+        return "no checkpoint (minimal tier)"
+    if daemon_running:
+        return "a checkpoint after each one that changed files (the daemon says which did)"
+    if tier == "aggressive":
+        return ("a checkpoint after each one that changed files (a scan after each; "
+                "git rewind daemon start makes it cheap)")
+    return ("no checkpoint of its own: the next prompt or turn end holds what it changed "
+            "(git rewind daemon start gives each one that changes files its own)")
 
 
 def sync_state(repo: Repo, settings: dict[str, config.Setting]) -> dict[str, Json]:

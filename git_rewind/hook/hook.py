@@ -3,6 +3,10 @@
 Runs before tool calls, so it is lean: no click, no pygit2, no process for repository
 discovery, and a skip costs one small JSON read and one log line. Whatever goes wrong, the
 agent sees exit 0 and at most one line on stderr; the trace goes to .git/rewind/hook-errors.log.
+
+One flow (`run`) serves the hook process and the file-watcher daemon, which answers calls for the
+thin client (client.py) under the caller's environment, directory and umask (`serve`): what is
+printed is collected (`Reply`) and printed by the process the agent started.
 """
 
 from __future__ import annotations
@@ -31,17 +35,149 @@ MAX_LOG = 1 << 20  # bytes; the log is rotated to hook.log.1 past this
 HOOK_LOCK_TIMEOUT = 20.0  # seconds; agents time hooks out (we install 30 s)
 
 
-def main(argv: list[str]) -> int:
-    """Handle one hook call; always returns 0."""
+class Call:
+    """One hook call as the hook process got it: the payload bytes on its stdin, its arguments, and (for the
+    daemon, which answers calls for other processes: hook/client.py) its environment, working directory,
+    umask, parent (the agent's side of turns.agent_process), how long it already waited and why (a daemon that
+    did not answer). None: this process's own."""
+
+    __slots__ = ("raw", "argv", "env", "cwd", "umask", "parent", "waited", "failure")
+
+    def __init__(self, raw: bytes, argv: list[str], env: dict[str, str] | None = None, cwd: str | None = None,
+                 umask: int | None = None, parent: int | None = None, waited: float = 0.0,
+                 failure: str | None = None) -> None:
+        self.raw = raw
+        self.argv = argv
+        self.env = env
+        self.cwd = cwd
+        self.umask = umask
+        self.parent = parent
+        self.waited = waited
+        self.failure = failure
+
+
+class Reply:
+    """What the hook process prints: its stdout (the JSON an agent reads) and its stderr (at most a line or
+    two), collected so that the daemon can send them to the process that prints them."""
+
+    __slots__ = ("out", "err")
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self.err: list[str] = []
+
+    def write(self) -> None:
+        """Print what was collected, as the hook process itself."""
+        for stream, parts in ((sys.stdout, self.out), (sys.stderr, self.err)):
+            if parts:
+                try:
+                    stream.write("".join(parts))
+                    stream.flush()
+                except (OSError, ValueError):  # closed: the agent goes on without it
+                    pass
+
+
+class Elsewhere(Exception):
+    """The daemon cannot answer this call (another work tree, a working directory gone): the process runs it."""
+
+
+def main(argv: list[str], raw: bytes | None = None, waited: float = 0.0, failure: str | None = None) -> int:
+    """Handle one hook call in this process (RAW: the payload already read from stdin, else read here) and
+    print what it says; always returns 0. WAITED, FAILURE: the seconds spent on, and what went wrong with,
+    a daemon that did not answer (hook/client.py), for the lock budget and the log entry."""
+    if raw is None:
+        try:
+            raw = sys.stdin.buffer.read()
+        except (OSError, ValueError):
+            raw = b""  # the payload's absence is reported as such
+    run(Call(raw, argv, waited=waited, failure=failure)).write()
+    return 0
+
+
+def serve(repo: Repo, request: dict[str, object]) -> dict[str, object]:
+    """The daemon's `hook` request (hook/client.py sends it): the call run here, in the daemon of REPO, under
+    the calling process's environment, directory and umask; {"out", "err"} to print, or {"fallback": why}
+    for the process to run it itself."""
+    raw, argv, env, cwd = request.get("payload"), request.get("argv"), request.get("env"), request.get("cwd")
+    umask, parent = request.get("umask"), request.get("parent")
+    if not (isinstance(raw, str) and isinstance(argv, list) and all(isinstance(a, str) for a in argv)
+            and isinstance(env, dict) and all(isinstance(v, str) for v in env.values())
+            and isinstance(cwd, str) and os.path.isabs(cwd) and isinstance(umask, int)
+            and isinstance(parent, int)):
+        return {"fallback": "a request this daemon does not understand"}
+    call = Call(raw.encode("utf-8", "surrogateescape"), argv, env, cwd, umask, parent)
+    try:
+        reply = run(call, within=repo)
+    except Elsewhere as exc:
+        return {"fallback": str(exc)}
+    return {"out": "".join(reply.out), "err": "".join(reply.err)}
+
+
+def run(call: Call, within: Repo | None = None) -> Reply:
+    """The hook's one flow, for the hook process and the daemon alike: payload → Event → policy →
+    checkpoint, under CALL's environment, directory and umask for its duration (restored after: the daemon
+    lives on). WITHIN: the work tree this process may serve (the daemon's); a call for any other raises
+    Elsewhere before anything is written or printed."""
+    reply = Reply()
+    with _applied(call):
+        _run(call, within, reply)
+    return reply
+
+
+class _applied:
+    """CALL's environment, working directory and umask in this process while the call runs (os.environ as
+    a whole: git, config, the agents' own variables and the processes started all read it), then this
+    process's own again. A call without them (the hook process's own) changes nothing."""
+
+    def __init__(self, call: Call) -> None:
+        self.call = call
+        self.saved: tuple[dict[str, str], str, int | None] | None = None
+
+    def __enter__(self) -> None:
+        call = self.call
+        if call.env is None and call.cwd is None and call.umask is None:
+            return
+        saved_cwd = os.getcwd()
+        try:
+            os.chdir(call.cwd or saved_cwd)
+        except OSError as exc:
+            raise Elsewhere(f"its working directory is not there ({exc.strerror})") from None
+        self.saved = (dict(os.environ), saved_cwd, os.umask(call.umask) if call.umask is not None else None)
+        if call.env is not None:
+            try:
+                _set_environment(call.env)
+            except ValueError as exc:  # a name with `=`, a NUL: no process has that environment
+                self.__exit__()
+                raise Elsewhere(f"an environment this process cannot take ({exc})") from None
+
+    def __exit__(self, *exc: object) -> None:
+        if self.saved is None:
+            return
+        env, cwd, umask = self.saved
+        _set_environment(env)
+        os.chdir(cwd)
+        if umask is not None:
+            os.umask(umask)
+
+
+def _set_environment(env: dict[str, str]) -> None:
+    """os.environ (and so the C environment children inherit) becomes exactly ENV."""
+    for name in [name for name in os.environ if name not in env]:
+        del os.environ[name]
+    for name, value in env.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
+
+
+def _run(call: Call, within: Repo | None, reply: Reply) -> None:
     started = time.time()
-    agent = _agent_option(argv)
+    agent = _agent_option(call.argv)
     repo: Repo | None = None
     payload: Any = None
     printed = False  # the session-start context, the one JSON object on stdout
     try:
-        raw = sys.stdin.buffer.read()
         try:
-            payload = minijson.loads(raw.decode("utf-8", "surrogateescape"))
+            payload = minijson.loads(call.raw.decode("utf-8", "surrogateescape"))
         except ValueError as exc:
             raise RewindError(f"hook payload is not JSON ({exc})") from None
         if not isinstance(payload, dict):
@@ -56,25 +192,38 @@ def main(argv: list[str]) -> int:
         try:
             repo = Repo.find(cwd)
         except NotARepository as exc:
+            if within is not None:
+                raise Elsewhere("not in a repository") from None
             _log_outside_repository(cwd, str(exc))
-            return 0  # the reply, if the agent wants one, is printed on the way out
+            return  # the reply, if the agent wants one, is printed on the way out
+        if within is not None and not _same_work_tree(repo, within):
+            raise Elsewhere(f"another work tree ({repo.root})")
         if not event.session:
             raise RewindError(f"{event.name or 'hook'} payload has no session_id")
-        entry, context = handle(repo, event)
+        entry, context = handle(repo, event, reply, call.parent, call.waited)
         entry["ms"] = round((time.time() - started) * 1000, 1)
+        if call.failure:
+            entry["daemon_failed"] = call.failure
         log_decision(repo, entry)
         if context:
-            _print_context(agents.get(agent).context_reply(event.name, context))
+            _print_context(agents.get(agent).context_reply(event.name, context), reply)
             printed = True
+    except Elsewhere:
+        printed = True  # nothing printed: the process runs the call
+        raise
     except Exception as exc:  # a hook never breaks the agent
-        _report_error(repo, agent, exc)
+        _report_error(repo, agent, exc, reply)
     finally:
         if not printed:
-            _reply(agent, payload)
-    return 0
+            _reply(agent, payload, reply)
 
 
-def _reply(agent: str | None, payload: Any) -> None:
+def _same_work_tree(repo: Repo, other: Repo) -> bool:
+    real = os.path.realpath
+    return real(repo.root) == real(other.root) and real(repo.gitdir) == real(other.gitdir)
+
+
+def _reply(agent: str | None, payload: Any, reply: Reply) -> None:
     """The JSON an agent expects on stdout whatever happened (Agent.hook_reply): Cursor's
     {"permission": "allow"}, Gemini CLI's `{}` (it reads stdout as JSON and would show our stderr line
     as a message otherwise); agents without one get nothing."""
@@ -84,18 +233,16 @@ def _reply(agent: str | None, payload: Any) -> None:
         name = payload.get("hook_event_name") if isinstance(payload, dict) else None
         answer = agents.get(agent).hook_reply(name) if agent in agents.NAMES else None
         if answer is not None:
-            sys.stdout.write(minijson.dumps(answer) + "\n")
-            sys.stdout.flush()
-    except Exception:  # stdout closed: the agent goes on without it
+            reply.out.append(minijson.dumps(answer) + "\n")
+    except Exception:  # noqa: BLE001 - the agent goes on without it
         pass
 
 
-def _print_context(reply: dict[str, Any]) -> None:
+def _print_context(context: dict[str, Any], reply: Reply) -> None:
     """The one JSON object an agent reads from a SessionStart or prompt hook's stdout (Agent.context_reply)."""
     import json  # ASCII-only output, whatever the locale's encoding; only when there is context to give
 
-    sys.stdout.write(json.dumps(reply) + "\n")
-    sys.stdout.flush()
+    reply.out.append(json.dumps(context) + "\n")
 
 
 def _agent_option(argv: list[str]) -> str | None:
@@ -107,10 +254,13 @@ def _agent_option(argv: list[str]) -> str | None:
     return None
 
 
-def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
+def handle(repo: Repo, event: Event, reply: Reply, parent: int | None = None,
+           waited: float = 0.0) -> tuple[dict[str, Any], str | None]:
     """Decide and, if so decided, checkpoint; returns the log entry and, at session start, the context
     (for an agent with context_on_prompt, at the session's first prompt); at a prompt, for an agent with
-    prompt_context, what was rewound under the session since it last heard (rewinds.py)."""
+    prompt_context, what was rewound under the session since it last heard (rewinds.py). PARENT: the hook
+    process's parent (None: this process's); WAITED: seconds the hook already spent (on a daemon that did
+    not answer), taken from its lock timeout so that it still ends before the agent's."""
     from ..base.lock import Lock
     from . import policy
 
@@ -120,7 +270,7 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
 
     loaded, config_error = config.load_or_defaults(repo.root, os.path.join(repo.rewind_dir, layout.CONFIG_CACHE))
     settings = config.as_values(loaded)
-    repo.lock_timeout = min(float(settings["lock_timeout"]), HOOK_LOCK_TIMEOUT)
+    repo.lock_timeout = min(float(settings["lock_timeout"]), max(1.0, HOOK_LOCK_TIMEOUT - waited))
     paths = _repo_paths(repo, event)
     entry: dict[str, Any] = {
         "time": utc_now(), "agent": event.agent,
@@ -139,6 +289,7 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
     told_of = agents.get(event.agent).prompt_context
     pending = None
     rewound = None
+    watched = None
     # One session's hooks run in parallel (parallel tool calls): decide and take under its lock.
     with Lock(state_file + ".lock", repo.lock_timeout):
         data: dict[str, Any] = minijson.load_file(state_file)
@@ -151,8 +302,11 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
         if event.kind == "prompt" and event.prompt:
             data["prompt"] = event.prompt[:4000]
         now = time.time()
-        decision = policy.decide(event, settings, state, now, paths)
+        watched = _after_shell(repo, event, settings)
+        decision = policy.decide(event, settings, state, now, paths, watched)
         entry["reason"] = decision.reason
+        if watched is not None and watched[0]:
+            entry["daemon_said"] = watched[1]  # why it was not skipped
         result = None
         if decision.action == policy.SKIP:
             entry["action"] = "skip"
@@ -166,10 +320,10 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
         data["policy"] = state.to_dict()
         if minijson.dumps(data) != before:  # most skips change nothing: no file to write
             minijson.dump_file(state_file, data)
-        _follow_turn(repo, event, paths, result, now)
+        _follow_turn(repo, event, paths, result, now, parent)
     context = None
     if event.kind == "session_start":
-        context = _session_context(repo, settings, result, entry, _prompt_first(repo, event))
+        context = _session_context(repo, settings, result, entry, reply, _prompt_first(repo, event))
         if on_prompt:
             with Lock(state_file + ".lock", repo.lock_timeout):
                 data = minijson.load_file(state_file)
@@ -192,7 +346,7 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
             entry["sync"] = "push started"
         except OSError as exc:
             entry["sync"] = f"not started: {exc}"
-    if settings["daemon"] != "off":
+    if settings["daemon"] != "off" and watched is None:  # a daemon that has just answered runs
         from ..base import daemon
 
         try:  # the next checkpoint reads only what changed; never a reason to fail the agent
@@ -201,6 +355,18 @@ def handle(repo: Repo, event: Event) -> tuple[dict[str, Any], str | None]:
         except OSError as exc:
             entry["daemon"] = f"not started: {exc}"
     return entry, context
+
+
+def _after_shell(repo: Repo, event: Event, settings: Settings) -> tuple[bool, str] | None:
+    """After a shell command (balanced or aggressive tier), the daemon's word on whether it changed anything
+    since the session's last checkpoint here; None for any other event, or when no daemon runs."""
+    if event.kind != "post_tool" or event.tool_kind != "shell" or settings["tier"] == "minimal":
+        return None
+    if not os.path.exists(os.path.join(repo.rewind_dir, layout.DAEMON_SOCKET)):
+        return None  # no daemon: one stat, and nothing imported, as before there was a question to ask
+    from ..base import daemon
+
+    return daemon.changed_since_tip(repo, event.session)
 
 
 def _rewinds_since(repo: Repo, event: Event, data: dict[str, Any]) -> str | None:
@@ -225,7 +391,8 @@ def _rewinds_since(repo: Repo, event: Event, data: dict[str, Any]) -> str | None
     return rewinds.context(new) if new else None
 
 
-def _follow_turn(repo: Repo, event: Event, paths: list[str], taken: Result | None, now: float) -> None:
+def _follow_turn(repo: Repo, event: Event, paths: list[str], taken: Result | None, now: float,
+                 parent: int | None) -> None:
     """Keep turns.py's record of the session's turn: opened by a prompt (after its checkpoint, which holds
     what changed before it) with the agent's process, closed by a turn end or session end (after theirs),
     touched by everything between, with the tool that is about to change each path."""
@@ -233,7 +400,7 @@ def _follow_turn(repo: Repo, event: Event, paths: list[str], taken: Result | Non
 
     if event.kind == "prompt":
         turns.start(repo, turns.Turn(event.session, event.agent, (event.prompt or "")[:4000] or None,
-                                     taken.seq if taken is not None else None, now, pid=turns.agent_process()))
+                                     taken.seq if taken is not None else None, now, pid=turns.agent_process(parent)))
     elif event.kind in ("stop", "session_end"):
         turns.end(repo, event.session)
     else:
@@ -244,7 +411,7 @@ def _follow_turn(repo: Repo, event: Event, paths: list[str], taken: Result | Non
             # sends no UserPromptSubmit). Its turn opens here, or all it changes would be taken for outside.
             tools = {p: event.tool for p in paths} if editing and event.tool else None
             turns.start(repo, turns.Turn(event.session, event.agent, None, None, now, tools=tools,
-                                         pid=turns.agent_process()))
+                                         pid=turns.agent_process(parent)))
 
 
 def _prompt_first(repo: Repo, event: Event) -> int | None:
@@ -262,7 +429,7 @@ def _prompt_first(repo: Repo, event: Event) -> int | None:
 
 
 def _session_context(repo: Repo, settings: Settings, taken: Result | None,
-                     entry: dict[str, Any], before: int | None = None) -> str | None:
+                     entry: dict[str, Any], reply: Reply, before: int | None = None) -> str | None:
     """What the new session is told about the last checkpoint (before the seq BEFORE, when given); None when
     off, none, or on any error."""
     if not settings["auto_resume_on_start"]:
@@ -276,7 +443,7 @@ def _session_context(repo: Repo, settings: Settings, taken: Result | None,
         entry["context"] = "error"
         entry["context_error"] = str(exc)
         where = _trace(repo, entry.get("agent"), exc)
-        print(f"git-rewind: no resume context, {type(exc).__name__}: {exc} (details: {where})", file=sys.stderr)
+        reply.err.append(f"git-rewind: no resume context, {type(exc).__name__}: {exc} (details: {where})\n")
         return None
     entry.update(info)
     return text
@@ -306,9 +473,16 @@ def _message(event: Event, decision: Decision) -> str:
     if event.kind in ("session_end", "pre_compact"):
         return decision.reason  # "before /clear", "before compaction (manual)"
     if event.kind == "post_tool":
-        return f"after {event.tool}"
+        return f"after {event.tool}: {_shown_command(event.command)}" if event.command else f"after {event.tool}"
     shown = " ".join(decision.paths[:3]) + (f" (+{len(decision.paths) - 3})" if len(decision.paths) > 3 else "")
     return f"before {event.tool} {shown}".strip()
+
+
+def _shown_command(command: str) -> str:
+    """A shell command as a checkpoint's message shows it: one line, at most 60 characters (the note keeps it
+    whole, as a prompt's)."""
+    flat = " ".join(command.split())
+    return flat[:60] + "…" if len(flat) > 60 else flat
 
 
 def _checkpoint(repo: Repo, event: Event, decision: Decision, settings: Settings,
@@ -332,6 +506,7 @@ def _checkpoint(repo: Repo, event: Event, decision: Decision, settings: Settings
         max_store_size=settings["max_store_size"],
         attribute=settings["tier"] != "minimal",
         kind=event.kind,
+        extra={"command": event.command[:4000]} if event.command and event.kind == "post_tool" else None,
     )
     return store.save(repo, request)
 
@@ -417,7 +592,7 @@ def _trace(repo: Repo | None, agent: str | None, exc: BaseException) -> str:
     return where
 
 
-def _report_error(repo: Repo | None, agent: str | None, exc: BaseException) -> None:
+def _report_error(repo: Repo | None, agent: str | None, exc: BaseException, reply: Reply) -> None:
     """One line on stderr; the trace in .git/rewind/hook-errors.log (or the state dir)."""
     if repo is None:
         try:
@@ -432,4 +607,4 @@ def _report_error(repo: Repo | None, agent: str | None, exc: BaseException) -> N
     except OSError:
         where = "(log not writable)"
     message = str(exc) if isinstance(exc, RewindError) else f"{type(exc).__name__}: {exc}"
-    print(f"git-rewind: hook skipped, {message} (details: {where})", file=sys.stderr)
+    reply.err.append(f"git-rewind: hook skipped, {message} (details: {where})\n")

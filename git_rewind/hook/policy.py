@@ -8,8 +8,13 @@
   60 s) already has its checkpoint.
   A full checkpoint at every turn end when files changed: with the prompt checkpoint it brackets
   the turn, so what changed between turns is told apart from what the agent did (attribution).
+  When the work tree's file-watcher daemon runs, also a full checkpoint after each shell command
+  that changed files, so each command's effect is its own step: the daemon says whether anything
+  changed since the session's last checkpoint without a scan (a command that changed nothing costs
+  one question); without the daemon, nothing after shell commands.
 - aggressive: balanced with tighter limits, risky prompts tagged, a full checkpoint after
-  every shell command.
+  every shell command that changed files (daemon or not; with it, one that changed nothing is
+  skipped without a scan).
 - balanced and aggressive also take a full checkpoint before /clear (SessionEnd, reason
   "clear") and before compaction (PreCompact), even unchanged: it anchors the conversation
   that is about to be wiped or summarised (setting auto_checkpoint_on_clear).
@@ -131,8 +136,10 @@ def risky(prompt: str | None, patterns: list[str]) -> str | None:
 
 
 def decide(event: Event, settings: Settings, state: SessionState, now: float,
-           paths: list[str]) -> Decision:
-    """The decision for EVENT; PATHS are its files inside the work tree, relative to the root."""
+           paths: list[str], watched: tuple[bool, str] | None = None) -> Decision:
+    """The decision for EVENT; PATHS are its files inside the work tree, relative to the root. WATCHED, after
+    a shell command: the daemon's word on whether anything changed since the session's last checkpoint and
+    why (daemon.changed_since_tip); None when no daemon answered."""
     tier = settings["tier"]
     kind = event.kind
     if tier == "minimal":
@@ -155,19 +162,33 @@ def decide(event: Event, settings: Settings, state: SessionState, now: float,
         return Decision(FULL, reason, tags=tags, allow_empty=True)
     if kind == ev.PRE_TOOL:
         if event.tool_kind == ev.SHELL:  # it may well change files: the tiers look after it, not before
-            return _skip(f"{event.tool}: shell commands are checkpointed after they run (aggressive tier)")
+            return _skip(f"{event.tool}: shell commands are checkpointed after they run "
+                         "(aggressive tier, or balanced with the daemon)")
         if event.tool_kind not in (ev.WRITE, ev.EDIT):
             return _skip(f"{event.tool or 'tool'} does not edit files")
         return _before_edit(event, settings, state, now, paths)
     if kind == ev.POST_TOOL:
-        if tier == "aggressive" and event.tool_kind == ev.SHELL:
-            return Decision(FULL, f"after {event.tool}, if files changed")
+        if event.tool_kind == ev.SHELL:
+            return _after_shell(event, tier, watched)
         return _skip(f"{tier}: nothing after {event.tool or 'a tool'}")
     if kind == ev.STOP:  # what the turn changed is the agent's: attribution needs it closed off
         return Decision(FULL, "turn end, if files changed")
     if kind in (ev.SESSION_END, ev.PRE_COMPACT):
         return _before_clear(event, settings)
     return _skip(f"no checkpoint for {event.name or 'this event'}")
+
+
+def _after_shell(event: Event, tier: str, watched: tuple[bool, str] | None) -> Decision:
+    """After a shell command: one checkpoint for what it changed (aggressive always, balanced when the daemon
+    runs), none when the daemon knows it changed nothing."""
+    if watched is None:
+        if tier == "aggressive":
+            return Decision(FULL, f"after {event.tool}, if files changed")
+        return _skip(f"{tier}: nothing after {event.tool}")
+    changed, why = watched
+    if not changed:
+        return _skip(f"after {event.tool}: nothing changed (daemon: {why})")
+    return Decision(FULL, f"after {event.tool}, if files changed")
 
 
 def _before_clear(event: Event, settings: Settings) -> Decision:

@@ -598,11 +598,10 @@ def last_sync(repo: Repo) -> dict[str, Any]:
 def start_background_push(repo: Repo) -> None:
     """After a turn ends (sync_auto): a detached `git rewind push`, which never delays or fails the hook;
     its outcome goes to the sync status (and the log)."""
-    import subprocess
     import sys
+
+    from ..base.gitcmd import detached
 
     log = os.path.join(repo.share_dir, layout.AUTO_PUSH_LOG)
     os.makedirs(repo.share_dir, exist_ok=True)
-    with open(log, "ab") as out:
-        subprocess.Popen([sys.executable, "-m", "git_rewind", "push", "--quiet"], cwd=repo.root,
-                         stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True, close_fds=True)
+    detached([sys.executable, "-m", "git_rewind", "push", "--quiet"], repo.root, log)

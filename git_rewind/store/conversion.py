@@ -98,8 +98,9 @@ _MEMO: dict[tuple[str, ...], Settings] = {}
 
 def settings(repo: Repo) -> Settings:
     """REPO's settings that change what `git add` stores (git is asked only when a config file mentions one;
-    remembered in this process while no config file changes)."""
-    memo = (repo.commondir, repo.gitdir, *[_stat(p) for p in config_files(repo)],
+    remembered in this process while no config file changes). The key names each file, not only its stat:
+    the daemon runs hooks under each caller's HOME and XDG_CONFIG_HOME, so under other config files."""
+    memo = (repo.commondir, repo.gitdir, *[f"{p}={_stat(p)}" for p in config_files(repo)],
             *sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith(("GIT_CONFIG", "GIT_ATTR_SOURCE"))))
     if memo not in _MEMO:
         _MEMO.clear()

@@ -8,7 +8,17 @@ delimited JSON requests one at a time, between reading file events (watcher.py):
 - `begin` {fingerprint, rules}: settle the events, answer {epoch, base, paths} (what changed since
   the tree of the last checkpoint) or {epoch, full: why} when only a full scan can be trusted;
 - `done` {epoch, tree}: TREE holds every change up to EPOCH: it is the base from now on;
-- `status`, `stop`.
+- `changed` {session, fingerprint}: settle the events, answer {changed: false, why} only when no path is
+  dirty since the base and the base is SESSION's newest checkpoint's tree (nothing a checkpoint would add),
+  else {changed: true, why}: what a hook asks after a shell command, to skip without scanning;
+- `status`, `stop`;
+- any op its starter adds (`handlers`): `hook` {fingerprint, argv, payload, env, cwd, umask, parent}, a whole
+  hook call answered here (hook.serve, given by `git rewind daemon run`: this layer does not know the hook).
+
+A request that carries a fingerprint not the daemon's own comes from another installation (an upgrade):
+the daemon answers {stopping, why: "upgraded"} and steps down. In this process a request of its own (the
+hook's checkpoint asking `begin`) is answered by `answer` directly (daemon.answer_in_process), never over
+the socket it is serving.
 
 It exits after `daemon_idle_minutes` without a `begin` (0: never for that), on `stop`, when the work tree or its git
 directory goes away, and when a command of another installation asks (an upgrade).
@@ -21,15 +31,26 @@ import selectors
 import socket
 import time
 
-from ..base import daemon, minijson
+from ..base import daemon, gitcmd, minijson
 from ..base.clock import utc_now
 from ..base.fsutil import write_atomic
 from ..base.repo import Repo
 from .watcher import NO_EVENT_FILESYSTEMS, Watcher, WatchError, filesystem_type
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    # An op the daemon's starter adds: (the daemon's repo, the request) -> the answer.
+    Handler = Callable[[Repo, dict[str, object]], dict[str, object]]
+
 SETTLE_TIMEOUT = 0.3  # seconds for the cookie's event; a filesystem without events never sends it
+REAP_SECONDS = 1.0  # how often the loop wakes to reap the detached processes a hook started (gitcmd.reap)
+
+
 class Server:
-    def __init__(self, repo: Repo, idle_minutes: float, max_watches: int | None) -> None:
+    def __init__(self, repo: Repo, idle_minutes: float, max_watches: int | None,
+                 handlers: Mapping[str, Handler] | None = None) -> None:
         self.repo = repo
         self.idle = idle_minutes * 60
         self.max_watches = max_watches
@@ -41,7 +62,9 @@ class Server:
         self.last_request = time.monotonic()
         self.clients: dict[socket.socket, bytearray] = {}
         self.running = True
+        self.handlers = dict(handlers or {})
         self.answered = {"changes": 0, "full": 0}  # how `begin` was answered: paths, or a full scan
+        self.served: dict[str, int] = {}  # requests of the handlers' ops, by op
         self.last_full: str | None = None
         self.watcher: Watcher | None = None
         self.listener: socket.socket | None = None
@@ -83,9 +106,11 @@ class Server:
         self.listener.setblocking(False)
         write_atomic(os.path.join(rewind_dir, daemon.STATE),
                      minijson.dumps({"pid": os.getpid(), "started": self.started}) + "\n")
+        daemon.answer_in_process(rewind_dir, self.answer)
         try:
             self.loop()
         finally:
+            daemon.answer_in_process(rewind_dir, None)
             self.shutdown()
         return 0
 
@@ -140,7 +165,8 @@ class Server:
             left = self.idle - (time.monotonic() - self.last_request) if self.idle else 60.0  # 0: never idles out
             if left <= 0:
                 return
-            for key, _mask in sel.select(timeout=min(left, 60.0)):
+            wake = REAP_SECONDS if gitcmd.reap() else 60.0  # children a hook started: no zombies left behind
+            for key, _mask in sel.select(timeout=min(left, wake)):
                 if key.data == "events":
                     self.watcher.read(0)
                 elif key.data == "listen":
@@ -190,11 +216,13 @@ class Server:
                 return False
             if not isinstance(request, dict):
                 return False
+            if request.get("op") in self.handlers and _hung_up(conn):
+                return False  # it gave up waiting (a daemon stopped meanwhile) and ran the call itself
             answer = self.answer(request)
             try:
                 conn.setblocking(True)
                 conn.settimeout(2.0)
-                conn.sendall(minijson.dumps(answer).encode() + b"\n")
+                conn.sendall(minijson.dumps(answer).encode("utf-8", "surrogateescape") + b"\n")
                 conn.setblocking(False)
             except OSError:
                 return False
@@ -207,18 +235,33 @@ class Server:
             return {"pid": os.getpid(), "started": self.started, "watched": len(self.watcher.paths),
                     "dirty": len(self.watcher.dirty), "nested": len(self.watcher.nested),
                     "doubt": self.watcher.doubt is not None, "events": self.watcher.events,
-                    "answered": dict(self.answered), "last_full": self.last_full}
+                    "answered": dict(self.answered), "last_full": self.last_full, "served": dict(self.served)}
         if op == "stop":
             self.running = False
             return {"stopping": True}
-        if op == "begin":
+        if op == "begin" or ("fingerprint" in request and op in self.handlers):
             self.last_request = time.monotonic()
             if request.get("fingerprint") != self.fingerprint:
                 self.running = False  # another installation asks: an upgrade; it starts its own
                 return {"stopping": True, "why": "upgraded"}
+        if op == "begin":
             return self.begin(request)
         if op == "done":
             return self.done(request)
+        if op == "changed":
+            self.last_request = time.monotonic()
+            try:
+                changed, why = self.changed(request)
+            except Exception as exc:  # noqa: BLE001 - a bad session name, a ref git cannot read: a checkpoint looks
+                changed, why = True, f"could not tell ({type(exc).__name__}: {exc})"
+            return {"changed": changed, "why": why}
+        handler = self.handlers.get(op) if isinstance(op, str) else None
+        if handler is not None and isinstance(op, str):
+            self.served[op] = self.served.get(op, 0) + 1
+            try:
+                return handler(self.repo, request)
+            except Exception as exc:  # noqa: BLE001 - one request's failure, never the daemon's end
+                return {"error": f"{type(exc).__name__}: {exc}"}
         return {"error": f"unknown request {op!r}"}
 
     def begin(self, request: dict[str, object]) -> dict[str, object]:
@@ -253,6 +296,48 @@ class Server:
         paths = sorted(p for p, e in watcher.dirty.items() if e <= epoch)
         return {"epoch": epoch, "base": self.base, "paths": paths, "nested": sorted(watcher.nested)}
 
+    def changed(self, request: dict[str, object]) -> tuple[bool, str]:
+        """Whether a checkpoint of REQUEST's session could hold anything new, and why (see `changed` above).
+
+        Nothing new only when every source of a different tree is ruled out: no path dirty up to the settle
+        barrier, nothing in doubt, the same ignore files, no nested repository (whose checked-out commit
+        moves without an event here), the base the session's own newest tree, and the person's index and
+        git's settings as they were when the base was checked (conversion.py's key).
+        """
+        from ..base.repo import check_session
+        from ..store import conversion, snapshot, store
+
+        watcher = self.watcher
+        assert watcher is not None
+        session = request.get("session")
+        if not isinstance(session, str):
+            return True, "no session named"
+        check_session(session)  # a name that is no ref component never reaches a path
+        if request.get("fingerprint") != self.fingerprint:
+            return True, "the daemon is another installation's"  # the checkpoint's `begin` replaces it
+        if snapshot.rules_signature(self.repo) != self.rules:
+            return True, "the ignore files outside the tree changed"
+        epoch = watcher.settle(SETTLE_TIMEOUT)
+        if epoch is None:
+            return True, "file events did not arrive"
+        if self.base is None:
+            return True, "the daemon has no base yet"
+        if watcher.doubt is not None:
+            return True, "changes the watcher could not follow exactly"
+        dirty = sum(1 for e in watcher.dirty.values() if e <= epoch)
+        if dirty:
+            return True, f"{dirty} path{'s' if dirty != 1 else ''} changed since the last checkpoint"
+        if watcher.nested:
+            return True, "nested repositories, which the daemon does not look inside"
+        tip = store.session_tip(self.repo, session)
+        if tip is None:
+            return True, "the session has no checkpoint in this work tree yet"
+        if tip.tree != self.base:
+            return True, f"the session's last checkpoint #{tip.seq} holds another tree than the daemon's base"
+        if conversion.stale(conversion.verified(self.repo, self.base), conversion.reference_key(self.repo), []):
+            return True, "the person's index or git's settings changed since"
+        return False, f"no file changed since #{tip.seq}"
+
     def done(self, request: dict[str, object]) -> dict[str, object]:
         epoch, tree = request.get("epoch"), request.get("tree")
         if not isinstance(epoch, int) or not isinstance(tree, str) or epoch <= self.base_epoch:
@@ -263,8 +348,19 @@ class Server:
         return {"ok": True}
 
 
-def run(repo: Repo) -> int:
-    """`git rewind daemon run`: serve until idle, stopped, or the work tree goes away."""
+def _hung_up(conn: socket.socket) -> bool:
+    """CONN's other end has closed it: nobody waits for an answer."""
+    try:
+        return conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def run(repo: Repo, handlers: Mapping[str, Handler] | None = None) -> int:
+    """`git rewind daemon run`: serve until idle, stopped, or the work tree goes away; HANDLERS: the ops it
+    answers beyond its own (`hook`)."""
     import signal
 
     from ..base import config
@@ -285,6 +381,6 @@ def run(repo: Repo) -> int:
         from ..base import objects
 
         objects.in_process(True)  # a long-lived process: checkpoints written here spawn no git per checkpoint
-        return Server(repo, idle, None).run()
+        return Server(repo, idle, None, handlers).run()
     finally:
         lock.__exit__(None, None, None)

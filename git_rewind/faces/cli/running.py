@@ -76,6 +76,6 @@ def hook_command(agent: str | None) -> None:
     Agents run this from their hooks (see `git rewind install`). It never fails the agent:
     errors exit 0 with one line on stderr; decisions go to .git/rewind/hook.log.
     """
-    from ...hook import hook
+    from ...hook import client
 
-    sys.exit(hook.main(["--agent", agent] if agent else []))
+    sys.exit(client.main(["--agent", agent] if agent else []))

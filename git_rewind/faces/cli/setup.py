@@ -180,6 +180,8 @@ def status_command(limit: int, as_json: bool) -> None:
         click.echo(f"  {turns.describe_line(turn)}")
     if info.daemon is not None:
         click.echo(f"daemon: {_daemon_line(info.daemon)}")
+    if info.shell is not None:
+        click.echo(f"after shell commands: {info.shell}")
     if info.store is not None:
         from ...store.storage import human
 
@@ -226,7 +228,8 @@ def _daemon_line(info: dict[str, Any]) -> str:
 
 @cli.group("daemon", context_settings=CONTEXT)
 def daemon_group() -> None:
-    """The file watcher that lets checkpoints read only what changed (Linux; one per work tree)."""
+    """The file watcher that lets checkpoints read only what changed, and gives each agent shell command that
+    changes files its own checkpoint under the balanced tier (Linux; one per work tree)."""
 
 
 @daemon_group.command("start")
@@ -259,9 +262,10 @@ def daemon_status(as_json: bool) -> None:
 @daemon_group.command("run", hidden=True)
 def daemon_run() -> None:
     """Serve in the foreground (what `start` runs, detached)."""
+    from ...hook import hook
     from ...watching import daemonserver
 
-    sys.exit(daemonserver.run(Repo.discover()))
+    sys.exit(daemonserver.run(Repo.discover(), {"hook": hook.serve}))
 
 
 @cli.group("config", context_settings=CONTEXT)
