@@ -7,7 +7,9 @@ must exist with its note, sequence ids must be unique repository-wide and increa
 chain and within every worker, each session's chain must hold exactly the checkpoints reported
 for it, every checkpoint must hold the content its worker had just written, the user's index
 must be byte-identical and `git fsck` clean. The same from two linked work trees, which share
-the sequence and the store but keep private indexes of their own.
+the sequence and the store but keep private indexes of their own. And with half of the workers writing
+their checkpoints in process (objects.in_process: pygit2 and a long-lived `git update-ref`, as the daemon
+writes them) while the others go through fast-import.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers import stress
-from helpers.workdir import Workdir
+from helpers.workdir import IN_PROCESS, Workdir
 
 WORKERS = stress.count(8, 3)
 SNAPS = stress.count(6, 2)
@@ -175,6 +177,19 @@ def test_parallel_snaps_never_lose_or_reuse(repo: Workdir) -> None:
     repo.ok("snap", "--session", "final")
     assert repo.tree_of("refs/rewind/final") == repo.add_all_tree()
     assert "node_modules/x/index.js" not in repo.git("ls-tree", "-r", "--name-only", "refs/rewind/final")
+
+
+def test_parallel_snaps_in_process_and_by_fast_import_never_lose_or_reuse(repo: Workdir) -> None:
+    _start(repo)
+    index = (repo.path / ".git" / "index").read_bytes()
+    in_process = Workdir(repo.path, repo.env, IN_PROCESS)
+    sessions = ["s0", "s1"]
+    reports = _run_parallel([(in_process if i % 2 else repo, i, sessions, "main") for i in range(WORKERS)])
+    assert sum(r.created for r in reports) >= WORKERS
+    _check(repo, reports)
+    assert (repo.path / ".git" / "index").read_bytes() == index
+    in_process.ok("snap", "--session", "final")
+    assert repo.tree_of("refs/rewind/final") == repo.add_all_tree()
 
 
 def test_parallel_snaps_from_two_linked_worktrees(repo: Workdir, tmp_path: Path) -> None:

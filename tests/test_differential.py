@@ -17,6 +17,9 @@ At the end, an undo to a random earlier checkpoint must leave every file of that
 exactly as `git checkout-index` of its tree writes it under the same attributes and config,
 and every other file on disk must be one a checkpoint never captures (ignored or too large).
 The user's index bytes never change under `snap` or `undo`.
+
+The same with every command writing its checkpoints in process (objects.in_process, as the daemon writes
+them: pygit2 and a long-lived `git update-ref`), on fewer examples.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import Any
 from helpers import daemon, stress
 from helpers.agentcli import disk_files
 from helpers.oracle import agree, file_hash, oracle_tree
-from helpers.workdir import Workdir, git_env
+from helpers.workdir import IN_PROCESS, Workdir, git_env
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
@@ -79,16 +82,17 @@ OPS = st.one_of(
 Op = tuple[Any, ...]
 SETTINGS = settings(max_examples=stress.count(30, 6), deadline=None, suppress_health_check=list(HealthCheck),
                     print_blob=True, phases=[Phase.explicit, Phase.reuse, Phase.generate])
+IN_PROCESS_SETTINGS = settings(SETTINGS, max_examples=stress.count(8, 3))  # the writer, not git's add, is new there
 
 
-def _new_repo(tmp: Path, autocrlf: str | None) -> Workdir:
+def _new_repo(tmp: Path, autocrlf: str | None, in_process: bool = False) -> Workdir:
     home = tmp / "home"
     home.mkdir()
     env = git_env(home)
     env["GIT_REWIND_MAX_FILE_SIZE"] = str(LIMIT)
     path = tmp / "repo"
     subprocess.run(["git", "init", "-q", "-b", "main", str(path)], env=env, check=True)
-    w = Workdir(path, env)
+    w = Workdir(path, env, IN_PROCESS if in_process else None)
     script = tmp / "pfx.sh"  # outside the work tree
     script.write_text(PREFIX_FILTER)
     script.chmod(0o755)
@@ -256,9 +260,24 @@ def _not_capturable(w: Workdir, paths: list[str]) -> set[str]:
        pick=st.integers(0, 100))
 def test_every_checkpoint_equals_gits_own_add_all_and_an_undo_writes_what_git_checks_out(
         autocrlf: str | None, ops: list[Op], pick: int) -> None:
+    _play_in_new_repo(autocrlf, ops, pick, in_process=False)
+
+
+@IN_PROCESS_SETTINGS
+@example(autocrlf=None, ops=[("write", "sub/e.txt", b"x"), ("snap",), ("delete", "sub/e.txt"), ("snap_path",),
+                             ("daemon", True), ("write", "a.txt", b"one\n"), ("write", "run.sh", b"#"), ("snap",),
+                             ("undo", 0)], pick=1)
+@given(autocrlf=st.sampled_from([None, "true", "input"]), ops=st.lists(OPS, min_size=3, max_size=12),
+       pick=st.integers(0, 100))
+def test_checkpoints_written_in_process_equal_gits_own_add_all_too(
+        autocrlf: str | None, ops: list[Op], pick: int) -> None:
+    _play_in_new_repo(autocrlf, ops, pick, in_process=True)
+
+
+def _play_in_new_repo(autocrlf: str | None, ops: list[Op], pick: int, in_process: bool) -> None:
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
-        w = _new_repo(tmp, autocrlf)
+        w = _new_repo(tmp, autocrlf, in_process)
         try:
             _play(w, tmp, ops, pick)
         finally:

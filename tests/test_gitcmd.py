@@ -1,10 +1,12 @@
-"""gitcmd: fast-import questions asked in batches get the answers one round trip each would."""
+"""gitcmd: fast-import questions asked in batches get the answers one round trip each would; a long-lived
+`git update-ref --stdin` runs one checked transaction after another."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 
+import pytest
 from helpers.workdir import Workdir
 
 
@@ -35,3 +37,37 @@ def test_ls_many_and_get_marks_answer_in_order_past_the_pipe_size(repo: Workdir,
         assert oids[:3] == [fi.get_mark(1), fi.get_mark(2), fi.get_mark(3)]
         fi.abort()
     assert len(set(oids)) == 900 and oids[41] == hashlib.sha1(b"blob 3\0" + b"42\n").hexdigest()
+
+
+def test_a_long_lived_update_ref_runs_transaction_after_transaction_and_refuses_a_stale_one(
+        repo: Workdir, git_environ: dict[str, str]) -> None:
+    """RefUpdates: one `git update-ref --stdin` for many transactions, each checked against the old values: a
+    stale one moves no ref and raises, and the next one starts a new process and works."""
+    from git_rewind.base.gitcmd import GitError, RefUpdates
+
+    w = repo
+    w.write("f", "1\n")
+    w.commit_all("one")
+    one = w.git("rev-parse", "HEAD").strip()
+    w.write("f", "2\n")
+    w.commit_all("two")
+    two = w.git("rev-parse", "HEAD").strip()
+    updates = RefUpdates(str(w.path))
+    zero = "0" * 40
+    updates.transaction(f"update refs/rewind/s {one} {zero}\nupdate refs/notes/rewind {one} {zero}\n".encode())
+    first = updates._proc
+    updates.transaction(f"update refs/rewind/s {two} {one}\nupdate refs/notes/rewind {two} {one}\n".encode())
+    assert updates._proc is first, "the same process served both"
+    with pytest.raises(GitError):  # refs/rewind/s is at TWO now: all or nothing, so neither moves
+        updates.transaction(f"update refs/rewind/s {one} {two}\nupdate refs/notes/rewind {one} {one}\n".encode())
+    assert w.git("rev-parse", "refs/rewind/s", "refs/notes/rewind").split() == [two, two]
+    assert not list((w.path / ".git").rglob("*.lock"))
+    updates.transaction(f"update refs/rewind/s {one} {two}\nupdate refs/notes/rewind {one} {two}\n".encode())
+    assert w.git("rev-parse", "refs/rewind/s", "refs/notes/rewind").split() == [one, one]
+    # Killed between two transactions (by anyone): the next one starts another and moves both refs.
+    assert updates._proc is not None
+    updates._proc.kill()
+    updates._proc.wait()
+    updates.transaction(f"update refs/rewind/s {two} {one}\nupdate refs/notes/rewind {two} {one}\n".encode())
+    assert w.git("rev-parse", "refs/rewind/s", "refs/notes/rewind").split() == [two, two]
+    updates.close()

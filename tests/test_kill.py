@@ -9,7 +9,8 @@ fail on their own (`kill -9 <pid>`), and the checks wait for them. After every k
 tree file is half-written (each is exactly its before or its after version); a safety
 checkpoint, if one was written, holds the whole pre-rewind tree; the next `snap` works, sweeps
 every `*.rewind-tmp` file and records exactly the files on disk; `list` works; and finishing
-the interrupted undo gives the exact target tree.
+the interrupted undo gives the exact target tree. The same for a long-lived process writing its checkpoints
+in process (objects.in_process: pygit2 and a long-lived `git update-ref`, as the daemon writes them).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import random
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -598,3 +600,68 @@ def test_kill_gc_at_a_sweep_of_moments(tmp_path: Path, repo: Workdir) -> None:
         repo.ok("gc", "--keep", "6")
         assert sorted(_check_store(repo)) == expected
     assert hits >= 4, f"only {hits} of {rounds} kills landed inside gc ({duration:.2f}s)"
+
+
+# the in-process writer ------------------------------------------------------------------------------
+
+# A long-lived process writing checkpoints in process (objects.in_process, as the daemon does): every round
+# changes files and takes a checkpoint (a whole scan, or the changed paths named), printing each seq.
+IN_PROCESS_DRIVER = """
+import os, sys
+from git_rewind.base import objects
+from git_rewind.base.repo import Repo
+from git_rewind.store import store
+
+objects.in_process(True)
+repo = Repo.discover(sys.argv[1])
+for i in range(1, 100000):
+    named = [f"loop/f{(i + n) % 5}.txt" for n in range(3)]
+    for rel in named:
+        os.makedirs(os.path.join(repo.root, "loop"), exist_ok=True)
+        with open(os.path.join(repo.root, rel), "w") as fh:
+            fh.write(f"{os.getpid()} round {i} {rel}\\n")
+    done = store.save(repo, store.Request(session="driver", message=f"loop {i}", paths=named if i % 2 else None))
+    print(done.seq, flush=True)
+"""
+
+
+def test_kill_a_process_writing_in_process_at_random_moments(repo: Workdir, tmp_path: Path) -> None:
+    """A process that writes its checkpoints in process, killed (SIGKILL) at random moments while it takes them
+    one after the other, half the time with its process group (its long-lived `git update-ref` too): fsck clean,
+    every checkpoint with its note, refs never moved halfway, no seq ever reused, and the next command works."""
+    rng = random.Random(SEED + 27)
+    _setup(repo, _version_a(rng))
+    repo.ok("snap")
+    driver = tmp_path / "driver.py"
+    driver.write_text(IN_PROCESS_DRIVER)
+    seen = 0  # the highest seq taken so far
+    for round_ in range(stress.count(8, 3)):
+        proc = subprocess.Popen([sys.executable, str(driver), str(repo.path)], cwd=repo.path, env=repo.env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        assert proc.stdout is not None
+        first = proc.stdout.readline()  # writing in process from now on (pygit2 imported, one checkpoint taken)
+        assert first.strip().isdigit(), proc.stderr.read() if proc.stderr else first
+        assert int(first) > seen, "a seq was taken again"
+        time.sleep(rng.uniform(0.0, 0.4))
+        try:
+            if round_ % 2:
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                os.kill(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        printed = [int(line) for line in [first, *proc.stdout.read().split()] if line.strip()]
+        proc.wait()
+        _wait_group_gone(proc.pid)
+        assert proc.returncode == -signal.SIGKILL, proc.stderr.read() if proc.stderr else proc.returncode
+        assert printed == sorted(set(printed))
+        items = _check_store(repo)  # fsck, every chain commit with its note, seqs unique and rising
+        # Both refs moved together or not at all: the session's tip is a checkpoint the notes know, and each one
+        # it printed is there.
+        tip = repo.git("rev-parse", "refs/rewind/driver").strip()
+        assert tip in {item["commit"] for item in items.values()}
+        assert set(printed) <= set(items)
+        assert min(printed) > seen
+        _next_snap_is_exact(repo)
+        seen = max(items) + 1  # the snap after the kill took one more

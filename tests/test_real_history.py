@@ -17,8 +17,10 @@ file-watcher daemon off or started midway. Held against git:
 
 By default each configuration replays a window of WINDOW commits (WINDOWS: fewer for git's own history), at an
 offset of its own so that together they cover more of each history (a few minutes in all); GIT_REWIND_REPLAY=full
-replays every commit of every bundle in every configuration. Every mismatch is collected, named by the bundle,
-the step and the path (GIT_REWIND_REPLAY_STOP=1: the first one stops the replay, its repository left as it is).
+replays every commit of every bundle in every configuration. Once more per bundle with every command writing its
+checkpoints in process (objects.in_process, as the daemon writes them), the daemon on, on half a window. Every
+mismatch is collected, named by the bundle, the step and the path (GIT_REWIND_REPLAY_STOP=1: the first one stops
+the replay, its repository left as it is).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from helpers import daemon as daemon_helper
 from helpers import stress
 from helpers.replay import Mismatch, Replay, bundle_names, corpus
 from helpers.session import Agent
-from helpers.workdir import Workdir, git_env
+from helpers.workdir import IN_PROCESS, Workdir, git_env
 
 FULL = os.environ.get("GIT_REWIND_REPLAY") == "full"
 WINDOW = stress.count(24, 10)  # commits per configuration in the default run (GIT_REWIND_TESTS=fast: 10)
@@ -64,14 +66,18 @@ def _window(total: int, slot: int, width: int) -> tuple[int, int]:
 class Run:
     """One replay of a bundle in one configuration, the checkpoints it took and what disagreed with git."""
 
-    def __init__(self, tmp: Path, bundle: str, autocrlf: bool, daemon: bool) -> None:
+    def __init__(self, tmp: Path, bundle: str, autocrlf: bool, daemon: bool, in_process: bool = False) -> None:
         corpus()
         home = tmp / "home"
         home.mkdir()
         self.env = _env(home, daemon)
         self.autocrlf, self.daemon = autocrlf, daemon
         self.r = Replay(tmp, bundle, self.env, autocrlf)
-        self.start, self.end = _window(len(self.r), CONFIGS.index((autocrlf, daemon)), WINDOWS.get(bundle, WINDOW))
+        width = WINDOWS.get(bundle, WINDOW)
+        if in_process:  # half the window of the same configuration written by fast-import
+            self.r.w.command = IN_PROCESS
+            width //= 2
+        self.start, self.end = _window(len(self.r), CONFIGS.index((autocrlf, daemon)), width)
         self.r.begin(self.start)
         self.tmp = tmp
         self.agent = Agent(self.r.w, session="replay-agent", env={"GIT_REWIND_TIER": "minimal"})
@@ -286,7 +292,20 @@ class Run:
 @pytest.mark.parametrize("bundle", bundle_names())
 def test_a_real_history_replayed_agrees_with_git_at_every_step(
         tmp_path: Path, bundle: str, autocrlf: bool, daemon: bool, daemons: list[Workdir]) -> None:
-    run = Run(tmp_path, bundle, autocrlf, daemon)
+    _replay(tmp_path, bundle, autocrlf, daemon, daemons, in_process=False)
+
+
+@pytest.mark.parametrize("bundle", bundle_names())
+def test_a_real_history_replayed_in_process_agrees_with_git(tmp_path: Path, bundle: str,
+                                                             daemons: list[Workdir]) -> None:
+    """The same with every command writing its checkpoints in process (objects.in_process: pygit2 and a long-lived
+    `git update-ref`, as the daemon writes them), the daemon started midway, on half a window."""
+    _replay(tmp_path, bundle, False, True, daemons, in_process=True)
+
+
+def _replay(tmp_path: Path, bundle: str, autocrlf: bool, daemon: bool, daemons: list[Workdir],
+            in_process: bool) -> None:
+    run = Run(tmp_path, bundle, autocrlf, daemon, in_process)
     if daemon:
         daemons.append(run.w)
     run.play()

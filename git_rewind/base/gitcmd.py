@@ -318,6 +318,93 @@ class FastImport:
         return GitError(["fast-import"], self._proc.returncode, err.decode("utf-8", "replace"))
 
 
+class RefUpdates:
+    """A long-lived `git update-ref --stdin`, one transaction after the other (`start` … `prepare`, `commit`):
+    git's own ref backend (locks, reflogs, packed refs) without a process per transaction.
+
+    A transaction is all or nothing as with a process of its own: every ref is locked and checked against its
+    old value at `prepare`; if this process dies before `commit` reached git, git sees the end of its input
+    and aborts (no ref moved, its locks gone); once `commit` is sent, git finishes it whatever happens here.
+    A failed transaction ends the process (git dies on it); the next one starts another.
+    """
+
+    def __init__(self, cwd: str) -> None:
+        self._cwd = cwd
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._err: IO[bytes]
+
+    def transaction(self, script: bytes, again: bool = True) -> None:
+        """Run SCRIPT (`update`, `delete`, `verify` lines) as one transaction; GitError if git refused it."""
+        proc = self._proc
+        if proc is None or proc.poll() is not None:
+            import tempfile
+
+            self._err = tempfile.TemporaryFile()  # not a pipe: nobody reads it while git lives
+            proc = self._proc = subprocess.Popen(
+                ["git", *_QUIET, "update-ref", "--stdin"], cwd=self._cwd, stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=self._err)
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(b"start\n" + script + b"prepare\ncommit\n")
+            proc.stdin.flush()
+        except BrokenPipeError:  # it ended between two transactions: nothing of this one reached it
+            self._proc = None
+            proc.wait()
+            if not again:
+                raise GitError(["update-ref"], proc.returncode or 1, "git update-ref --stdin ended") from None
+            self.transaction(script, again=False)
+            return
+        answers = [proc.stdout.readline() for _ in range(3)]
+        if answers != [b"start: ok\n", b"prepare: ok\n", b"commit: ok\n"]:
+            self._proc = None
+            try:
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+            proc.wait()
+            self._err.seek(0)
+            err = self._err.read()
+            raise GitError(["update-ref"], proc.returncode or 1, err.decode("utf-8", "replace"))
+
+    def close(self) -> None:
+        """End the process (at the end of its input, between transactions, it just exits)."""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.stdin is not None:
+            proc.stdin.close()
+            proc.wait()
+
+
+_long_lived = False
+_updaters: dict[str, RefUpdates] = {}  # per repository (its common git directory), while kept
+
+
+def long_lived_update_ref(on: bool) -> None:
+    """Keep one `git update-ref --stdin` per repository for every transaction from now on (a long-lived
+    process: objects.in_process), or go back to a process per transaction (a kept one stays for the next
+    time: close_update_refs ends them)."""
+    global _long_lived
+    _long_lived = on
+
+
+def close_update_refs() -> None:
+    """End every long-lived `git update-ref` (between transactions: each just exits)."""
+    for updater in _updaters.values():
+        updater.close()
+    _updaters.clear()
+
+
+def update_refs(cwd: str, commondir: str, script: bytes) -> None:
+    """Run SCRIPT (`update-ref --stdin` commands) at CWD as one transaction: in a process of its own, or in the
+    repository's long-lived one (long_lived_update_ref)."""
+    if not _long_lived:
+        run(["update-ref", "--stdin"], cwd=cwd, input=script)
+        return
+    updater = _updaters.get(commondir)
+    if updater is None:
+        updater = _updaters[commondir] = RefUpdates(cwd)
+    updater.transaction(script)
+
+
 # What `config --type=expiry-date` prints for "now" / "all" (everything has expired) and for "never".
 _DATE_NOW = 2**64 - 1
 _DATE_NEVER = 0

@@ -2,7 +2,8 @@
 
 One reader each, so that a change in what git prints (or in what we need of it) is made once; every
 module that reads commits to rewrite them (gc, purge, share), lists refs of ours (checkpoints, sync,
-purge, share) or compares two trees goes through here. Writing goes through gitcmd.FastImport.commit.
+purge, share) or compares two trees goes through here. Writing goes through writer.Writer (a checkpoint) or
+gitcmd.FastImport.commit (a rewrite).
 """
 
 from __future__ import annotations

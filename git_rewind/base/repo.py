@@ -274,7 +274,7 @@ class Repo:
     def move_refs(self, moves: dict[str, str | None], old: dict[str, str | None]) -> None:
         """Update or delete (None) every ref of MOVES in one `update-ref --stdin` transaction, each
         checked against its OLD value (None: must not exist yet): a kill leaves all of them moved or
-        none. Hold the store lock."""
+        none (gitcmd.update_refs: a process of its own, or the long-lived one). Hold the store lock."""
         script = []
         for ref, new in moves.items():
             was = old.get(ref)
@@ -283,7 +283,9 @@ class Repo:
             elif was is not None:
                 script.append(f"delete {ref} {was}\n")
         self.clear_ref_locks(list(moves))  # a git killed while moving them leaves their locks
-        self.git(["update-ref", "--stdin"], input="".join(script).encode())
+        from . import gitcmd
+
+        gitcmd.update_refs(self.root, self.commondir, "".join(script).encode())
 
     def clear_ref_locks(self, refs: list[str]) -> None:
         """Clear the lock files a killed git left on REFS (only git-rewind writes them, under the store lock),

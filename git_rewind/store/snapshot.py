@@ -14,7 +14,7 @@ import os
 import re
 import stat
 
-from ..base import gitcmd, layout, minijson
+from ..base import gitcmd, layout, minijson, objects
 from ..base.config import xdg_config_home
 from ..base.fsutil import NotRegular, read_regular, write_atomic
 from ..base.note import Oid
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ..base import daemon
+    from ..base.writer import Writer
 
 try:  # the built-in SHA-1 loads no OpenSSL (hashlib costs ~5 ms of import on a hook)
     from _sha1 import sha1
@@ -65,7 +66,7 @@ class Scan:
         self.skipped = skipped
         self.changes: list[tuple[str, str]] = []  # (status, path) against `base`
         self.base: str | None = None
-        self.stream: gitcmd.FastImport | None = None  # still writing the tree (scan's KEEP_OPEN)
+        self.stream: Writer | None = None  # still writing the tree (scan's KEEP_OPEN)
 
     def finish_stream(self) -> None:
         """Let the tree reach the repository (before any other git process reads it)."""
@@ -413,8 +414,9 @@ def scan(repo: Repo, limit: int, excludes_file: str | None = None, base_tree: Oi
     ignore rules): the daemon's answer read as those rules say (_scan_changed_ruled), or a full scan under
     both rule sets; the daemon is told only a tree of the work tree's own rules.
 
-    KEEP_OPEN (the checkpoint's own caller): the tree may come back still inside a running fast-import,
-    `stream`, which the caller must finish (or abort) before any other git process looks at the tree.
+    KEEP_OPEN (the checkpoint's own caller): the tree may come back still inside its writer (Writer: a
+    running fast-import), `stream`, which the caller must finish (or abort) before any other git process looks
+    at the tree.
     """
     from ..base import daemon
 
@@ -477,7 +479,7 @@ def _scan_changed(repo: Repo, base: Oid, paths: list[str], limit: int, base_tree
     have not changed: the daemon answers a full scan when they do); a new one is, when the rules ignore
     it. A changed file larger than LIMIT makes it give way to the full scan. Each NESTED repository
     (the daemon does not look inside them) is recorded as the commit it has checked out, as git does.
-    KEEP_OPEN: the fast-import that wrote the tree is left running in the result's `stream` (see scan).
+    KEEP_OPEN: the writer that wrote the tree (objects.writer) is left open in the result's `stream` (see scan).
     """
     behind = _behind_link(repo, paths)  # absent for git: the link is what it records
     readable = [p for p in paths if p not in behind]
@@ -512,9 +514,9 @@ def _scan_changed(repo: Repo, base: Oid, paths: list[str], limit: int, base_tree
     listed: list[tuple[str, str]] | None = []  # what diff-tree would say, while no directory goes
     tree, kept = base, None
     if states:
-        fi = gitcmd.FastImport(repo.root)
+        fi = objects.writer(repo)
         try:
-            before = fi.ls_many([(base, os.fsencode(s.path)) for s in states])
+            before = fi.ls(base, [os.fsencode(s.path) for s in states])
             new = [s.path for s, was in zip(states, before, strict=True)
                    if was is None and s.present]
             if _under_submodule(fi, base, states, before, new, set(nested or [])):
@@ -546,20 +548,12 @@ def _scan_changed(repo: Repo, base: Oid, paths: list[str], limit: int, base_tree
             # the new ones are written.
             edits.sort(key=lambda e: e.present)
             if edits:
-                fi.commit(SCRATCH_SCAN, b"", 0, mark=1)
-                fi.write(b'M 040000 ' + base.encode() + b' ""\n')
-                write_edits(fi, edits)
-                fi.write(b"\n")
-                root = fi.ls(":1", b"")
-                fi.reset(SCRATCH_SCAN)  # no ref moves: the commit is scaffolding
-                if root is None:
-                    raise gitcmd.GitError(["fast-import"], 1, "no tree for the changed paths")
-                tree = root[1]
+                tree = fi.tree(SCRATCH_SCAN, base, edits)
         except BaseException:
             fi.abort()
             raise
         if keep_open and edits:
-            kept = fi  # the caller's checkpoint goes on in the same stream (one git process less)
+            kept = fi  # the caller's checkpoint goes on with the same writer (one git process less)
         elif edits:
             fi.finish()
         else:
@@ -577,7 +571,7 @@ def _scan_changed(repo: Repo, base: Oid, paths: list[str], limit: int, base_tree
     return result
 
 
-def _under_submodule(fi: gitcmd.FastImport, base: Oid, states: list[PathState], before: list[tuple[int, Oid] | None],
+def _under_submodule(fi: Writer, base: Oid, states: list[PathState], before: list[tuple[int, Oid] | None],
                      new: list[str], nested: set[str]) -> bool:
     """A changed path is a submodule of BASE that is not a repository now (a directory git keeps as the commit
     an index records, or a repository that lost its .git), or a new file below one: what git decides there
@@ -592,7 +586,7 @@ def _under_submodule(fi: gitcmd.FastImport, base: Oid, states: list[PathState], 
             above.add(parent)
             parent = os.path.dirname(parent)
     listed = sorted(above)
-    found = fi.ls_many([(base, os.fsencode(d)) for d in listed])
+    found = fi.ls(base, [os.fsencode(d) for d in listed])
     return any(entry is not None and entry[0] == MODE_GITLINK for entry in found)
 
 
@@ -631,20 +625,6 @@ def _behind_link(repo: Repo, paths: list[str]) -> set[str]:
         return real[rel]
 
     return {p for p in paths if not is_dir(os.path.dirname(p))}
-
-
-def write_edits(stream: gitcmd.FastImport, edits: list[PathState]) -> None:
-    """fast-import file commands for EDITS: content inline, an object already stored (oid, no content),
-    or neither: delete the path (a whole directory, if it is one)."""
-    for edit in edits:
-        path = gitcmd.quote_path(os.fsencode(edit.path))
-        if edit.content is not None:
-            stream.write(b"M %o inline " % edit.mode + path + b"\n")
-            stream.data(edit.content)
-        elif edit.oid is not None:
-            stream.write(b"M %o " % edit.mode + edit.oid.encode() + b" " + path + b"\n")
-        else:
-            stream.write(b"D " + path + b"\n")
 
 
 # a restore's scan under a target's ignore rules, answered by the daemon -------------------------
@@ -714,14 +694,8 @@ def _leave_out(repo: Repo, scan: Scan, excludes_file: str, base_tree: Oid | None
     drop = _target_ignored(repo, scan.tree, excludes_file)
     if not drop:
         return scan
-    with gitcmd.FastImport(repo.root) as fi:
-        fi.commit(SCRATCH_SCAN, b"", 0, mark=1)
-        fi.write(b'M 040000 ' + scan.tree.encode() + b' ""\n')
-        write_edits(fi, [PathState(os.fsdecode(p)) for p in drop])
-        fi.write(b"\n")
-        root = fi.ls(":1", b"")
-        fi.reset(SCRATCH_SCAN)  # no ref moves: the commit is scaffolding
-    tree = root[1] if root is not None else empty_tree(repo)
+    with objects.writer(repo) as writer:
+        tree = writer.tree(SCRATCH_SCAN, scan.tree, [PathState(os.fsdecode(p)) for p in drop])
     result = Scan(tree=tree, skipped=scan.skipped)
     if base_tree:
         result.changes = changed_paths(repo, base_tree, tree)

@@ -1,7 +1,8 @@
 """Taking a checkpoint: snapshot → commit on refs/rewind/<session> → JSON note, under the locks.
 
-Commit, note and both refs are written by one `git fast-import`, which moves the refs only
-when everything else is written: a kill at any point leaves no half checkpoint.
+Commit and note are written by one Writer (one `git fast-import`, or in this process when a
+long-lived process switched that on), and both refs move afterwards in one transaction, once every object
+is written: a kill at any point leaves no half checkpoint.
 """
 
 from __future__ import annotations
@@ -9,11 +10,10 @@ from __future__ import annotations
 import os
 import time
 
-from ..base import layout
+from ..base import layout, objects
 from ..base.clock import utc_now
 from ..base.errors import RewindError
 from ..base.fsutil import write_atomic
-from ..base.gitcmd import FastImport, null_oid, quote_path
 from ..base.note import Note, Oid
 from ..base.repo import NOTES_REF, REF_PREFIX, SCRATCH_ATTACHMENTS, Repo
 from . import checkpoints, snapshot
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..base.note import Json, Position, RewindRecord
+    from ..base.writer import Writer
 
 MAX_NOTE_PATHS = 1000
 
@@ -357,8 +358,9 @@ def _save_paths(repo: Repo, req: Request, tip: Tip) -> Result | None:
     wanted = [p for p in dict.fromkeys(req.paths) if not snapshot.inside_nested_repo(repo, p)]
     states = snapshot.hash_paths(repo, wanted, req.max_file_size)
     skipped = [s.skipped for s in states if s.skipped]
-    with repo.store_lock(), FastImport(repo.root) as fi:
-        current = {s.path: fi.ls(base.commit, os.fsencode(s.path)) for s in states}
+    with repo.store_lock(), objects.writer(repo) as fi:
+        current = dict(zip([s.path for s in states], fi.ls(base.tree, [os.fsencode(s.path) for s in states]),
+                           strict=True))
         # An ignored path is never captured, even one an earlier checkpoint holds (the rule
         # may be new); files the user tracks are never ignored, as with `git add -A`.
         ignored = snapshot.ignored(repo, [s.path for s in states if s.present])
@@ -386,7 +388,7 @@ def _commit(
     paths: list[str],
     skipped: list[dict[str, Json]],
     tree: str | None = None,
-    fi: FastImport | None = None,
+    fi: Writer | None = None,
     edits: list[snapshot.PathState] | None = None,
     changes: dict[str, Json] | None = None,
     start: str | None = None,
@@ -428,33 +430,22 @@ def _commit(
         else None, extra=dict(req.extra) if req.extra else None,
     )
     now = int(time.time())
-    with fi or FastImport(repo.root) as stream:
+    # The tree is TREE, or this work tree's own (START, else its tip's tree: not the parent's, which may be
+    # another work tree's) with EDITS applied.
+    start = tree or start or (tip.tree if tip is not None else None)
+    assert start is not None, "a checkpoint needs the tree it is made from"
+    with fi or objects.writer(repo) as stream:
         parents = [parent] if parent is not None else []
-        if req.attachments is not None:
-            _write_attachments(stream, req.attachments, now, repo.object_format)
-            parents.append(":2")  # a merge; without a parent the chain starts at the attachments' root
-        stream.commit(REF_PREFIX + req.session, f"#{seq} {message}\n".encode("utf-8", "surrogateescape"), now,
-                      mark=1, parents=parents)
-        if tree is not None:
-            start = tree
-        elif start is None and tip is not None and tip.commit != parent:
-            start = tip.tree  # edits apply to this work tree's own tree, not the parent's
-        if start is not None:
-            stream.write(b'M 040000 ' + start.encode() + b' ""\n')
-        snapshot.write_edits(stream, edits or [])
-        stream.write(b"\n")
-        notes_before = _write_note(stream, repo, ":1", note, f"checkpoint #{seq}", now, mark=3)
-        commit = Oid(stream.get_mark(1))
-        notes_after = stream.get_mark(3)
-        root = (0, tree) if tree is not None else stream.ls(commit, b"")
-        if root is None:
-            raise RewindError("fast-import did not report the checkpoint tree")
-        new_tree = Oid(root[1])
-        # fast-import would move the two refs one at a time at its end, and a kill between them
-        # would leave a checkpoint without its note (or a note beside no chain): it moves neither,
-        # and both move below in one transaction, once every object is written.
-        stream.reset(REF_PREFIX + req.session)
-        stream.reset(NOTES_REF)
+        if req.attachments is not None:  # a merge; without a parent the chain starts at the attachments' root
+            parents.append(stream.attachments(SCRATCH_ATTACHMENTS, req.attachments.message.encode(
+                "utf-8", "surrogateescape") + b"\n", req.attachments.files, now))
+        commit, new_tree = stream.commit(REF_PREFIX + req.session, f"#{seq} {message}\n".encode(
+            "utf-8", "surrogateescape"), now, parents, start, edits or [])
+        notes_before = repo.read_ref(NOTES_REF)
+        notes_after = stream.note(NOTES_REF, notes_before, commit, note.to_bytes(), f"checkpoint #{seq}\n".encode(),
+                                  now)
+    # Both refs move in one transaction, once every object is written: a kill leaves neither a checkpoint
+    # without its note nor a note beside no chain.
     repo.move_refs({REF_PREFIX + req.session: commit, NOTES_REF: notes_after},
                    {REF_PREFIX + req.session: parent, NOTES_REF: notes_before})
     tip = Tip(commit, new_tree, seq)
@@ -469,30 +460,6 @@ def _commit(
     return Result(tip, note)
 
 
-def _write_note(stream: FastImport, repo: Repo, commit: str, note: Note, message: str, when: int,
-                mark: int | None = None) -> str | None:
-    """A commit on the notes ref (as MARK) that sets COMMIT's note (a mark or an object id); returns the
-    notes ref's value it builds on."""
-    notes_tip = repo.read_ref(NOTES_REF)
-    stream.commit(NOTES_REF, message.encode() + b"\n", when, mark=mark or None,
-                  parents=[notes_tip] if notes_tip else [])
-    stream.write(b"N inline " + commit.encode() + b"\n")
-    stream.data(note.to_bytes())
-    stream.write(b"\n")
-    return notes_tip
-
-
-def _write_attachments(fi: FastImport, attachments: Attachments, when: int, object_format: str = "sha1") -> None:
-    """The attachments' own root commit, mark :2 (no ref: the checkpoint's merge keeps it; the scratch ref is
-    deleted at the end)."""
-    fi.commit(SCRATCH_ATTACHMENTS, attachments.message.encode("utf-8", "surrogateescape") + b"\n", when, mark=2)
-    for name, content in attachments.files.items():
-        fi.write(b"M 100644 inline " + quote_path(os.fsencode(name)) + b"\n")
-        fi.data(content)
-    fi.write(b"\n")
-    fi.reset(SCRATCH_ATTACHMENTS, null_oid(object_format))
-
-
 def update_note(repo: Repo, commit: Oid, edit: Callable[[Note], object], what: str = "note updated") -> Note:
     """Change one checkpoint's note: EDIT changes the note as it is under the store lock (read afresh
     there, so two writers, a tag and an undo recording a message uuid say, never lose each other's
@@ -505,8 +472,11 @@ def update_note(repo: Repo, commit: Oid, edit: Callable[[Note], object], what: s
         before = note.to_bytes()
         edit(note)
         if note.to_bytes() != before:
-            with FastImport(repo.root) as stream:
-                _write_note(stream, repo, commit, note, f"checkpoint #{note.seq}: {what}", int(time.time()))
+            notes_tip = repo.read_ref(NOTES_REF)
+            with objects.writer(repo) as stream:
+                made = stream.note(NOTES_REF, notes_tip, commit, note.to_bytes(),
+                                   f"checkpoint #{note.seq}: {what}\n".encode(), int(time.time()))
+            repo.move_refs({NOTES_REF: made}, {NOTES_REF: notes_tip})
         return note
 
 

@@ -381,6 +381,9 @@ def run(repo: Repo, handlers: Mapping[str, Handler] | None = None) -> int:
     try:
         settings = config.load_or_defaults(repo.root)[0]
         idle = float(settings["daemon_idle_minutes"].value)
+        from ..base import objects
+
+        objects.in_process(True)  # a long-lived process: checkpoints written here spawn no git per checkpoint
         return Server(repo, idle, None, handlers).run()
     finally:
         lock.__exit__(None, None, None)

@@ -13,6 +13,8 @@ from pathlib import Path
 # The installed console script when there is one (CI installs the package), else the module.
 _SCRIPT = shutil.which("git-rewind")
 REWIND = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "git_rewind"]
+# The same command with its checkpoints written in process (objects.in_process), as the daemon writes them.
+IN_PROCESS = [sys.executable, str(Path(__file__).with_name("inprocess_entry.py"))]
 
 
 def git_env(home: Path) -> dict[str, str]:
@@ -46,9 +48,10 @@ class Run:
 class Workdir:
     """A real git repository with helpers that read like a user at a terminal."""
 
-    def __init__(self, path: Path, env: dict[str, str]) -> None:
+    def __init__(self, path: Path, env: dict[str, str], command: list[str] | None = None) -> None:
         self.path = path
         self.env = env
+        self.command = command or REWIND  # how `rewind` runs git-rewind: REWIND, or IN_PROCESS
 
     def git(self, *args: str, check: bool = True, cwd: Path | None = None) -> str:
         proc = subprocess.run(["git", *args], cwd=cwd or self.path, env=self.env,
@@ -59,7 +62,7 @@ class Workdir:
 
     def rewind(self, *args: str, cwd: Path | None = None, input: str | None = None,
                env: dict[str, str] | None = None) -> Run:
-        proc = subprocess.run([*REWIND, *args], cwd=cwd or self.path, env={**self.env, **(env or {})},
+        proc = subprocess.run([*self.command, *args], cwd=cwd or self.path, env={**self.env, **(env or {})},
                               capture_output=True, text=True, input=input if input is not None else "",
                               errors="surrogateescape")
         return Run(proc.returncode, proc.stdout, proc.stderr)
