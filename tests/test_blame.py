@@ -197,6 +197,7 @@ def test_blame_leaves_no_object_ref_or_index_change(agent_project: Workdir) -> N
     agent.stop()
     w.write("src/app.py", "print('hello')\nprint('more')\nprint('mine')\n")
     w.wait_for_repack()
+    w.ok("list")  # any reader of the notes keeps its cache of them (notes-cache): made before the look
     before = (objects(w), w.user_state(), w.git("for-each-ref"), w.git("notes", "--ref=rewind", "list"))
     rewind_dir = sorted(os.listdir(w.path / ".git" / "rewind"))
     assert len(blame(w, "src/app.py")) == 3

@@ -16,21 +16,19 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import daemon
+from helpers import daemon, installed
 from helpers.session import decisions
 from helpers.workdir import Run, Workdir
 
-from git_rewind.agents import install
 from git_rewind.hook import client, hook
 
 HANG = daemon.HANG
-THIN = install.hook_program()  # what install writes at user and local scope, before `hook --agent NAME`
+THIN = installed.hook_program()  # what the installed git-rewind writes at user and local scope, before `hook`
 
 
 def _thin(w: Workdir, payload: dict[str, Any] | str, agent: str | None, env: dict[str, str] | None = None,
@@ -384,6 +382,8 @@ def test_an_unusual_layout_is_left_to_the_hook_itself(project: Workdir, daemons:
 
 
 def test_the_console_script_and_the_thin_command_are_the_same_interpreter() -> None:
-    """install's thin command runs the interpreter this git-rewind runs on, on this package's entry file."""
-    assert THIN[0] == sys.executable and THIN[1:3] == ["-I", "-S"]
-    assert Path(THIN[3]).is_file() and Path(THIN[3]).parent == Path(hook.__file__).parent
+    """install's thin command runs the interpreter the installed git-rewind runs on, on that package's entry."""
+    assert THIN[0] == installed.interpreter() and THIN[1:3] == ["-I", "-S"]
+    entry = Path(THIN[3])
+    assert entry.is_file() and entry.name == "entry.py" and (entry.parent / "client.py").is_file()
+    assert entry.parent.name == Path(hook.__file__).parent.name == "hook"

@@ -377,13 +377,11 @@ def test_a_hook_checkpoint_the_daemon_answers_is_written_in_the_daemon(project: 
     change, with its note."""
     import json
 
-    from helpers import daemon
-
-    from git_rewind.agents import install
+    from helpers import daemon, installed
 
     daemons.append(project)
     project.ok("daemon", "start")
-    thin = install.hook_program()
+    thin = installed.hook_program()
     trace = tmp_path / "trace"
 
     def call(event: dict[str, str], traced: bool) -> None:

@@ -284,6 +284,9 @@ def _relisted(repo: Repo, tips: dict[str, str], cached: dict[str, Listed]) -> di
     out = repo.git(["cat-file", "--batch-check=%(objectname) %(objecttype)"],
                    input="".join(f"{tips[ref]}^{{tree}}\n" for ref in names).encode()).decode().splitlines()
     trees = {ref: line.split()[0] for ref, line in zip(names, out, strict=True) if line.endswith(" tree")}
+    for ref in names:
+        if ref not in trees:  # not a commit (a blob put there by hand): what `git notes list` would refuse
+            raise GitError(["notes", "list"], 128, f"{ref} ({tips[ref]}) is not a notes commit")
     empty = empty_tree(repo)
     hexsz = len(empty)
     for start_from_cache in (True, False):

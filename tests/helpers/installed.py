@@ -8,6 +8,10 @@ how pip was run): the expectation is built from that interpreter, not from the t
 
 from __future__ import annotations
 
+import functools
+import json
+import subprocess
+
 from git_rewind.agents import install
 
 
@@ -22,9 +26,15 @@ def interpreter() -> str:
     return first[2:].strip() if first.startswith("#!") and " " not in first[2:].strip() else program[0]
 
 
+@functools.cache
 def hook_program() -> list[str]:
-    """install.hook_program() as the installed `git-rewind` computes it."""
-    return [interpreter(), *install.hook_program()[1:]]
+    """install.hook_program() as the installed `git-rewind` computes it: its interpreter, and the package it
+    imports (site-packages after `pip install .`, where the tests' own imports may read the source tree)."""
+    code = "import json; from git_rewind.agents import install; print(json.dumps(install.hook_program()))"
+    out = subprocess.run([interpreter(), "-I", "-c", code], cwd="/", capture_output=True, text=True, check=True)
+    program = json.loads(out.stdout)
+    assert isinstance(program, list) and all(isinstance(p, str) for p in program)
+    return [interpreter(), *program[1:]]
 
 
 def hook_command(agent: str, scope: str = "user") -> str:
