@@ -270,7 +270,8 @@ def test_checkpoints_written_in_process_hold_fast_imports_trees(project: Workdir
 
 
 def test_an_in_process_checkpoint_spawns_no_git(project: Workdir, tmp_path: Path, git_environ: dict[str, str],
-                                                in_process: ModuleType, daemons: list[Workdir]) -> None:
+                                                in_process: ModuleType, daemons: list[Workdir],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """With the daemon naming what changed, a checkpoint of one changed file written in process starts no git
     process (GIT_TRACE): the objects are pygit2's, the refs the long-lived `git update-ref`'s."""
     from helpers import daemon
@@ -280,8 +281,14 @@ def test_an_in_process_checkpoint_spawns_no_git(project: Workdir, tmp_path: Path
 
     project.ok("snap")
     daemons.append(project)
-    project.ok("daemon", "start")
     repo = Repo.discover(str(project.path))
+    # The daemon runs this test process's git_rewind (the source tree, where CI's installed command runs a copy of
+    # it elsewhere): another installation's daemon steps down when asked (daemon.fingerprint).
+    source = os.path.dirname(os.path.dirname(os.path.abspath(store.__file__)))
+    monkeypatch.setenv("PYTHONPATH", source)
+    from git_rewind.base import daemon as daemons_module
+
+    daemons_module.launch(repo)
     project.write("src/app.py", "print('warm')\n")
     store.save(repo, store.Request(message="warm"))  # the long-lived update-ref starts here, once
     trace = tmp_path / "trace"

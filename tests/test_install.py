@@ -715,8 +715,9 @@ def test_user_scope_writes_the_thin_client_which_runs_without_site_and_takes_the
     w.ok("install", "--agent", "claude-code")
     data = json.loads((home / ".claude" / "settings.json").read_text())
     commands = {h["command"] for groups in data["hooks"].values() for g in groups for h in g["hooks"]}
-    entry = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(install.__file__))), "hook", "entry.py")
-    assert commands == {shlex.join([installed.interpreter(), "-I", "-S", entry, "hook", "--agent", "claude-code"])}
+    program = installed.hook_program()  # the installed package's entry, by absolute path
+    assert program[1:3] == ["-I", "-S"] and program[3].endswith(os.path.join("git_rewind", "hook", "entry.py"))
+    assert commands == {shlex.join([*program, "hook", "--agent", "claude-code"])}
     proc = run_hook_command(w, commands.pop(), {"session_id": "s1", "cwd": str(w.path),
                                                 "hook_event_name": "UserPromptSubmit", "prompt": "go"})
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
