@@ -282,7 +282,9 @@ def test_an_in_process_checkpoint_spawns_no_git(project: Workdir, tmp_path: Path
     repo = Repo.discover(str(project.path))
     # The daemon runs this test process's git_rewind (the source tree, where CI's installed command runs a copy of
     # it elsewhere): another installation's daemon steps down when asked (daemon.fingerprint).
-    source = os.path.dirname(os.path.dirname(os.path.abspath(store.__file__)))
+    import git_rewind
+
+    source = os.path.dirname(os.path.dirname(os.path.abspath(git_rewind.__file__)))
     monkeypatch.setenv("PYTHONPATH", source)
     from git_rewind.base import daemon as daemons_module
 
