@@ -8,6 +8,7 @@
 // (this origin's, so this port's; a reload keeps it) and sent as a header: no cookie, which every other
 // server on 127.0.0.1 would receive.
 
+performance.mark('rewind-boot');  // when this module ran (the bench and a person's devtools read it)
 const STORED = 'rewind.credential';
 // what the first screen asks for (app.js start() with no filter set: the filters are never restored)
 export const FIRST = ['/api/info', '/api/checkpoints?offset=0&limit=250'];
