@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -18,8 +19,10 @@ from helpers.webserver import Served
 from helpers.workdir import Workdir
 
 from git_rewind import agents
+from git_rewind.faces.web.static import Files
 
 Serve = Callable[..., Served]
+PAGE_DIR = Path(__file__).resolve().parent.parent / "git_rewind" / "resources" / "web"
 
 
 @pytest.fixture
@@ -537,3 +540,45 @@ def test_the_cache_follows_every_change_of_the_notes(project: Workdir, git_envir
     w.ok("gc", "--keep", "2", "--older-than", "0")  # notes removed
     same_as_load_all()
     assert len(listing.view().every) < 4
+
+
+# the page's files ---------------------------------------------------------------------------------
+
+
+def test_the_page_files_are_kept_under_their_version_and_revalidated_without_it(project: Workdir,
+                                                                                serve: Serve) -> None:
+    """The page names its files under /static/VERSION/: a browser keeps those for good; the plain names are
+    checked with the server at every use (ETag); another version's path is not served."""
+    server = serve(project)
+    page = server.request("GET", "/", header=None)
+    assert page.headers["cache-control"] == "no-store"
+    named = re.findall(r'"/static/([^"]*)"', page.text)
+    assert len(named) == len(list(PAGE_DIR.glob("*.js"))) + 2  # every module, the stylesheet and the icon
+    version = Files().version
+    assert all(n.startswith(f"{version}/") for n in named), named
+    for name in ("boot.js", "app.js", "app.css", "favicon.svg"):
+        kept = server.request("GET", f"/static/{version}/{name}", header=None)
+        assert kept.status == 200 and kept.body == (PAGE_DIR / name).read_bytes()
+        assert kept.headers["cache-control"] == "public, max-age=31536000, immutable"
+        assert "set-cookie" not in kept.headers and kept.headers["x-frame-options"] == "DENY"
+    assert server.request("GET", f"/static/{version}/app.js").headers["content-type"].startswith("text/javascript")
+    plain = server.request("GET", "/static/app.js", header=None)
+    assert plain.status == 200 and plain.headers["cache-control"] == "no-cache"
+    again = server.request("GET", "/static/app.js", header=None, extra={"If-None-Match": plain.headers["etag"]})
+    assert again.status == 304 and again.body == b""
+    for path in (f"/static/{'0' * 12}/app.js", f"/static/{version}/nothing.js", f"/static/{version}/../app.py"):
+        assert server.request("GET", path, header=None).status == 404, path
+
+
+def test_an_upgraded_page_has_another_version(tmp_path: Path) -> None:
+    """A browser that kept an older installation's files never uses them for a newer one: one byte of one
+    file changes the version every path of the page carries; the same bytes keep it."""
+    copy = tmp_path / "web"
+    shutil.copytree(PAGE_DIR, copy)
+    before = Files(str(copy))
+    assert before.version == Files(str(PAGE_DIR)).version
+    (copy / "lanes.js").write_bytes((copy / "lanes.js").read_bytes() + b"\n")
+    after = Files(str(copy))
+    assert after.version != before.version
+    assert f'"/static/{after.version}/app.js"'.encode() in after.page and before.version.encode() not in after.page
+    assert after.files["lanes.js"][2] != before.files["lanes.js"][2] and after.files["app.js"] == before.files["app.js"]

@@ -489,17 +489,76 @@ def test_a_used_link_opens_nothing_elsewhere_and_a_reload_keeps_the_tab(story: W
 def test_the_page_makes_no_request_elsewhere() -> None:
     """CSP `default-src 'self'`: no CDN, no external URL, no inline script in what the page ships."""
     html = (PAGE_DIR / "index.html").read_text()
-    assert re.findall(r"<script\b[^>]*>", html) == ['<script type="module" src="/static/app.js">']
+    assert re.findall(r"<script\b[^>]*>", html) == ['<script type="module" async src="/static/boot.js">',
+                                                     '<script type="module" src="/static/app.js">']
     assert not re.search(r"<[^>]*\son[a-z]+\s*=", html)  # no inline event handlers
     links = re.findall(r'<link\b[^>]*href="([^"]*)"', html)
-    modules = sorted(p.name for p in PAGE_DIR.glob("*.js") if p.name != "app.js")
     assert links == ["/static/favicon.svg", "/static/app.css", *(f"/static/{m}" for m in links_order(html))]
-    assert sorted(links_order(html)) == modules  # every module app.js pulls in is preloaded, and only those
     for path in PAGE_DIR.iterdir():
         text = path.read_text().replace('xmlns="http://www.w3.org/2000/svg"', "")  # a name, not a request
         assert not re.search(r"(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/", text), path.name
-        imported = re.findall(r"^import .* from '([^']+)';$", text, flags=re.M)
-        assert all(re.fullmatch(r"\./[a-z]+\.js", i) and (PAGE_DIR / i).exists() for i in imported), path.name
+        assert all(re.fullmatch(r"\./[a-z]+\.js", i) and (PAGE_DIR / i).exists() for i in imports(path.name)), path.name
+
+
+def imports(module: str) -> list[str]:
+    """What MODULE (a file of the page) imports, as written: `./name.js`."""
+    return re.findall(r"^(?:import|export) .* from '([^']+)';$", (PAGE_DIR / module).read_text(), flags=re.M)
+
+
+def test_every_module_the_page_imports_is_preloaded() -> None:
+    """The browser learns a module's imports only once it has it: without a preload each level of imports is
+    one more round trip before the page can start. Every module reached from the scripts index.html runs is
+    preloaded (or is one of those scripts), and nothing else is; boot.js, which trades the launch token and
+    asks for the first screen while the rest loads, imports nothing, so nothing holds it up."""
+    html = (PAGE_DIR / "index.html").read_text()
+    scripts = re.findall(r'<script type="module"[^>]* src="/static/([a-z]+\.js)">', html)
+    reached: set[str] = set()
+    todo = list(scripts)
+    while todo:
+        module = todo.pop()
+        if module not in reached:
+            reached.add(module)
+            todo += [i.removeprefix("./") for i in imports(module)]
+    assert imports("boot.js") == []
+    assert sorted(links_order(html)) == sorted(reached - set(scripts))
+    assert len(links_order(html)) == len(set(links_order(html)))
+
+
+def test_boot_asks_for_exactly_the_first_screen_app_js_wants() -> None:
+    """boot.js's early requests are used only when app.js's first requests are the same URLs: the first
+    page of the list is PAGE checkpoints with no filter (the browser test below sees each asked for once)."""
+    page = re.search(r"^export const PAGE = (\d+);", (PAGE_DIR / "state.js").read_text(), flags=re.M)
+    boot = (PAGE_DIR / "boot.js").read_text()
+    assert page is not None
+    assert f"'/api/checkpoints?offset=0&limit={page[1]}'" in boot and "'/api/info'" in boot
+
+
+def test_the_first_screen_is_asked_for_once_by_boot_js(story: Workdir, page: Page) -> None:
+    """The launch-token exchange and the first screen's requests leave from boot.js (Chrome names the script
+    that sent each) while the other modules load; app.js uses those answers rather than asking again, and
+    nothing but the exchange goes out without the tab's credential."""
+    sent: list[tuple[str, str, str | None, str]] = []
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+
+    def record(event: dict[str, Any]) -> None:
+        parts = urlsplit(event["request"]["url"])
+        frames = [f["url"] for f in (event.get("initiator", {}).get("stack") or {}).get("callFrames", [])]
+        sent.append((event["request"]["method"], parts.path + (f"?{parts.query}" if parts.query else ""),
+                     event["request"]["headers"].get("X-Rewind-Token"), frames[-1] if frames else ""))
+
+    cdp.on("Network.requestWillBeSent", record)
+    with serve(story) as url:
+        open_page(page, url)
+        expect(page.locator(".row")).to_have_count(4)
+        api = [entry for entry in sent if entry[1].startswith("/api/")]
+        assert api[0][:3] == ("POST", "/api/session", None)
+        token = api[1][2]
+        assert token and all(entry[2] == token for entry in api[1:] if not entry[1].startswith("/api/events"))
+        first = [entry for entry in api if entry[1] in ("/api/info", "/api/checkpoints?offset=0&limit=250")]
+        assert [entry[1] for entry in first] == ["/api/info", "/api/checkpoints?offset=0&limit=250"]
+        assert all(entry[3].endswith("/boot.js") for entry in [api[0], *first]), api
+        assert "#" not in page.url
 
 
 def links_order(html: str) -> list[str]:

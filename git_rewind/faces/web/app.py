@@ -13,8 +13,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
-from starlette.staticfiles import StaticFiles
+from starlette.routing import BaseRoute, Route
 
 from ...base.errors import RewindError
 from ...base.repo import Repo
@@ -22,19 +21,17 @@ from ...store import checkpoints
 from . import diffs
 from .guard import Guard, Keys
 from .listing import Listing, View, compact, detail_json
+from .static import Files
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from starlette.datastructures import QueryParams
+
     from ...ops import search
     from ...store.checkpoints import Checkpoint
 
-PAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "resources",
-                        "web")
-MISSING_PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><title>git rewind</title></head><body><p>The "
-                "page's files are missing from this installation (git_rewind/resources/web/); the API works.</p>"
-                "</body></html>")
 DEFAULT_LIMIT = 500
 POLL_SECONDS = 1.0
 PING_SECONDS = 15
@@ -65,17 +62,14 @@ class Server:
         self.listing = Listing(repo)
         self.colour = diffs.Colour()
         self._last_selection: tuple[View, tuple[tuple[str, str], ...], list[int], int] | None = None
+        self.files = Files()
 
     # the page -------------------------------------------------------------------------------------
 
-    def page(self, request: Request) -> Response:
-        """The page as shipped: no secret in it (api.js trades the link's launch token for one)."""
-        try:
-            with open(os.path.join(PAGE_DIR, "index.html"), encoding="utf-8") as fh:
-                html = fh.read()
-        except FileNotFoundError:
-            html = MISSING_PAGE
-        return HTMLResponse(html)
+    async def page(self, request: Request) -> Response:
+        """The page as shipped, its files under their version: no secret in it (boot.js trades the link's
+        launch token for one)."""
+        return HTMLResponse(self.files.page)
 
     async def session(self, request: Request) -> Response:
         """POST /api/session {"launch": TOKEN}: the printed link's launch token, good once, traded for this
@@ -89,6 +83,33 @@ class Server:
         return Compact({"token": credential})
 
     # reading --------------------------------------------------------------------------------------
+
+    def warm(self) -> None:
+        """Start reading the checkpoints now, then in another background thread make what the first tab asks
+        for, in its order, so that the first tab after the start is answered as fast as the next ones: the
+        default list's selection (safety checkpoints hidden) and the agents' registry (its first screen), the
+        live updates' modules (imported on the event loop, where they held up every request of the first tab),
+        the rows as JSON (the lanes' pages of 1,000) and the syntax colours' lexer table (its first diff)."""
+        import threading
+
+        from starlette.datastructures import QueryParams
+
+        self.listing.warm()  # 10,000 checkpoints take a moment to read, even through the notes cache
+
+        def more() -> None:
+            try:
+                view = self.listing.view()
+                positions, _ = self.selected(view, self.query_of(QueryParams("")), ())
+                _agents()
+                import sse_starlette  # noqa: F401
+
+                for start in range(0, len(positions), 1000):  # as the lanes ask for them
+                    view.encoded(positions[start:start + 1000])
+                self.colour.lexer("warm.py")
+            except Exception:  # noqa: BLE001 - only a head start: the request does it again and answers the error
+                pass
+
+        threading.Thread(target=more, name="rewind-web-warm-more", daemon=True).start()
 
     def info(self, request: Request) -> Response:
         head, branch = self.repo.head()
@@ -107,18 +128,17 @@ class Server:
         positions: Sequence[int] = range(len(view.rows))
         hidden = 0
         if query or not query.safety:
-            positions, hidden = self.selected(view, query, request)
+            positions, hidden = self.selected(view, query, _filters(request))
         body = b'{"total":%d,"offset":%d,"safety_hidden":%d,"items":%s,"sessions":%s}' % (
             len(positions), offset, hidden, view.encoded(positions[offset:offset + limit]), view.encoded_sessions())
         return Response(body, media_type="application/json")
 
-    def selected(self, view: View, query: search.Query, request: Request) -> tuple[list[int], int]:
+    def selected(self, view: View, query: search.Query, filters: tuple[tuple[str, str], ...]) -> tuple[list[int], int]:
         """The rows QUERY selects (positions in view.rows) and how many safety checkpoints it hid; the last
         selection is kept while the store and the filters stay, so the next page of it (another offset) is
         not searched again (a path filter over 10,000 checkpoints takes most of a second)."""
         from ...ops import search
 
-        filters = tuple(sorted((k, v) for k, v in request.query_params.multi_items() if k not in ("offset", "limit")))
         last = self._last_selection
         if last is not None and last[0] is view and last[1] == filters:
             return last[2], last[3]
@@ -129,9 +149,12 @@ class Server:
 
     def query(self, request: Request) -> search.Query:
         """The list's filters (web-contract.md) as the library's search.Query, as `list` reads its options."""
+        return self.query_of(request.query_params)
+
+    def query_of(self, params: QueryParams) -> search.Query:
+        """PARAMS (a request's query, or an empty one) as the library's search.Query."""
         from ...ops import search
 
-        params = request.query_params
         return search.Query(text=params.getlist("q"), paths=[diffs.check_path(p) for p in params.getlist("path") if p],
                             tags=params.getlist("tag"), agent=params.get("agent"), session=params.get("session"),
                             since=params.get("since"), until=params.get("until"), cwd=self.repo.root,
@@ -277,6 +300,11 @@ def _agents() -> dict[str, list[str]]:
     return {"install": list(agents.hooked()), "watch": [agents.get(name).programs[0] for name in agents.watched()]}
 
 
+def _filters(request: Request) -> tuple[tuple[str, str], ...]:
+    """REQUEST's filters as a key of the selection it makes (its page, offset and limit, apart)."""
+    return tuple(sorted((k, v) for k, v in request.query_params.multi_items() if k not in ("offset", "limit")))
+
+
 def _side(item: Checkpoint) -> dict[str, Any]:
     return {"seq": item.seq, "commit": item.commit}
 
@@ -326,7 +354,7 @@ HINTS = {"code-only": "choose “code” beside Undo to rewind the files alone",
 def build(repo: Repo, keys: Keys, port: int, read_only: bool) -> Any:
     """The ASGI application: the routes behind the guard."""
     server = Server(repo, keys, read_only)
-    server.listing.warm()  # 10,000 checkpoints take a moment to read, even through the notes cache: start now
+    server.warm()
     routes: list[BaseRoute] = [
         Route("/", server.page),
         Route("/api/session", server.session, methods=["POST"]),
@@ -342,7 +370,7 @@ def build(repo: Repo, keys: Keys, port: int, read_only: bool) -> Any:
         Route("/api/restore-file", server.action, methods=["POST"]),
         Route("/api/tags", server.tags, methods=["POST"]),
     ]
-    if os.path.isdir(PAGE_DIR):  # Starlette's StaticFiles: no path out of it, `..` or encoded
-        routes.append(Mount("/static", StaticFiles(directory=PAGE_DIR)))
+    routes += [Route("/static/{version}/{name}", server.files.versioned, methods=["GET", "HEAD"]),
+               Route("/static/{name}", server.files.plain, methods=["GET", "HEAD"])]
     app = Starlette(routes=routes, exception_handlers={BadRequest: _bad_request, RewindError: _bad_request})
     return Guard(app, keys, port, read_only)

@@ -1,42 +1,18 @@
 // The JSON API of git rewind web (web-contract.md): this tab's credential, errors as exceptions, pages of results.
 
+import { connect, headers, taken } from './boot.js';
 import { PAGE, state } from './state.js';
 
-// The printed link's one-time launch token (in the fragment: never sent to a server), taken out of the
-// address bar and the history entry at once. It is traded for this tab's credential, kept in sessionStorage
-// (this origin's, so this port's; a reload keeps it) and sent as a header: no cookie, which every other
-// server on 127.0.0.1 would receive.
-let launch = new URLSearchParams(location.hash.slice(1)).get('launch');
-if (location.hash) history.replaceState(history.state, '', location.pathname + location.search);
-const STORED = 'rewind.credential';
-let credential = sessionStorage.getItem(STORED);
-
-/** This tab's credential, from the launch token when the link brought a new one; an Error with status 403
- * when there is none. */
-export async function connect() {
-  if (launch) {
-    const given = launch;
-    launch = null;  // good once: a later start (a live update's reload) does not offer it again
-    try {
-      credential = (await api('/api/session', { launch: given })).token;
-      sessionStorage.setItem(STORED, credential);
-    } catch (e) {
-      if (!credential) throw e;  // a used link in a tab that already has its credential: go on with that
-    }
-  }
-  if (!credential) {
-    throw Object.assign(new Error('open the link `git rewind web` printed in its terminal'), { status: 403 });
-  }
-}
+export { connect };
 
 export async function api(path, body) {
-  const opts = { headers: credential ? { 'X-Rewind-Token': credential } : {} };
+  const opts = { headers: headers() };
   if (body !== undefined) {
     opts.method = 'POST';
     opts.headers['Content-Type'] = 'application/json';
     opts.body = JSON.stringify(body);
   }
-  const response = await fetch(path, opts);
+  const response = await ((body === undefined && taken(path)) || fetch(path, opts));  // boot.js may have asked
   let data;
   try { data = (response.headers.get('content-type') || '').startsWith('application/json') ? await response.json() : null; } catch { data = null; }
   if (!response.ok || !data || data.error) {
@@ -48,7 +24,7 @@ export async function api(path, body) {
 
 /** The live updates (an EventSource cannot send a header: the credential goes in its query, to this origin only). */
 export function liveUpdates() {
-  return new EventSource(`/api/events?token=${encodeURIComponent(credential)}`);
+  return new EventSource(`/api/events?token=${encodeURIComponent(headers()['X-Rewind-Token'] || '')}`);
 }
 
 /** One query's checkpoints, newest first, loaded page by page into a sparse array. */
