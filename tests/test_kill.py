@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,18 @@ def _start(w: Workdir, *args: str) -> subprocess.Popen[bytes]:
 def _kill_at(proc: subprocess.Popen[bytes], delay: float, whole_group: bool) -> bool:
     """SIGKILL after DELAY seconds; True if the process was still running then."""
     time.sleep(delay)
+    return _kill(proc, whole_group)
+
+
+def _kill_when(proc: subprocess.Popen[bytes], seen: Callable[[], bool], whole_group: bool) -> bool:
+    """SIGKILL the moment SEEN() is true (polled without sleeping, so the kill lands within microseconds of
+    what it watches for, however loaded the machine); True if the process was still running then."""
+    while not seen() and proc.poll() is None:
+        pass
+    return _kill(proc, whole_group)
+
+
+def _kill(proc: subprocess.Popen[bytes], whole_group: bool) -> bool:
     running = proc.poll() is None
     try:
         if whole_group:
@@ -473,18 +486,23 @@ def test_kill_conversation_undo_at_many_moments(agent_project: Workdir) -> None:
     w.ok("redo", "--yes")
     assert transcript.read_bytes() == whole and _disk(w.path) == code_before
 
-    # A sweep of 12 kills over the undo, then a bisection of the moment the transcript changes (between the
-    # latest kill that found it old and the earliest that found it new or the undo done), so kills also land
-    # just before and just after the change.
+    # A sweep of 12 kills over the undo, then kills alternating between a bisection of the moment the
+    # transcript changes (between the latest kill that found it old and the earliest that found it new or the
+    # undo done), which lands kills just before the change, and a kill the moment the transcript is seen
+    # replaced: what is left of the undo after the cut takes a few milliseconds, too short for a timer to hit.
     sweep, hits, backed_up_unchanged, cut_by_killed = 12, 0, 0, 0
     before_cut, after_cut = 0.0, duration
     for round_ in range(36):  # as many in the quick tier: fewer would not hit both sides of the cut
         if round_ >= 2 * sweep and hits >= sweep // 2 and backed_up_unchanged and cut_by_killed:
             break
         last_seq = max(_check_store(w))
+        old_inode = transcript.stat().st_ino
         proc = _start(w, "undo", "1", "--full", "--yes")
         delay = duration * (round_ + 0.5) / sweep if round_ < sweep else (before_cut + after_cut) / 2
-        hit = _kill_at(proc, delay, whole_group=round_ % 2 == 0)
+        if round_ >= sweep and round_ % 2:
+            hit = _kill_when(proc, lambda old=old_inode: _inode(transcript) != old, whole_group=round_ % 4 == 1)
+        else:
+            hit = _kill_at(proc, delay, whole_group=round_ % 2 == 0)
         hits += hit
 
         now = transcript.read_bytes()
@@ -494,7 +512,8 @@ def test_kill_conversation_undo_at_many_moments(agent_project: Workdir) -> None:
         if now == cut:
             assert backups, "the transcript was cut before its full content was in git"
             cut_by_killed += hit
-            after_cut = min(after_cut, delay)
+            if not (round_ >= sweep and round_ % 2):
+                after_cut = min(after_cut, delay)
         else:
             before_cut = max(before_cut, delay)
             backed_up_unchanged += bool(backups)
@@ -510,6 +529,13 @@ def test_kill_conversation_undo_at_many_moments(agent_project: Workdir) -> None:
     # Kills landed between the backup and the cut, and after the cut: both sides of the change were hit.
     assert backed_up_unchanged and cut_by_killed, (backed_up_unchanged, cut_by_killed)
     _check_store(w)
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return path.stat().st_ino
+    except FileNotFoundError:  # not expected (the cut is a rename over it), but not this watcher's to judge
+        return None
 
 
 def _folder(transcript: Path) -> list[str]:
