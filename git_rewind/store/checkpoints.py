@@ -10,6 +10,7 @@ notes refs that moved: one `diff-tree`, one `cat-file --batch`) or `load_one`; n
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 from ..base import layout
 from ..base.clock import parse_utc
@@ -21,6 +22,7 @@ from ..base.repo import check_session as check_session  # re-exported: callers k
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
     from .notecache import Listed
@@ -180,38 +182,43 @@ def _read(repo: Repo, listing: bytes) -> list[Checkpoint]:
     return result
 
 
-# Set by a process that lives on after a command (the daemon, the page's server): see _collect_again.
+# Set by a process that lives on after a command (the daemon, the page's server): see _collector_paused.
 LONG_LIVED = False
 
 
-def _collect_again() -> None:
-    """Collect cycles again after a read of many notes. A command freezes what is alive first (its notes live as
-    long as it does, and no later collection walks them again: still freed when no longer referenced); a
-    long-lived process must not, or the cyclic garbage made before each read would never be collected."""
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic collection while many notes are built. A read of 10,000 notes makes ~300,000 objects, none of
+    them in a cycle, and most live as long as the process: collecting while they are made, and each later
+    collection walking them again, would cost as much as the read. Afterwards a command freezes what is alive
+    (its notes live as long as it does, and no later collection walks them again: still freed when no longer
+    referenced); a long-lived process must not, or the cyclic garbage made before each read would never be
+    collected."""
     import gc
 
-    if not LONG_LIVED:
-        gc.freeze()
-    gc.enable()
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        if not LONG_LIVED:
+            gc.freeze()
+        gc.enable()
 
 
 def with_notes(items: list[Checkpoint]) -> list[Checkpoint]:
     """ITEMS, each with its note built (one JSON parse for all the cache left unread): for a reader that reads
     every note (the page's rows, `list --json`), where one parse per note would cost twice as much."""
-    import gc
     import json
 
     unread = [c for c in items if c._note is None and c._state is not None]
     if unread:
-        collecting = gc.isenabled()
-        gc.disable()  # as in _load
-        try:
+        with _collector_paused():
             states = json.loads(b"[" + b",".join(c._state or b"null" for c in unread) + b"]")
             for item, state in zip(unread, states, strict=True):
                 item.note = Note.restore(state)
-        finally:
-            if collecting:
-                _collect_again()
     return items
 
 
@@ -223,15 +230,9 @@ def _load(repo: Repo, cache: str, tips: dict[str, str], others: dict[str, str] |
     names the notes added, changed or removed since, and one `cat-file` reads the new ones. CACHE is then
     written with what was read, and with what it held of OTHERS (refs of its kind not asked for, ref → commit
     now) where they are still what it held, so it holds the notes those refs hold and no other."""
-    import gc
-
     from . import notecache
 
-    # A read of 10,000 notes makes ~300,000 objects, none of them in a cycle, and most live as long as the process:
-    # collecting while they are made, and each later collection walking them again, would cost as much as the read.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with _collector_paused():
         cached = notecache.read(repo, cache)
         stale = [ref for ref, tip in tips.items() if ref not in cached or cached[ref].commit != tip]
         fresh = {ref: cached[ref] for ref in tips if ref not in stale}
@@ -263,9 +264,6 @@ def _load(repo: Repo, cache: str, tips: dict[str, str], others: dict[str, str] |
                                  else unread(Oid(commit), Oid(blob), state, index))
             items.sort(key=lambda c: c.seq)
             found[ref] = items
-    finally:
-        if collecting:
-            _collect_again()
     kept = {ref: cached[ref] for ref, tip in (others or {}).items() if ref in cached and cached[ref].commit == tip}
     if cache and (stale or set(cached) != set(fresh) | set(kept)):
         notecache.write(repo, cache, {**kept, **fresh})
