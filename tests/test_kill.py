@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers import stress
 from helpers.workdir import REWIND, Workdir
 
@@ -691,3 +692,73 @@ def test_kill_a_process_writing_in_process_at_random_moments(repo: Workdir, tmp_
         assert min(printed) > seen
         _next_snap_is_exact(repo)
         seen = max(items) + 1  # the snap after the kill took one more
+
+
+# a ref transaction torn between git's two lock renames --------------------------------------------------------
+
+# `git update-ref --stdin` under strace, killed (SIGKILL) as it enters its second rename: the first ref of the
+# transaction moved, the second still locked where it was. KILL_CALLER: the git-rewind that ran it is killed too
+# (a kill of the whole process group), so nobody sees the failure; else it sees update-ref die and goes on.
+TEARING_GIT = """#!/bin/sh
+case " $* " in *" update-ref --stdin "*)
+    strace -f -qq -o /dev/null -e trace=rename,renameat,renameat2 \\
+        -e inject=rename,renameat,renameat2:signal=SIGKILL:when=2 {git} "$@"
+    status=$?
+    if [ $status -eq 137 ] && [ -n "$KILL_CALLER" ]; then kill -9 $PPID; fi
+    exit $status
+esac
+exec {git} "$@"
+"""
+
+
+@pytest.mark.needs("strace")
+@pytest.mark.parametrize("kill_caller", [False, True], ids=["git-killed", "group-killed"])
+def test_a_checkpoint_whose_ref_transaction_is_torn_is_completed(repo: Workdir, tmp_path: Path,
+                                                                 kill_caller: bool) -> None:
+    """git's files backend moves the refs of one transaction one lock rename after the other. A kill between
+    the two renames of a checkpoint (its note, its chain) never leaves a checkpoint without its note, and the
+    transaction is whole again at once (its own git killed) or at the next write (the whole group killed)."""
+    repo.write("a.txt", "one\n")
+    repo.commit_all("A")
+    first = repo.ok("snap", "-m", "first")
+    assert first.startswith("#1")
+    wrapper = tmp_path / "tearing-bin"
+    wrapper.mkdir()
+    (wrapper / "git").write_text(TEARING_GIT.replace("{git}", shutil.which("git") or "git"))
+    (wrapper / "git").chmod(0o755)
+    env = {**repo.env, "PATH": f"{wrapper}{os.pathsep}{repo.env.get('PATH', os.environ['PATH'])}"}
+    if kill_caller:
+        env["KILL_CALLER"] = "1"
+    repo.write("a.txt", "two\n")
+    run = subprocess.run([*REWIND, "snap", "-m", "second"], cwd=repo.path, env=env, capture_output=True, text=True)
+    journal = repo.path / ".git" / "rewind" / "ref-moves"
+    if kill_caller:
+        assert run.returncode == -signal.SIGKILL, run
+        assert journal.exists(), "the transaction was not written down before it ran"
+        # Torn: the note moved, the chain did not (the note goes first); a reader sees a note beside no chain.
+        assert (repo.path / ".git" / "refs" / "rewind").is_dir()
+        assert os.path.exists(repo.path / ".git" / f"refs/rewind/{_session_of(repo)}.lock")
+        items = _check_store(repo)
+        assert [items[seq]["message"] for seq in sorted(items)] == ["first", "second"]
+        repo.write("a.txt", "three\n")
+        repo.ok("snap", "-m", "third")  # the next writer completes it first
+    else:
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.startswith("#2")
+    assert not journal.exists()
+    items = _check_store(repo)  # every chain commit with its note
+    session = _session_of(repo)
+    chain = repo.git("rev-list", "--first-parent", f"refs/rewind/{session}").split()
+    by_commit = {item["commit"]: item for item in items.values()}
+    messages = [by_commit[c]["message"] for c in chain]
+    assert messages == (["third", "second", "first"] if kill_caller else ["second", "first"])
+    second = next(c for c in chain if by_commit[c]["message"] == "second")
+    assert repo.git("show", f"{second}:a.txt") == "two\n"
+    assert not os.path.exists(repo.path / ".git" / f"refs/rewind/{session}.lock")
+    _next_snap_is_exact(repo)
+
+
+def _session_of(w: Workdir) -> str:
+    refs = w.git("for-each-ref", "--format=%(refname)", "refs/rewind/").split()
+    assert len(refs) == 1, refs
+    return refs[0][len("refs/rewind/"):]

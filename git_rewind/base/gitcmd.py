@@ -324,7 +324,8 @@ class RefUpdates:
 
     A transaction is all or nothing as with a process of its own: every ref is locked and checked against its
     old value at `prepare`; if this process dies before `commit` reached git, git sees the end of its input
-    and aborts (no ref moved, its locks gone); once `commit` is sent, git finishes it whatever happens here.
+    and aborts (no ref moved, its locks gone); once `commit` is sent, git finishes it whatever happens here
+    (git itself killed between two refs' lock renames leaves it torn: Repo.move_refs' journal completes it).
     A failed transaction ends the process (git dies on it); the next one starts another.
     """
 

@@ -45,6 +45,7 @@ SCRATCH_INDEX = "scratch-index-"  # + pid-job: a throwaway index (scratchindex.p
 # The repository's store: Repo.store_dir ---------------------------------------------------------------
 
 STORE_LOCK = "store.lock"  # the store lock (Repo.store_lock): refs and notes move under it
+REF_MOVES = "ref-moves"  # a ref transaction under way: the next holder of the store lock completes it (repo.py)
 SEQ = "seq"  # the last sequence id given (checkpoints.py)
 LAST_PACK = "last-pack"  # its mtime: when checkpoints were last packed (store.py)
 STORAGE_STATE = "storage.json"  # the last exact measure of the store's size, for the hooks' estimate (storage.py)
@@ -78,7 +79,7 @@ PURGE = {
     HOOK_ERRORS: "lines", DAEMON_SOCKET: "nothing", DAEMON_STATE: "json", DAEMON_LOCK: "nothing",
     DAEMON_COOKIES: "nothing", WATCH_COOKIES: "nothing", SCRATCH_PATCH: "scratch", SCRATCH_BLAME: "scratch",
     SCRATCH_CAT: "scratch", SCRATCH_RESTORE: "scratch", SCRATCH_INDEX: "scratch",
-    STORE_LOCK: "nothing", SEQ: "nothing", LAST_PACK: "nothing", STORAGE_STATE: "nothing", CAP_CHECK: "nothing",
-    CAP_LOCK: "nothing", NOTES_CACHE: "drop", FETCHED_NOTES_CACHE: "drop", SHARE: "copy", PUSHED: "copy",
-    AUTO_PUSH_LOG: "copy", PURGED: "copy", PUSH_LOCK: "copy",
+    STORE_LOCK: "nothing", REF_MOVES: "nothing", SEQ: "nothing", LAST_PACK: "nothing", STORAGE_STATE: "nothing",
+    CAP_CHECK: "nothing", CAP_LOCK: "nothing", NOTES_CACHE: "drop", FETCHED_NOTES_CACHE: "drop", SHARE: "copy",
+    PUSHED: "copy", AUTO_PUSH_LOG: "copy", PURGED: "copy", PUSH_LOCK: "copy",
 }

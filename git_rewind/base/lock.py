@@ -10,15 +10,17 @@ from .errors import RewindError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import TracebackType
 
 
 class Lock:
     """`with Lock(path):` serialises every git-rewind writer on one file."""
 
-    def __init__(self, path: str, timeout: float = 60.0) -> None:
+    def __init__(self, path: str, timeout: float = 60.0, then: Callable[[], object] | None = None) -> None:
         self.path = path
         self.timeout = timeout
+        self.then = then  # run once the lock is held (what a killed holder left half done); its error releases it
         self._fd: int | None = None
 
     def __enter__(self) -> Lock:
@@ -38,6 +40,12 @@ class Lock:
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
         self._fd = fd
+        if self.then is not None:
+            try:
+                self.then()
+            except BaseException:
+                self.__exit__(None, None, None)
+                raise
         return self
 
     def __exit__(

@@ -242,7 +242,7 @@ class Repo:
         self.ensure_dirs()
         from .lock import Lock
 
-        return Lock(os.path.join(self.store_dir, layout.STORE_LOCK), self.lock_timeout)
+        return Lock(os.path.join(self.store_dir, layout.STORE_LOCK), self.lock_timeout, then=self._finish_ref_moves)
 
     @property
     def object_format(self) -> str:
@@ -272,19 +272,59 @@ class Repo:
     # refs -------------------------------------------------------------------
 
     def move_refs(self, moves: dict[str, str | None], old: dict[str, str | None]) -> None:
-        """Update or delete (None) every ref of MOVES in one `update-ref --stdin` transaction, each
-        checked against its OLD value (None: must not exist yet): a kill leaves all of them moved or
-        none (gitcmd.update_refs: a process of its own, or the long-lived one). Hold the store lock."""
-        script = []
-        for ref, new in moves.items():
-            was = old.get(ref)
-            if new is not None:
-                script.append(f"update {ref} {new} {was or '0' * len(new)}\n")
-            elif was is not None:
-                script.append(f"delete {ref} {was}\n")
-        self.clear_ref_locks(list(moves))  # a git killed while moving them leaves their locks
+        """Update or delete (None) every ref of MOVES in one `update-ref --stdin` transaction, each checked
+        against its OLD value (None: must not exist yet), in MOVES' order (gitcmd.update_refs: a process of its
+        own, or the long-lived one). Hold the store lock.
+
+        git's files backend commits such a transaction ref by ref (a lock file renamed each), so a kill between
+        two renames would leave some refs moved and some not: a checkpoint without its note. The moves are
+        written to a journal first (layout.REF_MOVES) and the next holder of the store lock completes them
+        (_finish_ref_moves), so every transaction is done whole or not at all by the time anyone writes again.
+        Callers order MOVES so that what a reader may see meanwhile is harmless (a note before its chain)."""
+        moves = {ref: new for ref, new in moves.items() if new is not None or old.get(ref) is not None}
+        if not moves:
+            return
+        from .fsutil import write_atomic
+
+        path = os.path.join(self.store_dir, layout.REF_MOVES)
+        write_atomic(path, "".join(f"{ref} {old.get(ref) or '-'} {new or '-'}\n" for ref, new in moves.items()))
+        try:
+            self._update_refs(moves, old)
+        except BaseException:
+            if self._finish_ref_moves():  # its git was killed between two refs: the transaction is whole now
+                return
+            raise
+        _unlink(path)
+
+    def _finish_ref_moves(self) -> bool:
+        """Complete the ref transaction a killed process left in its journal when it is torn: some refs moved,
+        the others still where it found them. One that moved none is dropped (nothing of it happened: the
+        objects it wrote are garbage). Refs moved otherwise since are left alone. True when every ref of the
+        journal is at its new value now. Hold the store lock."""
+        path = os.path.join(self.store_dir, layout.REF_MOVES)
+        try:
+            with open(path, encoding="utf-8", errors="surrogateescape") as fh:
+                rows = [line.split(" ") for line in fh.read().splitlines()]
+        except FileNotFoundError:
+            return False
+        entries = {row[0]: (None if row[1] == "-" else row[1], None if row[2] == "-" else row[2])
+                   for row in rows if len(row) == 3}
+        now = {ref: self.read_ref(ref) for ref in entries}
+        pending = {ref: new for ref, (_, new) in entries.items() if now[ref] != new}
+        started = len(pending) < len(entries)
+        if pending and started and all(now[ref] == old for ref, (old, _) in entries.items() if ref in pending):
+            self._update_refs(pending, now)
+            pending = {}
+        _unlink(path)
+        return not pending
+
+    def _update_refs(self, moves: dict[str, str | None], old: dict[str, str | None]) -> None:
+        """The `update-ref --stdin` transaction of move_refs (no journal)."""
         from . import gitcmd
 
+        self.clear_ref_locks(list(moves))  # a git killed while moving them leaves their locks
+        script = [f"update {ref} {new} {old.get(ref) or '0' * len(new)}\n" if new is not None
+                  else f"delete {ref} {old[ref]}\n" for ref, new in moves.items()]
         gitcmd.update_refs(self.root, self.commondir, "".join(script).encode())
 
     def clear_ref_locks(self, refs: list[str]) -> None:
@@ -391,3 +431,10 @@ class Repo:
             if os.path.islink(current):
                 raise RewindError(f"path is behind a symbolic link: {path}")
         return rel
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass

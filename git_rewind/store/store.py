@@ -202,6 +202,13 @@ def _write_tip(repo: Repo, session: str, tip: Tip, ref: str) -> None:
     write_atomic(_tip_file(repo.rewind_dir, session), f"{ref} {tip.commit} {tip.tree} {tip.seq}\n", makedirs=True)
 
 
+def _forget_own_tip(repo: Repo, session: str) -> None:
+    try:
+        os.unlink(_tip_file(repo.rewind_dir, session))
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+
+
 def forget_tip(repo: Repo, session: str) -> None:
     """Drop every work tree's cached tip of SESSION (after gc rewrites or deletes it), and a work tree's
     newest checkpoint when it was one of SESSION's."""
@@ -444,9 +451,12 @@ def _commit(
         notes_before = repo.read_ref(NOTES_REF)
         notes_after = stream.note(NOTES_REF, notes_before, commit, note.to_bytes(), f"checkpoint #{seq}\n".encode(),
                                   now)
-    # Both refs move in one transaction, once every object is written: a kill leaves neither a checkpoint
-    # without its note nor a note beside no chain.
-    repo.move_refs({REF_PREFIX + req.session: commit, NOTES_REF: notes_after},
+    # Both refs move in one transaction, once every object is written; git renames one ref's lock after the
+    # other, so the note goes first: a kill between them shows a note beside no chain until the next holder of
+    # the store lock moves the chain too (move_refs' journal), never a checkpoint without its note. The tip
+    # this work tree cached goes before: after such a kill its chain is not where the cache would say.
+    _forget_own_tip(repo, req.session)
+    repo.move_refs({NOTES_REF: notes_after, REF_PREFIX + req.session: commit},
                    {REF_PREFIX + req.session: parent, NOTES_REF: notes_before})
     tip = Tip(commit, new_tree, seq)
     _write_tip(repo, req.session, tip, commit)
