@@ -15,6 +15,7 @@ in process (objects.in_process: pygit2 and a long-lived `git update-ref`, as the
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -501,7 +502,7 @@ def test_kill_conversation_undo_at_many_moments(agent_project: Workdir) -> None:
         proc = _start(w, "undo", "1", "--full", "--yes")
         delay = duration * (round_ + 0.5) / sweep if round_ < sweep else (before_cut + after_cut) / 2
         if round_ >= sweep and round_ % 2:
-            hit = _kill_when(proc, lambda old=old_inode: _inode(transcript) != old, whole_group=round_ % 4 == 1)
+            hit = _kill_when(proc, functools.partial(_replaced, transcript, old_inode), whole_group=round_ % 4 == 1)
         else:
             hit = _kill_at(proc, delay, whole_group=round_ % 2 == 0)
         hits += hit
@@ -532,11 +533,12 @@ def test_kill_conversation_undo_at_many_moments(agent_project: Workdir) -> None:
     _check_store(w)
 
 
-def _inode(path: Path) -> int | None:
+def _replaced(path: Path, inode: int) -> bool:
+    """PATH is another file than INODE now (a rename put a new one there)."""
     try:
-        return path.stat().st_ino
+        return path.stat().st_ino != inode
     except FileNotFoundError:  # not expected (the cut is a rename over it), but not this watcher's to judge
-        return None
+        return True
 
 
 def _folder(transcript: Path) -> list[str]:
