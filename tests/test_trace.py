@@ -152,6 +152,7 @@ def test_content_hashes_are_of_the_lines_in_the_commit(two_commits: tuple[Workdi
 def test_a_range_walks_as_git_log_does_and_a_rerun_prints_the_same_bytes(
         two_commits: tuple[Workdir, str, str], validator: jsonschema.protocols.Validator) -> None:
     w, first, second = two_commits
+    before = (w.user_state(), w.git("for-each-ref"), sorted(p.name for p in (w.path / ".git").iterdir()))
     run = w.rewind("trace", "main~2..main")
     found = records(run, validator)
     assert [r["vcs"]["revision"] for r in found] == [second, first]  # newest first, as git log
@@ -161,6 +162,7 @@ def test_a_range_walks_as_git_log_does_and_a_rerun_prints_the_same_bytes(
     assert len({r["id"] for r in found}) == 2
     assert records(w.rewind("trace", "HEAD~1", "HEAD"), validator) == found[::-1]  # commits alone, as given
     assert w.ok("trace", "main..main") == ""  # an empty range: nothing, as git log prints nothing
+    assert (w.user_state(), w.git("for-each-ref"), sorted(p.name for p in (w.path / ".git").iterdir())) == before
 
 
 def test_a_commit_without_a_note_gets_no_record_and_one_line_on_stderr(
@@ -170,7 +172,7 @@ def test_a_commit_without_a_note_gets_no_record_and_one_line_on_stderr(
     run = w.rewind("trace", base, first)
     found = records(run, validator)
     assert [r["vcs"]["revision"] for r in found] == [first]
-    assert run.stderr == f"note: {base[:12]} has no authorship note (committed without git-rewind's commit hook, " \
+    assert run.stderr == f"warning: {base[:12]} has no authorship note (committed without git-rewind's commit hook, " \
                          "or before it was installed): no record\n"
 
 
@@ -261,6 +263,19 @@ def checkpoint_of(w: Workdir, seq: int) -> str:
         if json.loads(w.git("notes", "--ref=rewind", "show", commit))["seq"] == seq:
             return commit
     raise AssertionError(f"no checkpoint #{seq}")
+
+
+def test_the_work_tree_before_the_first_commit(repo: Workdir, validator: jsonschema.protocols.Validator) -> None:
+    """No HEAD yet: every line is new, and the record names no HEAD."""
+    w = repo
+    w.write("a.txt", "one\r\ntwo\r\n")
+    w.ok("snap")
+    w.write("b.txt", "three\n")
+    (record,) = records(w.rewind("trace"), validator)
+    assert record["metadata"]["git-rewind"]["head"] is None
+    assert [(f["path"], spans(record, f["path"])) for f in record["files"]] == [
+        ("a.txt", [("human", None, 1, 2)]), ("b.txt", [("human", None, 1, 1)])]
+    assert check_hashes(record, lambda path: (w.path / path).read_bytes().split(b"\n")) == 2
 
 
 def test_commits_then_the_work_tree_with_work_tree(two_commits: tuple[Workdir, str, str],

@@ -10,7 +10,7 @@ person's lines (`human`) or lines nobody can vouch for (`unknown`); no `url`, si
 to look it up at. git-rewind's own data (each range's agent, session, checkpoint seq and commit, tool) is in
 `metadata["git-rewind"]`, in the authorship note's shape; prompts are never in a record. Each range carries
 `content_hash`, "sha256:" and the hex SHA-256 of its lines as git stores them, line endings (LF or CRLF) left
-out and each line followed by one LF: moved or re-indented-line-ending code keeps its hash.
+out and each line followed by one LF: code moved elsewhere, or turned from LF to CRLF, keeps its hash.
 
 Records are built only from what git and our notes hold: nothing is written, the user's index included.
 """
@@ -39,7 +39,8 @@ SPEC_VERSION = "0.1.0"  # Agent Trace's version, as its text and examples write 
 TOOL_NAME = "git-rewind"
 METADATA_KEY = "git-rewind"
 # The namespace of the records' name-based (version 5) ids: the same record always gets the same id.
-NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://agent-trace.dev/#git-rewind")
+NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "urn:git-rewind:agent-trace-record")
+_CHUNK = 1000  # paths per `git ls-tree` (a note may name more files than a command line holds)
 CONTRIBUTOR = {AGENT: "ai", PERSON: "human", UNKNOWN: "unknown"}
 MODEL_ID_MAX = 250  # the schema's limit on model_id
 _BINARY_PROBE = 8000  # bytes git looks at for a NUL to call a file binary (as blame does)
@@ -253,9 +254,8 @@ def _committed_lines(repo: Repo, commit: str, paths: list[str]) -> dict[str, lis
     """The lines of each of PATHS as COMMIT holds it (a path it lacks, or not a file, is left out)."""
     from ..base.gitcmd import cat_file
 
-    if not paths:
-        return {}
-    out = repo.git(["ls-tree", "-z", "--end-of-options", commit, "--", *paths], env=_LITERAL)
+    out = b"".join(repo.git(["ls-tree", "-z", "--end-of-options", commit, "--", *paths[at:at + _CHUNK]],
+                            env=_LITERAL) for at in range(0, len(paths), _CHUNK))
     blobs: dict[str, str] = {}
     for entry in out.split(b"\0"):
         if not entry:

@@ -275,4 +275,4 @@ def trace_command(revs: tuple[str, ...], work_tree: bool) -> None:
         if found.record is not None:
             click.echo(json.dumps(found.record, separators=(",", ":")))
         elif found.why:
-            click.echo(f"note: {found.why}", err=True)
+            click.echo(f"warning: {found.why}", err=True)
