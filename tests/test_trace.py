@@ -28,6 +28,8 @@ FAST = {"GIT_REWIND_ANTI_SPAM_SECONDS": "0"}
 CLAUDE = Author("agent", "claude-code", "sess-1", 4, None, "add logging", "Edit", "anthropic/claude-opus-4-5-20251101")
 CODEX = Author("agent", "codex", "sess-2", 9, None, "write a test", "apply_patch", None)
 PERSON = Author("person")
+CLAUDE_LATER = Author("agent", "claude-code", "sess-1", 4, None, "and log more", "Edit",
+                      "anthropic/claude-opus-4-5-20251101")  # CLAUDE's step, another prompt (a note may say so)
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +102,7 @@ def two_commits(project: Workdir) -> tuple[Workdir, str, str]:
     w.commit_all("logging")
     first = w.git("rev-parse", "HEAD").strip()
     annotate(w, first, Authorship({"src/app.py": [Range(1, 1, CLAUDE), Range(3, 3, CLAUDE), Range(4, 4, PERSON),
-                                                  Range(5, 5, CLAUDE)],
+                                                  Range(5, 5, CLAUDE_LATER)],
                                    "src/win.txt": [Range(1, 2, PERSON)]}))
     w.write("tests/test_app.py", "def test_app():\n    assert True\n")
     w.commit_all("a test")
@@ -132,7 +134,8 @@ def test_a_commit_record_says_who_wrote_each_line_its_note_names(two_commits: tu
     assert ours["authors"][0] == {"origin": "agent", "agent": "claude-code", "session": "sess-1", "seq": 4,
                                   "tool": "Edit", "model": model}  # the prompt stays out of every record
     assert ours["authors"][1] == {"origin": "person"}
-    assert "add logging" not in json.dumps(record)
+    assert "add logging" not in json.dumps(record) and "log more" not in json.dumps(record)
+    assert len(ours["authors"]) == 2  # an author is named once, whatever its prompt was
 
 
 def test_content_hashes_are_of_the_lines_in_the_commit(two_commits: tuple[Workdir, str, str],
@@ -278,15 +281,15 @@ def test_the_work_tree_before_the_first_commit(repo: Workdir, validator: jsonsch
     assert check_hashes(record, lambda path: (w.path / path).read_bytes().split(b"\n")) == 2
 
 
-def test_commits_then_the_work_tree_with_work_tree(two_commits: tuple[Workdir, str, str],
+def test_commits_then_the_work_tree_with_uncommitted(two_commits: tuple[Workdir, str, str],
                                                    validator: jsonschema.protocols.Validator) -> None:
     w, first, second = two_commits
     w.ok("snap")
     w.write("src/app.py", "import logging\nprint('hello, world')\n")
-    found = records(w.rewind("trace", second, "--work-tree", "--", "src"), validator)
+    found = records(w.rewind("trace", second, "--uncommitted", "--", "src"), validator)
     assert len(found) == 1 and "vcs" not in found[0]  # the second commit touched nothing under src/
     assert spans(found[0], "src/app.py") == [("human", None, 2, 2)]
-    found = records(w.rewind("trace", first, "--work-tree"), validator)
+    found = records(w.rewind("trace", first, "--uncommitted"), validator)
     assert [r.get("vcs", {}).get("revision") for r in found] == [first, None]
 
 

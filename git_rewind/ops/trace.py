@@ -60,17 +60,17 @@ class Traced:
         self.why = why
 
 
-def trace(repo: Repo, revs: Sequence[str], paths: Sequence[str], work_tree: bool, now: float) -> Iterator[Traced]:
+def trace(repo: Repo, revs: Sequence[str], paths: Sequence[str], uncommitted: bool, now: float) -> Iterator[Traced]:
     """The records of the commits REVS name (as `git show` and `git log` take them: a range is walked, a
-    commit alone is not), then the work tree's when WORK_TREE or no REVS; only files at or under PATHS
+    commit alone is not), then the work tree's when UNCOMMITTED or no REVS; only files at or under PATHS
     (work-tree-relative, '/'-separated; none: every file). Every REV is resolved before anything is yielded,
     so a bad one fails the command before any output."""
     commits = resolve(repo, revs) if revs else []
-    if work_tree or not revs:
+    if uncommitted or not revs:
         _require_checkpoints(repo)
     for commit, stamp in commits:
         yield commit_record(repo, commit, stamp, paths)
-    if work_tree or not revs:
+    if uncommitted or not revs:
         yield Traced(None, worktree_record(repo, paths, now))
 
 
@@ -187,7 +187,7 @@ def _record(authorship: Authorship, lines: dict[str, list[bytes]], timestamp: st
         rows: list[Json] = []
         text = lines.get(path)
         for span in authorship.files[path]:
-            author = span.author
+            author = _shareable(span.author)
             if author not in index:
                 index[author] = len(authors)
                 authors.append(author)
@@ -201,7 +201,7 @@ def _record(authorship: Authorship, lines: dict[str, list[bytes]], timestamp: st
             conversations[key]["ranges"].append(found)
         files.append({"path": path, "conversations": list(conversations.values())})
         ours[path] = rows
-    metadata = {**where, "authors": [_author_json(a) for a in authors], "files": ours}
+    metadata = {**where, "authors": [a.to_json() for a in authors], "files": ours}
     record: dict[str, Json] = {"version": SPEC_VERSION, "id": "", "timestamp": timestamp}
     if revision is not None:
         record["vcs"] = {"type": "git", "revision": revision}
@@ -227,10 +227,10 @@ def _contributor(author: Author) -> dict[str, Json]:
     return found
 
 
-def _author_json(author: Author) -> dict[str, Json]:
-    found = author.to_json()
-    found.pop("prompt", None)
-    return found
+def _shareable(author: Author) -> Author:
+    """AUTHOR without its prompt: a record is made to leave the machine, and a prompt may hold anything."""
+    return Author(author.origin, author.agent, author.session, author.seq, author.checkpoint, None, author.tool,
+                  author.model)
 
 
 def content_hash(lines: Sequence[bytes]) -> str:

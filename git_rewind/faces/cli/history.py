@@ -255,9 +255,9 @@ def blame_command(path: str, as_json: bool) -> None:
 
 @cli.command("trace", cls=PathsAfterDashes, context_settings=CONTEXT)
 @click.argument("revs", metavar="[REV]...", nargs=-1)
-@click.option("--work-tree", "work_tree", is_flag=True,
-              help="Also the work tree's record, after the commits' (it is the only one without REV).")
-def trace_command(revs: tuple[str, ...], work_tree: bool) -> None:
+@click.option("--uncommitted", "uncommitted", is_flag=True,
+              help="Also the work tree's record (its uncommitted lines) after the commits' (alone without REV).")
+def trace_command(revs: tuple[str, ...], uncommitted: bool) -> None:
     """Agent Trace records (agent-trace.dev, 0.1.0) of who wrote which lines, one JSON object per line.
 
     Each commit REV names (a range walks as git log does: main~3..main) gets the record of its
@@ -271,7 +271,7 @@ def trace_command(revs: tuple[str, ...], work_tree: bool) -> None:
 
     repo = Repo.discover()
     paths = [repo.relpath(p) for p in paths_after_dashes()]
-    for found in trace.trace(repo, revs, paths, work_tree, time.time()):
+    for found in trace.trace(repo, revs, paths, uncommitted, time.time()):
         if found.record is not None:
             click.echo(json.dumps(found.record, separators=(",", ":")))
         elif found.why:
