@@ -34,6 +34,7 @@ COMMANDS: dict[str, list[str]] = {
     "tag": ["--worktree", "-d", "--delete"],
     "cat": ["--worktree"],
     "blame": ["--json"],
+    "trace": ["--uncommitted"],
     "undo": ["--worktree", "--code", "--conversation", "--full", "--fork", "--dry-run", "-y", "--yes", "--only",
              "--agent-only", "--merge", "-p", "--patch", "--json"],
     "redo": ["--dry-run", "-y", "--yes", "--json"],

@@ -251,3 +251,28 @@ def blame_command(path: str, as_json: bool) -> None:
             click.echo(row)
     if result.warning:
         click.echo(f"warning: {result.warning}", err=True)
+
+
+@cli.command("trace", cls=PathsAfterDashes, context_settings=CONTEXT)
+@click.argument("revs", metavar="[REV]...", nargs=-1)
+@click.option("--uncommitted", "uncommitted", is_flag=True,
+              help="Also the work tree's record (its uncommitted lines) after the commits' (alone without REV).")
+def trace_command(revs: tuple[str, ...], uncommitted: bool) -> None:
+    """Agent Trace records (agent-trace.dev, 0.1.0) of who wrote which lines, one JSON object per line.
+
+    Each commit REV names (a range walks as git log does: main~3..main) gets the record of its
+    authorship note; a commit without one gets none, and a line on stderr says so. Without REV,
+    the work tree's record: the lines that differ from HEAD, told by blame over the checkpoints.
+    Paths after -- (relative to the current directory) limit the files.
+    """
+    import time
+
+    from ...ops import trace
+
+    repo = Repo.discover()
+    paths = [repo.relpath(p) for p in paths_after_dashes()]
+    for found in trace.trace(repo, revs, paths, uncommitted, time.time()):
+        if found.record is not None:
+            click.echo(json.dumps(found.record, separators=(",", ":")))
+        elif found.why:
+            click.echo(f"warning: {found.why}", err=True)
