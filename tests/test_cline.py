@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import installed
 from helpers.workdir import Run, Workdir
 
 from git_rewind import agents
@@ -263,7 +264,7 @@ def test_install_writes_one_executable_file_per_event_and_uninstall_leaves_nothi
     assert f"installed cline hooks (user) in {folder}" in out and "enabled in its settings" in out
     files = _hook_files(folder)
     assert sorted(files) == sorted(cline.EVENTS)
-    program = " ".join(install.hook_program())
+    program = " ".join(installed.hook_program())  # the interpreter the installed git-rewind runs
     for name, content in files.items():
         assert content == f"#!/bin/sh\n{cline.HEADER}\nexec {program} hook --agent cline\n".encode(), name
         assert os.stat(folder / name).st_mode & stat.S_IXUSR
