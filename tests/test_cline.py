@@ -209,6 +209,26 @@ def test_a_malformed_payload_exits_0_with_one_stderr_line_and_lets_cline_go_on(a
     assert w.git("for-each-ref", "refs/rewind/") == ""
 
 
+ODD_FIELDS = [{"workspaceRoots": "not a list"}, {"workspaceRoots": [3]}, {"sessionContext": ["x"]},
+              {"sessionContext": {"rootSessionId": 5}}, {"preToolUse": "write_to_file"},
+              {"preToolUse": {"toolName": ["editor"], "parameters": [1]}},
+              {"preToolUse": {"toolName": "editor", "parameters": {"path": 7, "old_text": None, "insert_line": []}}},
+              {"tool_call": {"name": "run_commands", "input": {"commands": [None, {"args": 3}, 5]}}},
+              {"preToolUse": {"toolName": "run_commands", "parameters": {"commands": "[not json"}}},
+              {"preToolUse": {"toolName": "replace_in_file", "parameters": {"path": "a", "diff": 12}}},
+              {"preToolUse": {"toolName": "apply_patch", "parameters": {"input": {"x": 1}}}}]
+
+
+@pytest.mark.parametrize("odd", ODD_FIELDS)
+def test_fields_of_the_wrong_type_never_break_the_hook(agent_project: Workdir, odd: dict[str, Any]) -> None:
+    w = agent_project
+    data = {**vscode(w.path, "PreToolUse"), **odd}
+    event_ = cline.parse(data)  # parses, whatever the types
+    assert event_.agent == "cline" and all(isinstance(p, str) for p in event_.paths)
+    run = call(w, data)
+    assert json.loads(run.stdout) == {"cancel": False} and len(run.stderr.splitlines()) <= 1, run
+
+
 def test_a_payload_outside_a_repository_goes_on_quietly(agent_project: Workdir, tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()
@@ -361,3 +381,21 @@ def test_status_warns_of_our_hooks_in_a_folder_the_cli_also_reads(project: Workd
     (extra / "PreToolUse").write_text(cline.script("git-rewind hook --agent cline"))
     assert cline.AGENT.also_loaded(str(w.path), str(home)) == [str(extra / "PreToolUse")]
     assert str(extra / "PreToolUse") in w.ok("status")
+
+
+def test_an_undo_to_before_the_project_install_keeps_the_hook_files(project: Workdir) -> None:
+    """The project's hook files are in the work tree: a restore to a checkpoint taken before `install` puts back
+    the rest of .clinerules/ as it was and git-rewind's hook files as installed (a restore never uninstalls)."""
+    w = project
+    (w.path / ".clinerules").mkdir()
+    (w.path / ".clinerules" / "style.md").write_text("# rules, first version\n")
+    w.ok("snap", "-m", "before install")
+    (w.path / ".clinerules" / "style.md").write_text("# rules, second version\n")
+    w.ok("install", "--agent", "cline", "--scope", "project")
+    folder = w.path / ".clinerules" / "hooks"
+    installed_files = _hook_files(folder)
+    out = w.ok("undo", "1", "--yes")
+    assert f"kept git-rewind installed: its entries are back in {folder}" in out, out
+    assert (w.path / ".clinerules" / "style.md").read_text() == "# rules, first version\n"
+    assert _hook_files(folder) == installed_files
+    assert all(os.access(folder / name, os.X_OK) for name in cline.EVENTS)
