@@ -11,7 +11,8 @@ the VS Code extension's source only):
 - Events: TaskStart, TaskResume, TaskCancel, TaskComplete, PreToolUse, PostToolUse, UserPromptSubmit,
   PreCompact (DOCS). The CLI maps the files onto its runtime hooks and sends its own names in `hookName`
   (agent_start, agent_resume, agent_abort, agent_end, agent_error, tool_call, tool_result, prompt_submit,
-  session_shutdown); it never runs PreCompact, and sends no prompt_submit for `cline "PROMPT"` (VERIFIED).
+  session_shutdown); it never runs PreCompact, sends no prompt_submit, headless or in its TUI, and runs
+  TaskStart at each prompt (VERIFIED).
 - Payload: clineVersion, hookName, timestamp, taskId, workspaceRoots, userId and one object per event:
   preToolUse {toolName, parameters}, postToolUse {toolName, parameters, result, success, executionTimeMs},
   userPromptSubmit {prompt, attachments}, taskStart/taskResume/taskCancel/taskComplete {taskMetadata}
