@@ -399,3 +399,14 @@ def test_an_undo_to_before_the_project_install_keeps_the_hook_files(project: Wor
     assert (w.path / ".clinerules" / "style.md").read_text() == "# rules, first version\n"
     assert _hook_files(folder) == installed_files
     assert all(os.access(folder / name, os.X_OK) for name in cline.EVENTS)
+
+
+def test_a_hooks_folder_that_is_a_file_is_an_error_in_one_line_and_nothing_changes(project: Workdir,
+                                                                                  home: Path) -> None:
+    w = project
+    (w.path / ".clinerules").write_text("rules kept in one file\n")
+    run = w.rewind("install", "--agent", "cline", "--scope", "project")
+    assert run.returncode != 0 and run.stderr.startswith("error: ") and len(run.stderr.splitlines()) == 1, run
+    assert (w.path / ".clinerules").read_text() == "rules kept in one file\n"
+    assert "not installed" in w.ok("uninstall", "--agent", "cline", "--scope", "project")
+    assert not cline.AGENT.hooks_installed(str(w.path / ".clinerules" / "hooks"))

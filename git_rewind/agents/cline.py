@@ -229,12 +229,15 @@ def is_own_script(content: bytes | None) -> bool:
 
 
 def _read(path: str) -> bytes | None:
+    """PATH's bytes; None when nothing is there; b"" (never ours, never replaced) for what cannot be read."""
     from .settingsfile import read_bytes
 
     try:
         return read_bytes(path)
-    except IsADirectoryError:
-        return b""  # a folder of that name: not ours, never replaced
+    except NotADirectoryError:
+        return None  # the hooks "folder" is a file: install says so when it writes
+    except OSError:
+        return b""  # a folder of that name, a file we may not read
 
 
 class Cline(Agent):
@@ -280,9 +283,12 @@ class Cline(Agent):
             content = script(self.command(os.path.basename(path), program)).encode()
             if _read(path) == content and os.access(path, os.X_OK):
                 continue
-            write_atomic(path, content, new_mode=0o777, makedirs=True)
-            mode = os.stat(path).st_mode
-            os.chmod(path, mode | (mode & 0o444) >> 2)  # executable wherever readable (a replaced file kept its mode)
+            try:
+                write_atomic(path, content, new_mode=0o777, makedirs=True)
+                mode = os.stat(path).st_mode
+                os.chmod(path, mode | (mode & 0o444) >> 2)  # +x wherever readable (a replaced file kept its mode)
+            except OSError as exc:
+                raise RewindError(f"{path}: cannot write it ({exc.strerror or exc})") from None
             changed = True
         change = Change(folder, changed=changed)
         if changed:
