@@ -29,8 +29,8 @@ the VS Code extension's source only):
 - The VS Code extension runs hooks only with its hooks setting on (DOCS); the CLI needs none (VERIFIED).
 
 Conversations: the extension keeps each task as JSON documents in VS Code's storage
-(api_conversation_history.json, ui_messages.json, a taskHistory index), the CLI as
-~/.cline/data/sessions/<id>/<id>.messages.json beside SQLite databases: no JSONL transcript, nothing
+(api_conversation_history.json, ui_messages.json, a taskHistory index: earlier notes, not checked), the CLI
+as ~/.cline/data/sessions/<id>/<id>.messages.json beside SQLite databases (VERIFIED): no JSONL transcript, nothing
 git-rewind can cut or fork safely from outside, so `undo --conversation/--full` refuses in one line (as
 for Cursor); Cline's own checkpoint restore does that side.
 """
