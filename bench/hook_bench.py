@@ -135,6 +135,20 @@ def kilo_payload(event: str, session: str, cwd: str, r: int, **fields: Any) -> b
                        "serverUrl": "http://127.0.0.1:4096", "host": "kilo", **fields}).encode()
 
 
+def cline_payload(event: str, session: str, cwd: str, r: int, **fields: Any) -> bytes:
+    """The cline CLI's payload (3.0.65, docs/agents/cline.md): its runtime's event name, the root session."""
+    return json.dumps({"clineVersion": "", "timestamp": "2026-11-29T02:11:19.179Z", "taskId": f"conv_{r}",
+                       "sessionContext": {"rootSessionId": session}, "workspaceRoots": [cwd], "userId": "unknown",
+                       "agent_id": "agent_1", "parent_agent_id": None, "hookName": event, **fields}).encode()
+
+
+def cline_tool(tool: str, raw: dict[str, Any], r: int) -> dict[str, Any]:
+    """The CLI's tool_call fields: the raw input, and the documented object with each value stringified."""
+    return {"iteration": 1, "tool_call": {"id": f"call_bench{r:08d}", "name": tool, "input": raw},
+            "preToolUse": {"toolName": tool,
+                           "parameters": {k: v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}}}
+
+
 class AgentPayloads:
     """One agent's three payloads for the agent rows."""
 
@@ -153,6 +167,8 @@ class AgentPayloads:
             return copilot_payload(session, cwd, r, prompt=text)
         if self.agent == "qwen":
             return qwen_payload("UserPromptSubmit", session, cwd, transcript, r, prompt=text)
+        if self.agent == "cline":  # the CLI sends none for `cline "PROMPT"`; the extension's shape
+            return cline_payload("UserPromptSubmit", session, cwd, r, userPromptSubmit={"prompt": text})
         return kilo_payload("chat.message", session, cwd, r, messageID=f"msg_bench{r:08d}", prompt=text)
 
     def skip(self, session: str, cwd: str, transcript: str, r: int, path: str) -> bytes:
@@ -160,6 +176,9 @@ class AgentPayloads:
             return copilot_payload(session, cwd, r, toolName="view", toolArgs={"path": path})
         if self.agent == "qwen":  # after every tool result, with an empty prompt
             return qwen_payload("UserPromptSubmit", session, cwd, transcript, r, prompt="")
+        if self.agent == "cline":  # every tool's PreToolUse reaches the hook: Cline has no matcher
+            read = cline_tool("read_files", {"files": [{"path": path}]}, r)
+            return cline_payload("tool_call", session, cwd, r, **read)
         return kilo_payload("tool.execute.before", session, cwd, r, tool="read", callID=f"call_bench{r:08d}",
                             args={"filePath": path})
 
@@ -173,12 +192,15 @@ class AgentPayloads:
                                 tool_name="edit", tool_use_id=f"toolu_{r:013d}_bench",
                                 tool_input={"file_path": path, "old_string": old, "new_string": new,
                                             "replace_all": False})
+        if self.agent == "cline":
+            return cline_payload("tool_call", session, cwd, r,
+                                 **cline_tool("editor", {"path": path, "old_text": old, "new_text": new}, r))
         return kilo_payload("tool.execute.before", session, cwd, r, tool="edit", callID=f"call_bench{r:08d}",
                             args={"filePath": path, "oldString": old, "newString": new})
 
 
 OTHER_AGENTS = {"copilot": AgentPayloads("copilot", ""), "qwen": AgentPayloads("qwen", "qwen-"),
-                "kilo": AgentPayloads("kilo", "ses_hb")}
+                "kilo": AgentPayloads("kilo", "ses_hb"), "cline": AgentPayloads("cline", "1795918503260_hb")}
 
 
 # one repository ---------------------------------------------------------------------------------
@@ -264,7 +286,8 @@ class HookRepo:
             raise BenchError(f"{self.size} files: a hook call was not answered by the daemon (served {served} "
                              f"before, {self.served()} after)")
         what = f"hook {c.session}: {c.data[:300].decode(errors='replace')}"
-        if proc.returncode != 0 or proc.stderr or proc.stdout:
+        expected = b'{"cancel": false}\n' if c.agent == "cline" else b""  # Cline's "go on", printed always
+        if proc.returncode != 0 or proc.stderr or proc.stdout != expected:
             raise BenchError(f"{what}\nexit {proc.returncode}, stdout {proc.stdout!r}, stderr {proc.stderr!r}")
         entries = self.new_log_entries()
         if len(entries) != 1:
@@ -574,6 +597,9 @@ HOOK_ROWS = [
     ("qwen-edit", "qwen PreToolUse edit, known path", "checkpoint", lambda h, r: h.agent_edit("qwen", r), "cli-path"),
     ("kilo-skip", "kilo tool.execute.before read", "skip", lambda h, r: h.agent_skip("kilo", r), None),
     ("kilo-edit", "kilo tool.execute.before edit, known path", "checkpoint", lambda h, r: h.agent_edit("kilo", r),
+     "cli-path"),
+    ("cline-skip", "cline tool_call read_files", "skip", lambda h, r: h.agent_skip("cline", r), None),
+    ("cline-edit", "cline tool_call editor, known path", "checkpoint", lambda h, r: h.agent_edit("cline", r),
      "cli-path"),
 ]
 BASELINES = [

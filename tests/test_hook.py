@@ -352,8 +352,8 @@ def test_missing_or_unusable_session_ids_are_errors_logged_with_their_trace(agen
 def test_an_unknown_agent_is_one_line_and_exit_0(agent_project: Workdir) -> None:
     """`hook` is dispatched before click, whose option check would exit 2: the agent still sees 0."""
     agent = Agent(agent_project)
-    line = _one_line(agent.call(json.dumps(agent.payload("Stop")), "--agent", "cline"))
-    assert "unknown agent: cline" in line
+    line = _one_line(agent.call(json.dumps(agent.payload("Stop")), "--agent", "roo-code"))
+    assert "unknown agent: roo-code" in line
 
 
 def test_outside_a_repository_the_hook_logs_once_and_says_nothing(agent_project: Workdir, tmp_path: Path,

@@ -334,8 +334,8 @@ def test_scopes_an_agent_does_not_have_or_a_project_scope_outside_a_repository(p
     plain.mkdir()
     run = w.rewind("install", "--agent", "claude-code", "--scope", "project", cwd=plain)
     assert run.returncode == 2 and "not a git repository" in run.stderr
-    run = w.rewind("install", "--agent", "cline")
-    assert run.returncode == 2 and "cline" in run.stderr
+    run = w.rewind("install", "--agent", "roo-code")
+    assert run.returncode == 2 and "roo-code" in run.stderr
     assert not (home / ".claude").exists() and not (home / ".factory").exists()
     assert not (w.path / ".factory").exists() and not (plain / ".claude").exists()
 

@@ -127,7 +127,7 @@ def test_gemini_and_codex_are_told_with_their_prompt_event_and_cursor_is_not(age
     assert HEADER not in run.stdout  # Cursor's prompt hook answers only {"continue": …}: nothing reaches the agent
     assert {name: agents.get(name).prompt_context for name in agents.NAMES} == {
         "claude-code": True, "droid": True, "gemini": True, "codex": True, "cursor": False, "opencode": False,
-        "copilot": True, "qwen": True, "kilo": False, "aider": False}
+        "copilot": True, "qwen": True, "kilo": False, "cline": False, "aider": False}
 
 
 def test_a_rewind_that_changed_no_file_is_not_told(agent_project: Workdir) -> None:

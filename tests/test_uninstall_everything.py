@@ -38,6 +38,9 @@ THEIRS = {
     "./.kilo/plugin/other.ts": "export const Other = async () => ({})\n",
     "./.cursor/hooks.json": '{"version": 1, "hooks": {"stop": [{"command": "./cursor-stop.sh"}]}}\n',
     "~/.cursor/mcp.json": '{"mcpServers": {"docs": {"command": "docs"}}}\n',
+    "~/Documents/Cline/Hooks/TaskError": "#!/bin/sh\necho '{\"cancel\": false}'\n",
+    "./.clinerules/hooks/PreToolUse.sh": "#!/bin/sh\n./audit.sh\n",
+    "./.clinerules/style.md": "# house rules\n",
 }
 
 
@@ -74,7 +77,7 @@ def test_uninstall_everything_removes_every_entry_of_ours_and_nothing_else(agent
             if scope != "local" and agent.mcp_file(scope, str(w.path), str(home)) is not None:
                 w.ok("install", "--agent", name, "--scope", scope, "--mcp")
     status = json.loads(w.ok("status", "--json"))
-    assert len(status["installed"]) == sum(len(agents.get(n).scopes) for n in agents.NAMES) == 19
+    assert len(status["installed"]) == sum(len(agents.get(n).scopes) for n in agents.NAMES) == 21
     assert len(status["mcp_installed"]) == 14  # every agent with hooks but OpenCode and Kilo, user and project
 
     out = w.ok("uninstall", "--everything")

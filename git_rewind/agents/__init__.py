@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 MODULES = {"claude-code": f"{__name__}.claude_code", "droid": f"{__name__}.droid", "gemini": f"{__name__}.gemini",
            "codex": f"{__name__}.codex", "opencode": f"{__name__}.opencode", "cursor": f"{__name__}.cursor",
            "copilot": f"{__name__}.copilot", "qwen": f"{__name__}.qwen", "kilo": f"{__name__}.kilo",
-           "aider": f"{__name__}.aider"}
+           "cline": f"{__name__}.cline", "aider": f"{__name__}.aider"}
 NAMES = tuple(MODULES)
 
 

@@ -51,6 +51,8 @@ QWEN_PACKAGES = ["@qwen-code/qwen-code@0.15.10"]
 AIDER_PACKAGES = ["aider-chat==0.86.2"]  # from PyPI, into a virtual environment of its own
 # The newest @kilocode/cli (7.8.1) does not install: its platform package was never published.
 KILO_PACKAGES = ["@kilocode/cli@7.7.7", "@kilocode/cli-linux-x64@7.7.7"]
+# The npm package is a loader; the program is the native binary (Bun, the JavaScript inside) of the platform package.
+CLINE_PACKAGES = ["cline@3.0.65", "@cline/cli-linux-x64@3.0.65"]
 
 e2e = pytest.mark.skipif(os.environ.get(SKIP_ENV) == "1", reason=f"{SKIP_ENV}=1")
 
@@ -123,6 +125,11 @@ def aider() -> Path:
 def kilo() -> Path:
     """The `kilo` binary of @kilocode/cli's linux-x64 package, installed if missing."""
     return _ensure("kilo", KILO_PACKAGES, Path("node_modules/@kilocode/cli-linux-x64/bin/kilo"))
+
+
+def cline() -> Path:
+    """The `cline` binary of cline's linux-x64 package, installed if missing."""
+    return _ensure("cline", CLINE_PACKAGES, Path("node_modules/@cline/cli-linux-x64/bin/cline"))
 
 
 def _usable(binary: Path) -> bool:
@@ -236,6 +243,8 @@ def install_hooks(work: Workdir, agent: str, scope: str, env: dict[str, str]) ->
         ("opencode", "project"): work.path / ".opencode" / "plugin" / "git-rewind.ts",
         ("kilo", "user"): Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "kilo" / "plugin" / "git-rewind.ts",
         ("kilo", "project"): work.path / ".kilo" / "plugin" / "git-rewind.ts",
+        ("cline", "user"): home / "Documents" / "Cline" / "Hooks" / "PreToolUse",  # one file of each event's
+        ("cline", "project"): work.path / ".clinerules" / "hooks" / "PreToolUse",
     }[(agent, scope)]
     assert where.is_file(), f"git rewind install --agent {agent} --scope {scope} wrote no {where}"
     return where
@@ -461,7 +470,7 @@ def check_two_prompt_session(work: Workdir, session: str, agent: str, write_tool
 
 if __name__ == "__main__":
     # `.ci/run` installs every CLI up front: `PYTHONPATH=tests python -m helpers.agentcli`.
-    for find in (claude_code, droid, gemini, codex, opencode, copilot, qwen, kilo, aider):
+    for find in (claude_code, droid, gemini, codex, opencode, copilot, qwen, kilo, cline, aider):
         try:
             print(f"{find.__name__}: {find()}")
         except pytest.fail.Exception as exc:

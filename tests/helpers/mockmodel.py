@@ -22,12 +22,14 @@ import itertools
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
 MODEL = "mock-model"
+READY_TIMEOUT = 30.0  # seconds a scripted turn waits for MockModel.ready
 
 
 @dataclass(frozen=True)
@@ -85,9 +87,13 @@ APIS: list[Api] = []
 class MockModel:
     """The mock server: a threaded http.server in a background thread, a context manager."""
 
-    def __init__(self, script: dict[str, list[Turn]], fallback: str = "Nothing to do.") -> None:
+    def __init__(self, script: dict[str, list[Turn]], fallback: str = "Nothing to do.",
+                 ready: Callable[[], bool] | None = None) -> None:
         self.script = script
         self.fallback = fallback
+        # A scripted turn is played once READY() is true (polled, at most READY_TIMEOUT s): an agent that runs a
+        # hook detached (Cline's TaskStart) has it land before the tool calls that follow, as a slow model would.
+        self.ready = ready
         self.requests: list[Request] = []
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -169,6 +175,9 @@ class MockModel:
 
     def choose_from(self, messages: list[dict[str, Any]]) -> tuple[str | None, int | None, Turn]:
         """`choose` for messages in the common shape: [{"role": "user"|"assistant"|…, "content": …}]."""
+        deadline = time.monotonic() + READY_TIMEOUT
+        while self.ready is not None and not self.ready() and time.monotonic() < deadline:
+            time.sleep(0.05)
         for index in range(len(messages) - 1, -1, -1):
             message = messages[index]
             if message.get("role") != "user":

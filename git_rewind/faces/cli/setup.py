@@ -28,7 +28,7 @@ def _scope_root(scope: str) -> str | None:
 @click.option("--agent", type=AGENT_CHOICE, required=True, help="Which agent's hooks to write.")
 @click.option("--scope", type=click.Choice(["user", "project", "local"]), default="user", show_default=True,
               help="user: every project; project: the agent's directory in this repository (.claude/, "
-                   ".factory/, .gemini/, .codex/, .opencode/, .kilo/, .cursor/; shared); local: "
+                   ".factory/, .gemini/, .codex/, .opencode/, .kilo/, .cursor/, .clinerules/hooks/; shared); local: "
                    ".claude/settings.local.json (Claude Code only; yours only).")
 @click.option("--mcp", "mcp_server", is_flag=True,
               help="Add the MCP server (git rewind mcp) to the agent's MCP configuration instead of the hooks.")
