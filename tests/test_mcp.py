@@ -85,8 +85,9 @@ def test_every_tool_on_a_real_repository(project: Workdir) -> None:
     assert "+print('refactored')" in seen["diff"].text and "-print('hello')" in seen["diff"].text
     assert seen["preview"].data["write"] == ["src/app.py"] and seen["preview"].data["remove"] == ["new.txt"]
     # One JSON for every face; MCP's preview adds the token its restore needs (two phases, test_token.py).
-    assert seen["preview"].data == {**cli_preview, "token": seen["preview"].data["token"]}
-    assert seen["preview"].text.startswith(cli_preview["text"] + "\ntoken: rw1.")
+    token = seen["preview"].data["token"]
+    assert seen["preview"].data == {**cli_preview, "token": token, "text": seen["preview"].text}
+    assert seen["preview"].text.startswith(cli_preview["text"] + f"\ntoken: {token}\n")
     assert seen["selective"].data["written"] == ["src/app.py"] and seen["selective"].data["removed"] == []
     assert seen["selective"].data["verified"] and "1 written, 0 removed (verified)" in seen["selective"].text
     rewound = seen["rewind"]

@@ -258,11 +258,11 @@ class Tools:
         with asked:
             report = asked.preview() if preview else asked.run(allow_busy=True, token=token)
         data = report.to_json()
-        text = data["text"]
-        if preview:
-            text += (f"\ntoken: {data['token']}\nto apply this preview: the same call with preview=false and "
-                     "this token (refused, changing nothing, if the files or the conversation change before)")
-        return text, data
+        if preview:  # in the text too: some clients give the model the structured content, others the text
+            data["text"] += (f"\ntoken: {data['token']}\nto apply this preview: the same call with preview=false "
+                             "and this token (refused, changing nothing, if the files or the conversation change "
+                             "before)")
+        return data["text"], data
 
     def delete(self, ident: str | int) -> tuple[str, dict[str, Any]]:
         from ..ops import gc
