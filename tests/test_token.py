@@ -328,3 +328,19 @@ def test_a_preview_whose_state_git_pruned_is_refused_plainly(project: Workdir) -
     session(w, story)
     one_line_refusal(seen["restore"], "the work tree changed since the preview, which is too old to say how")
     assert everything(w) == seen["state"]
+
+
+def test_the_model_reads_the_two_phase_rule_in_each_restoring_tool(project: Workdir) -> None:
+    import anyio
+
+    from git_rewind.faces.mcp import INSTRUCTIONS, Tools, build
+
+    listed = {tool.name: tool for tool in anyio.run(build(Tools(str(project.path), None)).list_tools)}
+    for name in ("checkpoint_rewind_code", "checkpoint_rewind_full", "checkpoint_rewind_conversation",
+                 "checkpoint_revert"):
+        tool = listed[name]
+        assert "first preview=true" in tool.description and "preview=false and token" in tool.description, name
+        assert "the token the preview of this same call gave" in tool.input_schema["properties"]["token"][
+            "description"]
+    assert "token" not in listed["checkpoint_create"].input_schema["properties"]
+    assert "then the same call with preview=false and that token" in INSTRUCTIONS

@@ -20,6 +20,13 @@ The preview's tree stays in git's object store (its scan admitted it; no ref nam
 against the tree now to name the paths; `git gc` prunes such objects after two weeks (`gc.pruneExpire`), and
 then the refusal says the preview is too old to compare. A token is single-use in effect: the restore changes
 the state it names.
+
+The target's own state is bound by its commit: a checkpoint deleted since the preview (or dropped by `gc`) is
+refused as gone (`gone`), and one whose commit was rewritten since (deleting an older checkpoint of its session
+rewrites the chain after it, as `gc` and `purge` do) as another rewind, even where its tree is the same: what
+an agent-only undo or a revert takes back is worked out from the chain, so the agent previews again. A transcript
+that grew is refused even when it is the calling session's own (it grows as that agent talks): what a cut
+drops must be what the preview said.
 """
 
 from __future__ import annotations
