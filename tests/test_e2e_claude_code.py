@@ -28,7 +28,7 @@ from helpers.agentcli import (
     decisions,
     e2e,
 )
-from helpers.mockmodel import MockModel, Text, ToolCall, Turn
+from helpers.mockmodel import FromResults, MockModel, Text, ToolCall, Turn
 from helpers.workdir import Workdir
 
 pytestmark = e2e
@@ -307,7 +307,10 @@ def test_mcp_tools_called_by_the_real_claude_code(claude: Path, agent_project: W
         ToolCall("mcp__git-rewind__checkpoint_create", {"description": "before the rewrite", "tags": ["e2e"]}),
         ToolCall("Write", {"file_path": str(work.path / PLAN), "content": PLAN_V1}),
         ToolCall("Bash", {"command": f"printf '# rewritten demo\\n' > {readme}", "description": "rewrite"}),
-        ToolCall("mcp__git-rewind__checkpoint_rewind_code", {"checkpoint_id": "1"}),
+        ToolCall("mcp__git-rewind__checkpoint_rewind_code", {"checkpoint_id": "1", "preview": True}),
+        # Two phases: the restore hands back the token the preview's result gave the model.
+        ToolCall("mcp__git-rewind__checkpoint_rewind_code", {"checkpoint_id": "1",
+                                                             "token": FromResults(r"(rw1\.[\w-]+\.[\w-]+)")}),
         Text("Rewound."),
     ]}
     before = agentcli.disk_files(work.path)
@@ -325,13 +328,15 @@ def test_mcp_tools_called_by_the_real_claude_code(claude: Path, agent_project: W
     assert model.played(MCP_PROMPT) == script[MCP_PROMPT]
     ids = model.tool_use_ids(MCP_PROMPT)
     results = model.tool_results(MCP_PROMPT)
-    created, rewound = results[ids[0]], results[ids[3]]
+    created, previewed, rewound = results[ids[0]], results[ids[3]], results[ids[4]]
+    # Claude Code gives the model the structured content: the token, and its text saying how to use it.
+    assert "token: rw1." in json.loads(previewed["content"])["text"], previewed
     assert created["is_error"] is False and '"seq":1' in created["content"].replace(" ", ""), created
     assert "before the rewrite" in created["content"]
     assert rewound["is_error"] is False and PLAN in rewound["content"] and "README.md" in rewound["content"], rewound
     # The tool results reached the model: the request after each call carries it.
     last = model.main_requests(MCP_PROMPT)[-1].body
-    assert ids[3] in json.dumps(last["messages"])
+    assert ids[4] in json.dumps(last["messages"])
     assert all(r["is_error"] is False for r in results.values()), results
     assert agentcli.disk_files(work.path) == before  # the Write and the shell's rewrite are undone
     notes = [json.loads(work.git("notes", "--ref=rewind", "show", line.split()[1]))

@@ -530,7 +530,7 @@ def test_the_mcp_tool_hands_over_a_fetched_checkpoint_too(bob: Bob, monkeypatch:
     tools = mcp.Tools(str(bob.w.path), None)
     _text, preview = tools.rewind(target.ident, "full", preview=True)
     assert preview["dry_run"] and not (bob.home / ".claude").exists()
-    text, data = tools.rewind(target.ident, "full")
+    text, data = tools.rewind(target.ident, "full", token=preview["token"])
     assert data["resume"] == f"claude --resume {MAIN}" and data["prompt"] == "make hello", text
     assert lines(bob.claude_file())[-1]["type"] == "last-prompt"
 

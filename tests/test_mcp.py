@@ -54,9 +54,12 @@ def test_every_tool_on_a_real_repository(project: Workdir) -> None:
         seen["preview"] = call("checkpoint_rewind_code", checkpoint_id="1", preview=True)
         assert app.read_text() == "print('refactored')\n"  # a preview changes nothing
         cli_preview.update(json.loads(w.ok("undo", "1", "--dry-run", "--json")))
-        seen["selective"] = call("checkpoint_rewind_code", checkpoint_id="1", selective_files=["src/app.py"])
+        selective = call("checkpoint_rewind_code", checkpoint_id="1", selective_files=["src/app.py"], preview=True)
+        seen["selective"] = call("checkpoint_rewind_code", checkpoint_id="1", selective_files=["src/app.py"],
+                                 token=selective.data["token"])
         assert app.read_text() == "print('hello')\n" and (w.path / "new.txt").exists()  # that file alone
-        seen["rewind"] = call("checkpoint_rewind_code", checkpoint_id="1")
+        again = call("checkpoint_rewind_code", checkpoint_id="1", preview=True)
+        seen["rewind"] = call("checkpoint_rewind_code", checkpoint_id="1", token=again.data["token"])
         seen["delete"] = call("checkpoint_delete", checkpoint_id="2")
         seen["stats"] = call("checkpoint_stats")
         seen["config_set"] = call("checkpoint_config", tier="aggressive", verify_before_clear=False)
@@ -81,8 +84,10 @@ def test_every_tool_on_a_real_repository(project: Workdir) -> None:
     assert files == {"src/app.py": "M", "new.txt": "A"}
     assert "+print('refactored')" in seen["diff"].text and "-print('hello')" in seen["diff"].text
     assert seen["preview"].data["write"] == ["src/app.py"] and seen["preview"].data["remove"] == ["new.txt"]
-    assert seen["preview"].data == cli_preview  # one JSON for every face
-    assert seen["preview"].text == cli_preview["text"]
+    # One JSON for every face; MCP's preview adds the token its restore needs (two phases, test_token.py).
+    token = seen["preview"].data["token"]
+    assert seen["preview"].data == {**cli_preview, "token": token, "text": seen["preview"].text}
+    assert seen["preview"].text.startswith(cli_preview["text"] + f"\ntoken: {token}\n")
     assert seen["selective"].data["written"] == ["src/app.py"] and seen["selective"].data["removed"] == []
     assert seen["selective"].data["verified"] and "1 written, 0 removed (verified)" in seen["selective"].text
     rewound = seen["rewind"]
@@ -163,7 +168,8 @@ def test_rewinding_the_conversation_of_a_hook_checkpoint(agent_project: Workdir)
     w.write("hello.py", "print('hello')\n")
     before = transcript.read_bytes()
     seen: dict[str, Reply] = {}
-    session(w, lambda call: seen.update(full=call("checkpoint_rewind_full", checkpoint_id="1")))
+    session(w, lambda call: seen.update(full=call("checkpoint_rewind_full", checkpoint_id="1", token=call(
+        "checkpoint_rewind_full", checkpoint_id="1", preview=True).data["token"])))
     full = seen["full"]
     assert not full.error, full.text
     assert full.data["resume"] == f"claude --resume {MAIN}" and full.data["prompt"] == "make hello"
@@ -193,7 +199,8 @@ def test_agent_only_and_revert_take_back_the_agents_changes_and_report_conflicts
     def story(call: Callable[..., Reply]) -> None:
         seen["preview"] = call("checkpoint_rewind_code", checkpoint_id=str(first), preview=True, agent_only=True)
         seen["revert_preview"] = call("checkpoint_revert", checkpoint_id=str(first), preview=True)
-        seen["undo"] = call("checkpoint_rewind_code", checkpoint_id=str(first), agent_only=True)
+        seen["undo"] = call("checkpoint_rewind_code", checkpoint_id=str(first), agent_only=True,
+                            token=seen["preview"].data["token"])
 
     session(w, story)
     assert seen["preview"].data["write"] == ["src/app.py"] and seen["preview"].data["remove"] == ["src/made.py"]
@@ -206,7 +213,7 @@ def test_agent_only_and_revert_take_back_the_agents_changes_and_report_conflicts
     w.ok("redo", "--yes")
     w.write("src/app.py", "one\nTWO, fixed\nthree\nfour\nfive, mine\n")
     before = disk_files(w.path)
-    session(w, lambda call: seen.update(conflict=call("checkpoint_revert", checkpoint_id=str(first))))
+    session(w, lambda call: seen.update(conflict=call("checkpoint_revert", checkpoint_id=str(first), preview=True)))
     assert seen["conflict"].error and "src/app.py line 2" in seen["conflict"].text
     # What would work, in the tool's own words: its merge and selective_files arguments, no CLI flag.
     assert "next: call again with merge=true" in seen["conflict"].text and "--" not in seen["conflict"].text
@@ -246,8 +253,8 @@ def test_a_rewind_names_its_checkpoint_and_without_an_id_undoes_the_newest_turn(
     def story(call: Callable[..., Reply]) -> None:
         seen["named"] = call("checkpoint_rewind_code", checkpoint_id=str(first), preview=True)
         seen["preview"] = call("checkpoint_rewind_code", preview=True)
-        seen["undo"] = call("checkpoint_rewind_code")
-        seen["again"] = call("checkpoint_rewind_code")
+        seen["undo"] = call("checkpoint_rewind_code", token=seen["preview"].data["token"])
+        seen["again"] = call("checkpoint_rewind_code", token=call("checkpoint_rewind_code", preview=True).data["token"])
 
     session(w, story)
     named = seen["named"].text.splitlines()[0]

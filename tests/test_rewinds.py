@@ -149,7 +149,7 @@ def test_a_rewind_through_mcp_within_a_turn_is_told_to_the_others_not_to_the_cal
     claude(w, "other", "SessionStart", source="startup")
     claude(w, "caller", "UserPromptSubmit", prompt="rewind the files please")  # its turn is running
     tools = Tools(str(w.path), None)
-    _text, data = tools.rewind("1", "code")
+    _text, data = tools.rewind("1", "code", token=tools.rewind("1", "code", preview=True)[1]["token"])
     assert data["safety_checkpoint"] is not None
     claude(w, "caller", "Stop")
     assert told(claude(w, "caller", "UserPromptSubmit", prompt="next")) is None

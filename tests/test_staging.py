@@ -193,7 +193,8 @@ def test_mcp_and_the_page_return_the_same_index_field(docs: Workdir, git_environ
     page = actions.act(repo, every, every[0], "restore-file", {"path": "docs/guide.md", "dry_run": True})
     assert page["index"] == {"paths": [{"path": "docs/guide.md", "staged": "deletion"}],
                              "command": "git restore --staged docs/guide.md"}
-    text, data = mcp.Tools(str(docs.path), None).rewind("1", "code")
+    tools = mcp.Tools(str(docs.path), None)
+    text, data = tools.rewind("1", "code", token=tools.rewind("1", "code", preview=True)[1]["token"])
     assert data["index"]["command"] == "git restore --staged docs" and "git restore --staged docs" in text
     assert staged_paths(docs) == {"docs/guide.md", "docs/api/ref.md"}  # told, never written
 

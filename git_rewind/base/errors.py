@@ -7,6 +7,7 @@ CODE_ONLY = "code-only"  # rewind the files alone: the conversation cannot be
 MERGE = "merge"  # write the clean parts and conflict markers, or take back the other files alone ({retry})
 UNKNOWN_ID = "unknown-id"  # an id that names no checkpoint: see which ids there are
 NO_CHECKPOINTS = "no-checkpoints"  # nothing to name yet: take a checkpoint, or let an agent's hooks take them
+PREVIEW = "preview"  # a two-phase restore without a good token (ops/token.py): preview again for a new one
 
 
 class RewindError(Exception):

@@ -51,6 +51,7 @@ LAST_PACK = "last-pack"  # its mtime: when checkpoints were last packed (store.p
 STORAGE_STATE = "storage.json"  # the last exact measure of the store's size, for the hooks' estimate (storage.py)
 CAP_CHECK = "last-cap-check"  # its mtime: when a hook last estimated (storage.py)
 CAP_LOCK = "cap.lock"  # one background enforcement of max_store_size at a time (gc.py)
+TOKEN_KEY = "token-key"  # the key two-phase restores' tokens are signed with (ops/token.py)
 NOTES_CACHE = "notes-cache"  # refs/notes/rewind's notes parsed, by blob id (notecache.py)
 FETCHED_NOTES_CACHE = "fetched-notes-cache"  # the same for every fetched copy, refs/notes/rewind-remote/ (notecache.py)
 SHARE = "share"  # what push keeps: the copies made, the purge marker (share.py, sync.py)
@@ -81,5 +82,5 @@ PURGE = {
     SCRATCH_CAT: "scratch", SCRATCH_RESTORE: "scratch", SCRATCH_INDEX: "scratch",
     STORE_LOCK: "nothing", REF_MOVES: "nothing", SEQ: "nothing", LAST_PACK: "nothing", STORAGE_STATE: "nothing",
     CAP_CHECK: "nothing", CAP_LOCK: "nothing", NOTES_CACHE: "drop", FETCHED_NOTES_CACHE: "drop", SHARE: "copy",
-    PUSHED: "copy", AUTO_PUSH_LOG: "copy", PURGED: "copy", PUSH_LOCK: "copy",
+    PUSHED: "copy", AUTO_PUSH_LOG: "copy", PURGED: "copy", PUSH_LOCK: "copy", TOKEN_KEY: "nothing",
 }

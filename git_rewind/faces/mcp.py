@@ -27,7 +27,10 @@ INSTRUCTIONS = (
     "git-rewind keeps checkpoints of this repository's working tree (and where the conversation stood) in git. "
     "Create one before risky changes (checkpoint_create), store a summary before the context is cleared "
     "(store_checkpoint), list and diff them, and rewind the code, the conversation or both "
-    "(checkpoint_rewind_*). Every rewind first checkpoints the current state, so it can be undone."
+    "(checkpoint_rewind_*, checkpoint_revert). Every rewind first checkpoints the current state, so it can be "
+    "undone. A rewind takes two calls: first with preview=true, which says what would change and gives a token, "
+    "then the same call with preview=false and that token; it is refused, changing nothing, without the token or "
+    "when the files (or the conversation) changed since the preview: preview again then."
 )
 AUTOMATION_KEYS = ("tier", "auto_checkpoint_on_clear", "auto_resume_on_start", "verify_before_clear",
                    "anti_spam_seconds", "min_change_chars")
@@ -81,6 +84,19 @@ class Tools:
         from ..store import checkpoints
 
         return checkpoints.lookup(self.repo(), str(ident))
+
+    def _target(self, ident: str | int, preview: bool, token: str | None) -> "Checkpoint":
+        """The checkpoint a rewind names; one gone since the preview that gave TOKEN is said so (token.gone)."""
+        from ..base.errors import RewindError
+
+        try:
+            return self._lookup(ident)
+        except RewindError as exc:
+            if preview or not token:
+                raise
+            from ..ops import token as tokens
+
+            raise tokens.gone(self.repo(), token, exc) from None
 
     # creating ----------------------------------------------------------------------------------
 
@@ -202,9 +218,10 @@ class Tools:
 
     def rewind(self, ident: str | int | None, mode: str, preview: bool = False,
                selective_files: list[str] | None = None, agent_only: bool = False,
-               merge: bool = False) -> tuple[str, dict[str, Any]]:
+               merge: bool = False, token: str | None = None) -> tuple[str, dict[str, Any]]:
         """An undo (IDENT None or empty: what a bare `git rewind undo` restores, undo.bare_target). The agent
-        calling is inside its own turn: no question about a running turn is asked (it asked for this itself)."""
+        calling is inside its own turn: no question about a running turn is asked (it asked for this itself).
+        Two phases (token.py): a PREVIEW gives a token, and the restore runs only when given it as TOKEN."""
         import time
 
         from ..ops import undo
@@ -219,28 +236,32 @@ class Tools:
             bare = undo.bare_target(repo, checkpoints.load_all(repo), repo.worktree, time.time())
             target, why = bare.target, bare.why
         else:
-            target = self._lookup(ident)
+            target = self._target(ident, preview, token)
         asked = Request.undo(repo, target, mode, only=only, agent_only=agent_only, merge=merge, by=self.caller(),
-                             why=why)
-        return self._answer(asked, preview)
+                             why=why, two_phase=True)
+        return self._answer(asked, preview, token)
 
     def revert(self, ident: str | int, ident2: str | int | None = None, preview: bool = False, merge: bool = False,
-               selective_files: list[str] | None = None) -> tuple[str, dict[str, Any]]:
+               selective_files: list[str] | None = None, token: str | None = None) -> tuple[str, dict[str, Any]]:
         from ..ops.request import Request
 
-        end = self._lookup(ident2) if ident2 is not None and str(ident2) != "" else None
-        asked = Request.revert(self.repo(), self._lookup(ident), end, merge=merge, only=list(selective_files or []),
-                               by=self.caller())
-        return self._answer(asked, preview)
+        end = self._target(ident2, preview, token) if ident2 is not None and str(ident2) != "" else None
+        asked = Request.revert(self.repo(), self._target(ident, preview, token), end, merge=merge,
+                               only=list(selective_files or []), by=self.caller(), two_phase=True)
+        return self._answer(asked, preview, token)
 
     @staticmethod
-    def _answer(asked: "Request", preview: bool) -> tuple[str, dict[str, Any]]:
+    def _answer(asked: "Request", preview: bool, token: str | None) -> tuple[str, dict[str, Any]]:
         # No "a turn is running: continue?" here (cli.ask_if_agents_at_work): an agent calls this tool from
         # within its own turn, so a turn is always running, and the agent asking is the one that will
-        # read the files next.
+        # read the files next. Its confirmation is the token instead: it restores what it previewed, or nothing.
         with asked:
-            report = asked.preview() if preview else asked.run(allow_busy=True)
+            report = asked.preview() if preview else asked.run(allow_busy=True, token=token)
         data = report.to_json()
+        if preview:  # in the text too: some clients give the model the structured content, others the text
+            data["text"] += (f"\ntoken: {data['token']}\nto apply this preview: the same call with preview=false "
+                             "and this token (refused, changing nothing, if the files or the conversation change "
+                             "before)")
         return data["text"], data
 
     def delete(self, ident: str | int) -> tuple[str, dict[str, Any]]:
@@ -279,6 +300,8 @@ HINTS = {"code-only": "call checkpoint_rewind_code to rewind the files alone",
          "unknown-id": "checkpoint_list gives the ids there are",
          "no-checkpoints": "call checkpoint_create to take one (the agents' hooks take them as they work, once "
                            "installed: git rewind install --agent NAME)",
+         "preview": "call the same tool with the same arguments and preview=true for a new token, then again with "
+                    "preview=false and that token",
          "merge": "call again with merge=true to write the clean parts and conflict markers to resolve (after a "
                   "safety checkpoint), or with selective_files naming the other files to take back those alone"}
 
@@ -323,6 +346,15 @@ def build(tools: Tools) -> Any:
         description="The checkpoint to go back to, as for checkpoint_show; omitted: the start of the newest "
                     "agent turn in this work tree (its prompt checkpoint), as a bare `git rewind undo`; right "
                     "after such an undo, one turn further back.")]
+    Preview = Annotated[bool, Field(description="True: only say what would change, and give the token the "
+                                                "restore needs. False: restore; needs that token.")]
+    Token = Annotated[str | None, Field(
+        description="With preview=false: the token the preview of this same call gave. The restore is refused, "
+                    "changing nothing, without it, with another call's, or when the files (or the conversation) "
+                    "changed since that preview.")]
+    TWO_PHASE = ("Two calls: first preview=true (what would change, and a token), then the same arguments with "
+                 "preview=false and token; refused, changing nothing, without the token or if anything it "
+                 "covers changed since the preview (then preview again).")
     Pathspecs = Annotated[list[str] | None, Field(
         description="Restore only what these git pathspecs match, relative to the repository's root: paths, "
                     "directories (with everything below), globs such as '*.py', magic such as ':(exclude)x'. "
@@ -401,13 +433,14 @@ def build(tools: Tools) -> Any:
 
     def checkpoint_rewind_code(
         checkpoint_id: Target = None,
-        preview: Annotated[bool, Field(description="Only say what would change.")] = False,
+        preview: Preview = False,
         selective_files: Pathspecs = None,
         agent_only: Annotated[bool, Field(description="Take back only what agents changed since the checkpoint; "
                                                       "keep every change made from outside (by the person, an "
                                                       "editor, git), merged line by line.")] = False,
         merge: Annotated[bool, Field(description="With agent_only: on a conflict write the clean parts and "
                                                  "conflict markers instead of nothing.")] = False,
+        token: Token = None,
     ) -> CallToolResult:
         """Restore the working tree to a checkpoint (by default the start of the newest agent turn), after a safety
         checkpoint of the current state; the answer names it (#N, kind, age, session, message) and lists the
@@ -415,37 +448,43 @@ def build(tools: Tools) -> Any:
         written or removed is read back, and a restore that did not fully happen is an error naming the paths.
         With agent_only, only the agents' changes since it are taken back; a line changed again later is a
         conflict (an error listing files and lines; nothing written) unless merge."""
-        return result(lambda: tools.rewind(checkpoint_id, "code", preview, selective_files, agent_only, merge))
+        return result(lambda: tools.rewind(checkpoint_id, "code", preview, selective_files, agent_only, merge,
+                                           token))
 
     def checkpoint_revert(
         checkpoint_id: Ident,
         checkpoint_id2: Annotated[str | None, Field(description="A later checkpoint: take back every agent's "
                                                                 "changes between the two.")] = None,
-        preview: Annotated[bool, Field(description="Only say what would change.")] = False,
+        preview: Preview = False,
         merge: Annotated[bool, Field(description="On a conflict write the clean parts and conflict markers "
                                                  "instead of nothing.")] = False,
         selective_files: Pathspecs = None,
+        token: Token = None,
     ) -> CallToolResult:
         """Take back only the agents' changes of the turn a checkpoint begins (a prompt checkpoint: up to the
         session's next prompt), like git revert, keeping later turns, other sessions and outside edits."""
-        return result(lambda: tools.revert(checkpoint_id, checkpoint_id2, preview, merge, selective_files))
+        return result(lambda: tools.revert(checkpoint_id, checkpoint_id2, preview, merge, selective_files, token))
 
     def checkpoint_rewind_conversation(
         checkpoint_id: Target = None,
-        preview: Annotated[bool, Field(description="Only say where the conversation would be cut.")] = False,
+        preview: Annotated[bool, Field(description="True: only say where the conversation would be cut, and give "
+                                                   "the token the rewind needs. False: rewind; needs that "
+                                                   "token.")] = False,
+        token: Token = None,
     ) -> CallToolResult:
         """Rewind the agent's conversation to where it stood at a checkpoint (by default the start of the newest
         agent turn; the files stay); the
         transcript is backed up in git first, and the result gives the command to resume."""
-        return result(lambda: tools.rewind(checkpoint_id, "conversation", preview))
+        return result(lambda: tools.rewind(checkpoint_id, "conversation", preview, token=token))
 
     def checkpoint_rewind_full(
         checkpoint_id: Target = None,
-        preview: Annotated[bool, Field(description="Only say what would change.")] = False,
+        preview: Preview = False,
+        token: Token = None,
     ) -> CallToolResult:
         """Rewind the working tree and the conversation to a checkpoint (by default the start of the newest agent
         turn), after a safety checkpoint."""
-        return result(lambda: tools.rewind(checkpoint_id, "full", preview))
+        return result(lambda: tools.rewind(checkpoint_id, "full", preview, token=token))
 
     def checkpoint_delete(checkpoint_id: Ident) -> CallToolResult:
         """Delete one checkpoint (its session's chain is rewritten without it)."""
@@ -474,11 +513,13 @@ def build(tools: Tools) -> Any:
                    "anti_spam_seconds": anti_spam_seconds, "min_change_chars": min_change_chars}
         return result(lambda: tools.configure(changes))
 
+    restoring = (checkpoint_rewind_code, checkpoint_revert, checkpoint_rewind_conversation, checkpoint_rewind_full)
     for fn in (checkpoint_create, store_checkpoint, checkpoint_list, checkpoint_show, get_latest_checkpoint,
                checkpoint_diff, checkpoint_blame, checkpoint_rewind_code, checkpoint_revert,
                checkpoint_rewind_conversation, checkpoint_rewind_full, checkpoint_delete, checkpoint_stats,
                checkpoint_config):
-        server.add_tool(fn, name=fn.__name__, description=" ".join((fn.__doc__ or "").split()))
+        words = " ".join((fn.__doc__ or "").split()) + (" " + TWO_PHASE if fn in restoring else "")
+        server.add_tool(fn, name=fn.__name__, description=words)
     return server
 
 

@@ -3,8 +3,10 @@ both; agent-only), a revert or a redo, checked up front, previewed, run, and rep
 
 The faces only render a Report: the CLI prints its lines (or `--json`), the MCP server returns its text and
 JSON, the page shows its JSON. What a face adds is its own: the CLI's questions on a terminal, the page's
-`force`, each face's words for an error's remedy. A Request owns what its conversation plan opened (OpenCode's
-and Kilo's `serve`): use it as a context manager, so a preview, a refusal or a failure closes it too.
+`force`, the MCP server's two phases (TWO_PHASE: the preview gives a token, the run refuses without it or
+when what the preview saw moved, token.py), each face's words for an error's remedy. A Request owns what its
+conversation plan opened (OpenCode's and Kilo's `serve`): use it as a context manager, so a preview, a refusal
+or a failure closes it too.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ from . import restore, staging, undo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from ..agents import conversation
     from ..base.note import Mode
     from ..base.repo import Repo
     from ..store.checkpoints import Checkpoint
+    from . import token
     from .restore import Plan
     from .takeback import Planner
     from .undo import Result, Since
@@ -45,7 +49,7 @@ class Request:
                  only: list[str] | None = None, merge: bool = False, end: Checkpoint | None = None,
                  cwd: str | None = None, by: str | None = None, patch: bool = False,
                  paths: list[str] | None = None, items: list[Checkpoint] | None = None,
-                 redo: undo.RedoPlan | None = None, why: str | None = None) -> None:
+                 redo: undo.RedoPlan | None = None, why: str | None = None, two_phase: bool = False) -> None:
         from ..base import config
 
         try:
@@ -62,6 +66,9 @@ class Request:
         self.redo_plan = redo
         self.items = items
         self.why = why  # why this checkpoint: a bare undo's reason (undo.Bare), shown where the target is named
+        self.two_phase = two_phase  # the preview gives a token the run must be given (token.py)
+        self.merge = merge
+        self.end = end
         self.conversation: conversation.Plan | None = None
         self.handed: bytes | None = None  # a fetched checkpoint's transcript, handed over when the rewind runs
         self.described: str | None = None  # the conversation side in one line
@@ -155,7 +162,33 @@ class Request:
         if plan is not None and nothing is None:
             report.data.update(write=[c.path for c in plan.writes], remove=[c.path for c in plan.removals],
                                left_alone=list(plan.left_alone), warnings=restore.warnings(plan))
+        if self.two_phase:
+            from . import token
+
+            head, branch = plan.head_now if plan is not None else (None, None)
+            seen = token.State(plan.current_tree if plan is not None else None, head, branch,
+                               token.State.of_transcript(self.transcript()))
+            report.data["token"] = token.issue(self.repo, self.binding(), seen)
         return report
+
+    def binding(self) -> token.Binding:
+        """What this rewind is, as a two-phase restore's token is bound to it."""
+        from . import token
+
+        if self.kind == "revert":
+            words = f"the revert of {self.target.label}" + (f" to {self.end.label}" if self.end else "")
+        else:
+            words = f"{'an agent-only undo' if self.kind == 'agent-only' else 'the ' + self.kind} ({self.mode}) " \
+                    f"to {self.target.label}"
+        return token.Binding(self.kind, self.mode, self.target.commit, self.end.commit if self.end else None,
+                             self.only + self.paths, self.merge, self.fork, self.repo.worktree, words)
+
+    def transcript(self) -> bytes | None:
+        """The transcript this rewind would cut, as read when the request was made (a fetched checkpoint's:
+        the one handed over); None without a conversation."""
+        if self.conversation is not None:
+            return self.conversation.transcript.data
+        return self.handed
 
     def at_work(self) -> str | None:
         """The agent turn running in this work tree, in words (None: none)."""
@@ -163,12 +196,17 @@ class Request:
 
         return turns.at_work(self.repo, time.time(), self.settings["turn_timeout_minutes"] * 60.0)
 
-    def run(self, allow_busy: bool = True, warned: bool = False) -> Report:
+    def run(self, allow_busy: bool = True, warned: bool = False, token: str | None = None) -> Report:
         """The rewind itself, after a safety checkpoint. Not ALLOW_BUSY: AgentAtWork while a turn runs.
-        WARNED: the face showed the preview's warnings already (its lines leave them out)."""
+        WARNED: the face showed the preview's warnings already (its lines leave them out). TOKEN: a two-phase
+        request's, from its preview; without it, or when what the preview saw moved, token.Refused and nothing
+        changed (the files are compared under the lock the restore then holds)."""
         busy = None if allow_busy else self.at_work()
         if busy:
             raise AgentAtWork(busy)
+        expect = None
+        if self.two_phase:
+            expect = self._expect(token)
         if self.planner is not None and self.planner.outcome is None:  # worked out first: it may find nothing
             restore.preview(self.repo, self.target, self.only, self.settings["max_file_size"], self.cwd,
                             retarget=self.planner)
@@ -192,7 +230,8 @@ class Request:
             target, self.conversation = undo.plan_handover(self.repo, target, self.handed, self.fork)
         result = undo.undo(self.repo, target, self.mode, self.fork, self.only + self.paths, max_size, auto_pack,
                            plan=self.conversation, cwd=self.cwd, retarget=self.planner,
-                           kind=self.kind if self.planner is not None else None, by=self.by, patch=self.patch)
+                           kind=self.kind if self.planner is not None else None, by=self.by, patch=self.patch,
+                           expect=expect)
         if self.planner is None:
             lines = result_lines(result, target.label, "patched toward" if self.patch else "restored", warned,
                                  listed=self.patch)
@@ -202,6 +241,15 @@ class Request:
                                  headline=f"took back{how} the agents' changes {range_words(self.planner)}")
             lines += takeback_lines(self.planner)
         return self._index_after(Report(self, False, [(self.naming(), False)] + lines, result))
+
+    def _expect(self, text: str | None) -> Callable[[Plan], None]:
+        """TEXT read as this request's token, the transcript checked against it now, and the check of the files
+        and HEAD the restore makes under its lock (token.Refused: nothing changed)."""
+        from . import token
+
+        seen = token.read(self.repo, text, self.binding())
+        token.check_transcript(seen, self.transcript())
+        return lambda plan: token.check_files(self.repo, seen, plan.current_tree, plan.head_now)
 
     def _index_after(self, report: Report) -> Report:
         """REPORT with what the person's index still stages against the files the rewind wrote or removed."""
@@ -286,6 +334,7 @@ class Report:
             "conversation_result": result.applied.as_json() if result is not None and result.applied else None,
             "prompt": result.plan.prompt if result is not None and result.plan else None,
             "resume": result.resume if result is not None else None,
+            "token": None,  # a two-phase preview's (MCP): what its restore must be given
         }
         if outcome is not None and outcome.safety is not None:
             self.data["warnings"] = restore.warnings(outcome.plan)

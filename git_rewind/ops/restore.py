@@ -318,6 +318,7 @@ def rewind(
     retarget: Retarget | None = None,
     kind: str | None = None,
     by: str | None = None,
+    expect: Callable[[Plan], None] | None = None,
 ) -> Outcome:
     """Checkpoint the current state, then bring the working tree to TARGET and read it back.
 
@@ -332,9 +333,14 @@ def rewind(
     A rewind that wrote or removed files is recorded for the agent sessions of this work tree
     (rewinds.py), named for them by TRIGGER and KIND (undo, redo, revert, undo --agent-only); BY is
     the session that asked for it, which need not be told.
+
+    EXPECT (a two-phase restore's token, token.py): called with the plan, under the lock, before anything is
+    saved or written; what it raises stops the rewind with nothing changed.
     """
     with repo.worktree_lock():
         plan, scan, excludes = plan_locked(repo, target, only, max_size, cwd, code, retarget)
+        if expect is not None:
+            expect(plan)
         if not code:
             plan.writes, plan.removals, plan.left_alone = [], [], []
         # A redo records itself even when the tree already is what it brings back: its safety checkpoint

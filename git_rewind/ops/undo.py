@@ -21,6 +21,8 @@ from . import restore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..agents import conversation  # (a code undo has no conversation: nor its module's imports)
     from ..agents.base import Rewinder
     from ..base.note import Mode
@@ -304,14 +306,16 @@ def _record(repo: Repo, plan: conversation.Plan, rewinder: Rewinder) -> Conversa
 def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str], max_size: int,
          auto_pack: int, plan: conversation.Plan | None = None, cwd: str | None = None,
          retarget: restore.Retarget | None = None, kind: str | None = None,
-         by: str | None = None, patch: bool = False, handed: bytes | None = None) -> Result:
+         by: str | None = None, patch: bool = False, handed: bytes | None = None,
+         expect: Callable[[restore.Plan], None] | None = None) -> Result:
     """Rewind to TARGET: MODE is code, conversation or full. ONLY: git pathspecs, read from CWD (default:
     the work tree's root). RETARGET: the files go to a tree made from the current one instead of TARGET's
     (takeback.Planner: an agent-only undo, a revert; KIND names it in the safety checkpoint's record).
     BY: the agent session asking (through MCP), which is not told about it.
     PATCH: the code hunk by hunk on the terminal (patch.patch), not all of it.
     A fetched TARGET's conversation is first handed over (handoff.py): HANDED, its transcript as pushed
-    (default: share.transcript_of); PLAN, when given, is plan_handover's, for the checkpoint it returned."""
+    (default: share.transcript_of); PLAN, when given, is plan_handover's, for the checkpoint it returned.
+    EXPECT: restore.rewind's check of the plan before anything changes (a two-phase restore's token)."""
     try:
         mode = mode_of(mode)  # callers outside the type checker (MCP) pass strings
     except ValueError as exc:
@@ -350,7 +354,7 @@ def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str]
             outcome = restore.rewind(repo, target, only, max_size, trigger="pre-rewind", auto_pack=auto_pack,
                                      code=mode in ("code", "full"), mode=mode,
                                      conversation=record, attachments=attachments, cwd=cwd, retarget=retarget,
-                                     kind=kind, by=by)
+                                     kind=kind, by=by, expect=expect)
     except restore.Incomplete as exc:
         if plan is not None:  # the conversation is left where it is until the files are right
             raise restore.Incomplete(exc.target, exc.safety, exc.problems,

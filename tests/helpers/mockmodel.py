@@ -41,6 +41,14 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class FromResults:
+    """A tool call's argument the model copies from a tool result it was sent, as a model passes a preview's
+    token on to the restore: group 1 of PATTERN in the newest result it matches (None when none does)."""
+
+    pattern: str
+
+
+@dataclass(frozen=True)
 class Text:
     """A turn that ends the agent's work on a prompt with a final text."""
 
@@ -244,6 +252,21 @@ def _tool_results(api: str, body: Any) -> dict[str, dict[str, Any]]:
     return results
 
 
+def _filled(arguments: dict[str, Any], api: str, body: Any) -> dict[str, Any]:
+    """ARGUMENTS with each FromResults replaced by what it finds in the tool results BODY carries."""
+    if not any(isinstance(value, FromResults) for value in arguments.values()):
+        return arguments
+    import re
+
+    texts = [result["content"] for result in _tool_results(api, body).values()][::-1]
+    filled = dict(arguments)
+    for key, value in arguments.items():
+        if isinstance(value, FromResults):
+            found = (re.search(value.pattern, text) for text in texts)
+            filled[key] = next((match.group(1) for match in found if match), None)
+    return filled
+
+
 class Handler(BaseHTTPRequestHandler):
     model: MockModel
     protocol_version = "HTTP/1.1"
@@ -325,7 +348,7 @@ class Handler(BaseHTTPRequestHandler):
         if isinstance(turn, ToolCall):
             request.tool_use_id = self.model.new_id("toolu_mock_")
             block = {"type": "tool_use", "id": request.tool_use_id, "name": turn.name, "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(turn.input)}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(_filled(turn.input, "anthropic", body))}
             stop = "tool_use"
         else:
             block = {"type": "text", "text": ""}
@@ -337,7 +360,7 @@ class Handler(BaseHTTPRequestHandler):
         if body.get("stream") is False:
             content = dict(block)
             if isinstance(turn, ToolCall):
-                content["input"] = turn.input
+                content["input"] = _filled(turn.input, "anthropic", body)
             else:
                 content["text"] = turn.text
             self.reply_json({"id": msg_id, "type": "message", "role": "assistant", "model": body.get("model", MODEL),
@@ -376,7 +399,7 @@ class Handler(BaseHTTPRequestHandler):
         usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
         if isinstance(turn, ToolCall):
             request.tool_use_id = self.model.new_id("call_mock_")
-            name, arguments, text = turn.name, json.dumps(turn.input), None
+            name, arguments, text = turn.name, json.dumps(_filled(turn.input, "openai", body)), None
         else:
             name, arguments, text = None, None, turn.text
         finish = "tool_calls" if name else "stop"
