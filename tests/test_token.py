@@ -212,7 +212,11 @@ def test_a_forged_or_altered_token_is_refused(project: Workdir) -> None:
     assert everything(w) == seen["state"]
 
 
-def test_a_conversation_rewind_whose_transcript_grew_since_its_preview_is_refused(agent_project: Workdir) -> None:
+def test_a_conversation_rewind_whose_transcript_grew_since_its_preview_goes_one_rewritten_is_refused(
+        agent_project: Workdir) -> None:
+    """The calling agent's transcript grows between its preview and its restore (the preview call itself is
+    written there): the rewind goes on, and the transcript as it grew is kept whole in git first. A transcript
+    changed otherwise (the same size, other words) is refused with nothing written."""
     w = agent_project
     agent = Agent(w, session=MAIN, env={"GIT_REWIND_ANTI_SPAM_SECONDS": "0"})
     transcript = Path(agent.transcript)
@@ -224,31 +228,39 @@ def test_a_conversation_rewind_whose_transcript_grew_since_its_preview_is_refuse
     line = json.loads(transcript.read_text().splitlines()[-1])
 
     def story(call: Callable[..., Reply]) -> None:
-        for tool in ("checkpoint_rewind_conversation", "checkpoint_rewind_full"):
-            token = call(tool, checkpoint_id=str(first), preview=True).data["token"]
-            with transcript.open("a") as fh:  # the agent went on talking
-                fh.write(json.dumps({**line, "uuid": f"later-{tool}"}) + "\n")
-            before = (everything(w), transcript.read_bytes())
-            seen[tool] = call(tool, checkpoint_id=str(first), token=token)
-            seen[f"{tool}-unchanged"] = (everything(w), transcript.read_bytes()) == before
         token = call("checkpoint_rewind_conversation", checkpoint_id=str(first), preview=True).data["token"]
-        transcript.write_bytes(transcript.read_bytes().replace(b"later-", b"LATER-"))  # same size, other words
+        seen["previewed"] = transcript.read_bytes()
+        with transcript.open("a") as fh:  # the agent went on talking
+            fh.write(json.dumps({**line, "uuid": "later-talk"}) + "\n")
+        seen["grown"] = transcript.read_bytes()
+        seen["grew"] = call("checkpoint_rewind_conversation", checkpoint_id=str(first), token=token)
+        seen["cut"] = transcript.read_bytes()
+        token = call("checkpoint_rewind_conversation", checkpoint_id=str(first), preview=True).data["token"]
+        data = transcript.read_bytes()
+        assert b"later-talk" in data
+        transcript.write_bytes(data.replace(b"later-talk", b"LATER-talk"))  # the same size, other words
         before = (everything(w), transcript.read_bytes())
         seen["changed"] = call("checkpoint_rewind_conversation", checkpoint_id=str(first), token=token)
         seen["changed-unchanged"] = (everything(w), transcript.read_bytes()) == before
+        transcript.write_bytes(data)
         token = call("checkpoint_rewind_full", checkpoint_id=str(first), preview=True).data["token"]
+        with transcript.open("a") as fh:
+            fh.write(json.dumps({**line, "uuid": "later-again"}) + "\n")
         seen["done"] = call("checkpoint_rewind_full", checkpoint_id=str(first), token=token)
 
     session(w, story)
-    for tool in ("checkpoint_rewind_conversation", "checkpoint_rewind_full"):
-        one_line_refusal(seen[tool], "the conversation's transcript grew since the preview (1 more line)")
-        assert "work tree" not in seen[tool].text and seen[f"{tool}-unchanged"]
+    grew = seen["grew"]
+    assert not grew.error, grew.text
+    assert seen["cut"] != seen["grown"]  # rewound (Claude Code's way: a record naming the leaf, appended)
+    backups = [c for c in json.loads(w.ok("list", "--json", "-n", "0", "--safety")) if c.get("rewind")]
+    assert any(w.git("cat-file", "blob", c["rewind"]["conversation"]["backup_blob"]).encode() == seen["grown"]
+               for c in backups), "the grown transcript is not kept whole in git"
     one_line_refusal(seen["changed"], "the conversation's transcript changed since the preview")
     assert seen["changed-unchanged"]
     done = seen["done"]
     assert not done.error, done.text
     assert done.data["removed"] == ["hello.py"] and done.data["resume"] == f"claude --resume {MAIN}"
-    assert json.loads(transcript.read_text().splitlines()[-1])["type"] == "last-prompt"
+
 
 
 def test_a_revert_needs_its_token_and_refuses_after_a_change(agent_project: Workdir) -> None:
