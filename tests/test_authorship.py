@@ -10,8 +10,6 @@ must be given to whom blame gave it.
 from __future__ import annotations
 
 import json
-import os
-import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -121,3 +119,153 @@ def test_a_commit_notes_who_wrote_each_added_line_as_blame_said(hooked: Workdir)
     assert got[2]["tool"] == "Edit" and got[2]["agent"] == "claude-code" and got[2]["session"] == "sess-1"
     assert (w.path / ".git" / "index").read_bytes() != index_before  # git's own commit, not ours
     assert w.git("notes", "--ref", REF, "list", made).strip()
+
+
+def turn(w: Workdir, agent: Agent, prompt: str, path: str, content: str, prompt_id: str) -> None:
+    """One agent turn writing PATH whole."""
+    agent.prompt(prompt, prompt_id=prompt_id)
+    agent.write(path, content)
+    w.write(path, content)
+    agent.stop()
+
+
+def test_partial_staging_notes_the_staged_lines_as_blame_would_say_of_them(hooked: Workdir) -> None:
+    """`git add -p`: the committed blob is not the work-tree file. The note covers the staged lines only, each
+    given to whom blame gives it: an agent's line by its checkpoint, the person's staged-only line as since the
+    newest checkpoint (no turn running: the person)."""
+    w = hooked
+    agent = Agent(w, env=FAST)
+    turn(w, agent, "write the greeting", "src/greet.py", "def greet():\n    return 'hi'\n", "p1")
+    w.write("src/greet.py", "def greet():\n    return 'hi'\n# staged by me\n")
+    w.git("add", "src/greet.py")  # staged: the agent's two lines and the person's one
+    w.write("src/greet.py", "def greet():\n    return 'hi'\n# changed after staging\n# not staged\n")
+    before = blame(w, "src/greet.py")
+    commit(w, "-m", "greet")
+    got = authors_of(w, "src/greet.py")
+    assert sorted(got) == [1, 2, 3]  # the committed blob's lines, not the work tree's four
+    assert [got[n]["origin"] for n in (1, 2)] == ["agent", "agent"]
+    assert got[1]["prompt"] == "write the greeting" and got[1]["seq"] == before[0]["seq"]
+    assert got[3] == {"origin": "person"}
+    assert w.git("show", "HEAD:src/greet.py").splitlines()[2] == "# staged by me"
+
+
+def test_an_amend_keeps_the_notes_lines_and_gives_new_lines_as_blame_said(hooked: Workdir) -> None:
+    w = hooked
+    agent = mixed_story(w)
+    commit(w, "-am", "first")
+    first = w.git("rev-parse", "HEAD").strip()
+    first_note = note(w, first)
+    turn(w, agent, "add a footer", "src/footer.py", "FOOTER = 1\n", "p3")
+    w.write("src/app.py", w.path.joinpath("src/app.py").read_text() + "# and mine\n")
+    before = {p: blame(w, p) for p in ("src/app.py", "src/footer.py")}
+    w.git("add", "src/footer.py")
+    amended = commit(w, "-a", "--amend", "-m", "first, amended")
+    assert amended != first
+    for path in ("src/app.py", "src/footer.py"):
+        same_as_blame(w, path, before[path], amended)
+    app = authors_of(w, "src/app.py", amended)
+    assert sorted(app) == [1, 2, 4, 5, 6] and app[6] == {"origin": "person"}
+    assert authors_of(w, "src/footer.py", amended)[1]["prompt"] == "add a footer"
+    assert note(w, first) == first_note  # the old commit's note stays as it was
+
+
+def test_an_interactive_rebase_that_reorders_and_squashes_carries_each_line(hooked: Workdir, tmp_path: Path) -> None:
+    """Three commits (agent, person, agent), reordered and the third squashed into the first, with the person's
+    notes.rewriteRef set (whose default mode concatenates notes): one valid note per new commit, each line's
+    author the one its old commit's note gave it, at its line in the new commit."""
+    w = hooked
+    w.git("config", "notes.rewriteRef", REF)
+    agent = Agent(w, env=FAST)
+    turn(w, agent, "first lines", "src/a.py", "a1\na2\n", "p1")
+    c1 = _commit_all(w, "a")
+    w.write("src/b.py", "b1 by me\n")
+    c2 = _commit_all(w, "b")
+    turn(w, agent, "more lines", "src/a.py", "a0\na1\na2\na3\n", "p2")
+    c3 = _commit_all(w, "a again")
+    old = {c: note(w, c) for c in (c1, c2, c3)}
+    todo = tmp_path / "todo.sh"
+    todo.write_text(f"#!/bin/sh\nprintf 'pick {c2}\\npick {c1}\\nsquash {c3}\\n' > \"$1\"\n")
+    todo.chmod(0o755)
+    run = git_run(w, "rebase", "-q", "-i", f"{c1}~1", env={"GIT_SEQUENCE_EDITOR": str(todo)})
+    assert run.returncode == 0, run.stderr
+    assert "git-rewind" not in run.stderr
+    new_b, squashed = w.git("rev-list", "--reverse", f"{c1}~1..HEAD").split()
+    assert w.git("log", "-1", "--format=%s", new_b).strip() == "b"
+    assert authors_of(w, "src/b.py", new_b) == {1: {"origin": "person"}}
+    got = authors_of(w, "src/a.py", squashed)
+    assert sorted(got) == [1, 2, 3, 4]
+    assert [got[n]["prompt"] for n in (1, 2, 3, 4)] == ["more lines", "first lines", "first lines", "more lines"]
+    first_turn = {tuple(a.items()) for a in old[c1]["authors"]}
+    assert tuple(got[2].items()) in first_turn
+    assert note(w, squashed)["v"] == 1  # valid JSON: the concatenation git made was replaced
+
+
+def _commit_all(w: Workdir, message: str) -> str:
+    w.git("add", "-A")
+    return commit(w, "-m", message)
+
+
+def test_a_cherry_pick_takes_the_picked_commits_note(hooked: Workdir) -> None:
+    w = hooked
+    base = w.git("rev-parse", "HEAD").strip()
+    agent = Agent(w, env=FAST)
+    turn(w, agent, "helper", "src/util.py", "def helper():\n    return 1\n", "p1")
+    w.write("src/util.py", "def helper():\n    return 1\n# person\n")
+    picked = _commit_all(w, "util")
+    w.git("checkout", "-q", "-b", "other", base)
+    w.write("other.txt", "elsewhere\n")
+    _commit_all(w, "other work")
+    run = git_run(w, "cherry-pick", picked)
+    assert run.returncode == 0 and "git-rewind" not in run.stderr, run.stderr
+    new = w.git("rev-parse", "HEAD").strip()
+    assert new != picked
+    assert authors_of(w, "src/util.py", new) == authors_of(w, "src/util.py", picked)
+    assert authors_of(w, "src/util.py", new)[1]["prompt"] == "helper"
+
+
+def test_a_broken_note_or_an_internal_error_never_fails_a_commit(hooked: Workdir) -> None:
+    w = hooked
+    agent = Agent(w, env=FAST)
+    turn(w, agent, "helper", "src/util.py", "x = 1\n", "p1")
+    picked = _commit_all(w, "util")
+    # Someone's note on the picked commit that is not JSON: the pick's note is blamed afresh instead.
+    w.git("notes", "--ref", REF, "add", "-f", "-m", "not json {", picked)
+    w.git("checkout", "-q", "-b", "other", f"{picked}~1")
+    run = git_run(w, "cherry-pick", picked)
+    assert run.returncode == 0 and "git-rewind" not in run.stderr, run.stderr
+    assert authors_of(w, "src/util.py")[1]["origin"] == "agent"
+    # The notes ref pointing at a blob: writing fails inside the hook; the commit is made all the same.
+    blob = _blob(w)
+    w.git("update-ref", REF, blob)
+    w.write("src/util.py", "x = 2\n")
+    run = git_run(w, "commit", "-qam", "despite a broken notes ref")
+    assert run.returncode == 0, run.stderr
+    assert w.git("log", "-1", "--format=%s").strip() == "despite a broken notes ref"
+    said = [line for line in run.stderr.splitlines() if "git-rewind" in line]
+    assert len(said) == 1 and "post-commit hook skipped" in said[0]
+    log = (w.path / ".git" / "rewind" / "git-hook-errors.log").read_text()
+    assert "Traceback" in log and "post-commit" in log
+
+
+def _blob(w: Workdir) -> str:
+    proc = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=w.path, env=w.env, input="x", text=True,
+                          capture_output=True, check=True)
+    return proc.stdout.strip()
+
+
+def test_the_assisted_by_trailer_names_the_agents_of_the_staged_lines(hooked: Workdir) -> None:
+    w = hooked
+    agent = Agent(w, env=FAST)
+    turn(w, agent, "helper", "src/util.py", "x = 1\n", "p1")
+    w.write("mine.txt", "by me\n")
+    w.git("add", "mine.txt")
+    commit(w, "-m", "mine only")  # off by default, and only the person's lines staged anyway
+    assert "Assisted-by" not in w.git("log", "-1", "--format=%B")
+    (w.path / ".git-rewind.toml").write_text("commit_trailer = true\n")
+    w.git("add", "src/util.py")
+    commit(w, "-m", "util")
+    assert w.git("log", "-1", "--format=%(trailers:key=Assisted-by,valueonly)").strip() == "claude-code:unknown"
+    w.write("mine.txt", "by me, again\n")
+    w.git("add", "mine.txt")
+    commit(w, "-m", "mine again")
+    assert "Assisted-by" not in w.git("log", "-1", "--format=%B")

@@ -77,7 +77,8 @@ def trailer(repo: Repo, message_file: str) -> list[str]:
 
     if not config.for_repo(repo)["commit_trailer"]:
         return []
-    found = [f"Assisted-by: {agent}:{model or 'unknown'}" for agent, model in commitnote.staged_agents(repo, time.time())]
+    agents = commitnote.staged_agents(repo, time.time())
+    found = [f"Assisted-by: {agent}:{model or 'unknown'}" for agent, model in agents]
     if found:
         args = ["interpret-trailers", "--in-place", "--if-exists", "addIfDifferent"]
         for line in found:

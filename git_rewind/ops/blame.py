@@ -22,6 +22,8 @@ from ..base.repo import SCRATCH_BLAME
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..base.gitcmd import FastImport
     from ..base.note import Json
     from ..base.repo import Repo
@@ -277,7 +279,7 @@ class _History:
         self._final_mark = self._commit(fi, mark, None, now_blob, None)
         self.top = self._final_mark
 
-    def resolve(self, oids: dict[int, str]) -> None:
+    def resolve(self, oids: Mapping[int, str]) -> None:
         """Learn the commits fast-import made for the marks (OIDS: every mark's)."""
         self.by_commit = {oids[m]: item for m, item in self._marks.items()}
         self.first = oids[self._first_mark] if self._first_mark is not None else None
@@ -468,7 +470,7 @@ def _unquote(raw: bytes) -> str:
         return raw.decode("utf-8", "surrogateescape")
     import codecs
 
-    return codecs.escape_decode(raw[1:-1])[0].decode("utf-8", "surrogateescape")  # type: ignore[attr-defined]
+    return codecs.escape_decode(raw[1:-1])[0].decode("utf-8", "surrogateescape")
 
 
 def _text(value: object) -> str | None:
