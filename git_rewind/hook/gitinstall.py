@@ -28,8 +28,8 @@ CHAINED = ".git-rewind-chained"
 
 class Change:
     """What install or uninstall did to one hook: ACTION "installed", "updated", "unchanged", "removed",
-    "restored" (the hook it had chained put back), "kept" (not ours: left alone), "absent"; CHAINED: the
-    hook ours runs first, if any."""
+    "restored" (the hook it had chained put back), "kept" (ours was replaced by another since: it and the
+    hook ours had chained are left alone), "absent" (none of ours); CHAINED: the hook ours runs first."""
 
     __slots__ = ("path", "action", "chained")
 
@@ -128,7 +128,8 @@ def uninstall(repo: Repo) -> list[Change]:
         path = os.path.join(folder, name)
         aside = path + CHAINED
         if os.path.lexists(path) and not is_ours(path):
-            changes.append(Change(path, "kept", aside if os.path.lexists(aside) else None))
+            # someone else's hook: ours was replaced after install (a hook of ours still aside), or never there
+            changes.append(Change(path, "kept", aside) if os.path.lexists(aside) else Change(path, "absent"))
             continue
         if os.path.lexists(aside):
             os.replace(aside, path)

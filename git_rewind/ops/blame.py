@@ -40,7 +40,7 @@ class Line:
     """One line of the file as it is now, and who put it there (None: unknown, or not from a checkpoint)."""
 
     __slots__ = ("line", "text", "origin", "seq", "session", "agent", "tool", "prompt", "created", "commit",
-                 "checkpoint", "model")
+                 "checkpoint", "model", "noted")
     KEYS = ("line", "text", "origin", "seq", "session", "agent", "tool", "prompt", "created")
 
     def __init__(self, line: int, text: str, origin: str | None, seq: int | None = None,
@@ -60,6 +60,7 @@ class Line:
         self.commit: str | None = None  # the commit git's blame names for a committed line
         self.checkpoint: str | None = None  # the commit of checkpoint SEQ (for the authorship notes)
         self.model: str | None = None  # the agent's model, where the checkpoint's data says it
+        self.noted = False  # who wrote it comes from COMMIT's authorship note, not from the checkpoints
 
     def to_json(self) -> dict[str, Json]:
         found: dict[str, Json] = {key: getattr(self, key) for key in self.KEYS}
@@ -432,7 +433,7 @@ def _committed(repo: Repo, path: str, lines: list[Line]) -> None:
         author = note.author_of(original, number) if note is not None else None
         if author is None or author.origin == authorship.UNKNOWN or line.origin == AGENT:
             continue
-        line.origin = author.origin
+        line.origin, line.noted = author.origin, True
         line.seq, line.created, line.checkpoint = author.seq, None, author.checkpoint
         line.session, line.agent, line.tool, line.prompt = author.session, author.agent, author.tool, author.prompt
         line.model = author.model

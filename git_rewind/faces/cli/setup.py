@@ -178,8 +178,9 @@ def _uninstall_git_hooks(repo: Repo, quiet: bool = False) -> bool:
             click.echo(f"removed git hook {change.path}, put back the hook it ran first")
         elif change.action == "removed":
             click.echo(f"removed git hook {change.path}")
-        elif change.action == "kept" and not quiet:
-            click.echo(f"left {change.path} alone: not git-rewind's")
+        elif change.action == "kept":
+            click.echo(f"left {change.path} alone: not git-rewind's any more ({change.chained} is the hook "
+                       "git-rewind's ran first)")
     mine = any(c.action in ("restored", "removed") for c in changes)
     if not mine and not quiet:
         click.echo(f"not installed: no git hooks of git-rewind in {gitinstall.hooks_dir(repo)}")
