@@ -30,9 +30,10 @@ def main(argv: list[str]) -> int:
     try:
         _arm()
         raw = sys.stdin.buffer.read() if name == "post-rewrite" else b""
-        from .client import with_site
+        if sys.version_info < (3, 11):  # the settings' TOML needs tomlkit (site-packages) before tomllib
+            from .client import with_site
 
-        with_site()
+            with_site()  # not otherwise: a .pth file can import much (certifi: ~15 ms)
         from ..base.repo import Repo
 
         repo = Repo.find(os.getcwd())  # git runs hooks at the work tree's root
@@ -43,13 +44,13 @@ def main(argv: list[str]) -> int:
 
 
 def _arm() -> None:
-    import signal
+    import _signal  # `signal` imports enum: ~5 ms
 
     def expired(_signum: int, _frame: object) -> None:
         raise Deadline(f"gave up after {DEADLINE} s")
 
-    signal.signal(signal.SIGALRM, expired)
-    signal.alarm(DEADLINE)
+    _signal.signal(_signal.SIGALRM, expired)
+    _signal.alarm(DEADLINE)
 
 
 def run(repo: Repo, name: str, args: list[str], raw: bytes) -> None:

@@ -123,12 +123,35 @@ def blame_blobs(repo: Repo, blobs: dict[str, str], now: float) -> dict[str, list
     from ..store import checkpoints
 
     items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)
-    engine = Engine(repo, items, now)
+    engine = Engine(repo, items, now) if items else None
     try:
-        histories = engine.histories(blobs)
-        return {path: engine.lines(history) for path, history in histories.items()}
+        histories = engine.histories(blobs) if engine is not None else {}
+        found = engine.lines_of([h for h in histories.values() if h.by_commit.keys() - {h.final}]) \
+            if engine is not None else {}
+        rest = [path for path in blobs if path not in found]  # no checkpoint holds them: no blame needed
+        if rest:
+            from ..base import turns
+            from ..base.gitcmd import cat_file
+
+            running = turns.running(repo, now) if engine is None else None
+            turn = engine.turn if engine is not None else (running[0] if running else None)
+            for path, blob in zip(rest, cat_file([blobs[p] for p in rest], repo.root), strict=True):
+                found[path] = _unblamed(path, blob[1] if blob is not None else b"", turn)
+        return found
     finally:
-        engine.close()
+        if engine is not None:
+            engine.close()
+
+
+def _unblamed(path: str, content: bytes, turn: Turn | None) -> list[Line]:
+    """CONTENT's lines, all changed since the newest checkpoint (what git's blame says of a file no checkpoint
+    holds, without running it)."""
+    lines = []
+    for number, raw in enumerate(content.splitlines(), 1):
+        line = Line(number, (raw[:-1] if raw.endswith(b"\r") else raw).decode("utf-8", "replace"), None)
+        _since_newest(line, path, turn)
+        lines.append(line)
+    return lines
 
 
 class Engine:
@@ -179,6 +202,19 @@ class Engine:
     def lines(self, history: _History) -> list[Line]:
         commits = _blame(self.repo, history.path, history.final, self.env)
         return _lines(history, commits, self.turn)
+
+    def lines_of(self, histories: list[_History]) -> dict[str, list[Line]]:
+        """`lines` of several histories, their `git blame`s run side by side (as many at once as there are CPUs)."""
+        from ..base.gitcmd import Background
+
+        found: dict[str, list[Line]] = {}
+        width = max(1, os.cpu_count() or 1)
+        for start in range(0, len(histories), width):
+            batch = histories[start:start + width]
+            running = [Background(_blame_args(h.final, h.path), cwd=self.repo.root, env=self.env) for h in batch]
+            for history, job in zip(batch, running, strict=True):
+                found[history.path] = _lines(history, _parse_blame(job.result()), self.turn)
+        return found
 
 
 def _check_file(repo: Repo, path: str) -> None:
@@ -343,9 +379,16 @@ class _History:
 
 def _blame(repo: Repo, path: str, final: str, env: dict[str, str]) -> list[tuple[str, bytes]]:
     """(commit, text) of each line of PATH in FINAL, from `git blame --porcelain`."""
+    return _parse_blame(repo.git(_blame_args(final, path), env=env))
+
+
+def _blame_args(final: str, path: str) -> list[str]:
     # --no-ignore-revs-file: a blame.ignoreRevsFile of the user's names commits of their own history (a missing
     # one would even fail the blame).
-    out = repo.git(["blame", "--porcelain", "--no-ignore-revs-file", final, "--", path], env=env)
+    return ["blame", "--porcelain", "--no-ignore-revs-file", final, "--", path]
+
+
+def _parse_blame(out: bytes) -> list[tuple[str, bytes]]:
     found: list[tuple[str, bytes]] = []
     commit: str | None = None
     for row in out.split(b"\n"):

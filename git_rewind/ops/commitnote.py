@@ -41,15 +41,17 @@ class Added:
         self.lines: list[int] = []
 
 
-def added_lines(repo: Repo, commit: str | None) -> dict[str, Added]:
+def added_lines(repo: Repo, commit: str | None, parents: list[str] | None = None) -> dict[str, Added]:
     """Per text file, the lines COMMIT adds or changes against its first parent (the empty tree for a root
-    commit); COMMIT None: the lines the index stages against HEAD (what the next commit adds)."""
+    commit; PARENTS: COMMIT's, when known); COMMIT None: the lines the index stages against HEAD (what the next
+    commit adds)."""
     args = ["-c", "core.quotePath=false"]
     diff = ["-p", "-U0", "--no-renames", "--no-ext-diff", "--no-textconv", "--full-index", "--no-color"]
     if commit is None:  # the index against HEAD (the empty tree before the first commit)
         args += ["diff", "--cached", *diff, _rev(repo, "HEAD") or _empty_tree(repo)]
     else:
-        parents = repo.git(["rev-parse", commit + "^@"]).decode().split()
+        if parents is None:
+            parents = repo.git(["rev-parse", commit + "^@"]).decode().split()
         args += ["diff-tree", "-r", *diff] + ([parents[0], commit] if parents else ["--root", commit])
     return parse_patch(repo.git(args))
 
@@ -212,21 +214,34 @@ def _rev(repo: Repo, name: str) -> str | None:
 def on_commit(repo: Repo, now: float) -> Authorship | None:
     """post-commit: the note of the commit HEAD now is (a cherry-pick's carried from the picked commit's note),
     written; None when nothing is written (a rebase under way, nothing added)."""
+    from ..base.gitcmd import GitError
+
     if rebasing(repo):
         return None
-    head = _rev(repo, "HEAD")
-    if head is None:
-        return None
-    files = added_lines(repo, head)
+    try:
+        head, *parents = repo.git(["rev-list", "--parents", "-n1", "HEAD"]).decode().split()
+    except GitError:
+        return None  # no commit (a hook run by hand)
+    files = added_lines(repo, head, parents)
     if not files:
         return None
-    picked = _rev(repo, "CHERRY_PICK_HEAD")
+    picked = _picked(repo)
     known: dict[str, dict[int, Author]] = {}
     if picked is not None and picked != head:
         known = carried(repo, [picked], head, files, authorship.read_many(repo, [picked]))
     note = combine(files, known, fresh(repo, _missing(files, known), now))
     authorship.write(repo, {head: note}, f"authorship of {head[:12]}")
     return note
+
+
+def _picked(repo: Repo) -> str | None:
+    """The commit a cherry-pick is picking (CHERRY_PICK_HEAD, read from its file: no process), or None."""
+    try:
+        with open(os.path.join(repo.gitdir, "CHERRY_PICK_HEAD"), encoding="ascii") as fh:
+            found = fh.read().strip()
+    except (OSError, ValueError):
+        return None
+    return found if found and all(c in "0123456789abcdef" for c in found) else None
 
 
 def on_rewrite(repo: Repo, kind: str, pairs: list[tuple[str, str]], now: float) -> dict[str, Authorship]:
