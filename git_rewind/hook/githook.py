@@ -56,15 +56,17 @@ def _arm() -> None:
 def run(repo: Repo, name: str, args: list[str], raw: bytes) -> None:
     import time
 
-    from ..ops import commitnote
+    if name == "prepare-commit-msg":
+        if args:
+            trailer(repo, args[0])
+        return
+    from ..ops import commitnote  # only here: json, subprocess, re… for the hooks that write notes
 
     if name == "post-commit":
         commitnote.on_commit(repo, time.time())
     elif name == "post-rewrite":
         pairs = [(p[0], p[1]) for p in (row.split() for row in raw.decode().splitlines()) if len(p) >= 2]
         commitnote.on_rewrite(repo, args[0] if args else "amend", pairs, time.time())
-    elif name == "prepare-commit-msg" and args:
-        trailer(repo, args[0])
 
 
 def trailer(repo: Repo, message_file: str) -> list[str]:
@@ -74,10 +76,10 @@ def trailer(repo: Repo, message_file: str) -> list[str]:
     import time
 
     from ..base import config
-    from ..ops import commitnote
 
     if not config.for_repo(repo)["commit_trailer"]:
-        return []
+        return []  # the default: nothing imported but the settings
+    from ..ops import commitnote
     agents = commitnote.staged_agents(repo, time.time())
     found = [f"Assisted-by: {agent}:{model or 'unknown'}" for agent, model in agents]
     if found:
