@@ -223,6 +223,22 @@ def test_a_cherry_pick_takes_the_picked_commits_note(hooked: Workdir) -> None:
     assert authors_of(w, "src/util.py", new)[1]["prompt"] == "helper"
 
 
+def test_a_merge_gets_no_note_and_blame_names_the_commits_its_lines_came_from(hooked: Workdir) -> None:
+    w = hooked
+    agent = Agent(w, env=FAST)
+    turn(w, agent, "helper", "src/util.py", "x = 1\n", "p1")
+    w.git("checkout", "-q", "-b", "side")
+    made = _commit_all(w, "util")
+    w.git("checkout", "-q", "main")
+    w.write("main.txt", "on main\n")
+    _commit_all(w, "main work")
+    run = git_run(w, "merge", "--no-ff", "-q", "-m", "merge side", "side")
+    assert run.returncode == 0 and "git-rewind" not in run.stderr, run.stderr
+    assert not w.git("notes", "--ref", REF, "list", "HEAD", check=False).strip()
+    line = blame(w, "src/util.py")[0]
+    assert (line["commit"], line["origin"], line["prompt"]) == (made, "agent", "helper")
+
+
 def test_a_broken_note_or_an_internal_error_never_fails_a_commit(hooked: Workdir) -> None:
     w = hooked
     agent = Agent(w, env=FAST)

@@ -837,5 +837,5 @@ def test_git_hooks_in_the_default_folder_and_a_hook_that_is_not_ours_is_left_alo
     assert (hooks / "post-rewrite").read_text() == "#!/bin/sh\n# a tool replaced it\n"
     (hooks / "post-rewrite").unlink()
     assert _hook_files(hooks) == samples
-    run = w.rewind("install", "--git-hooks", "--agent", "claude-code")
-    assert run.returncode == 2 and "--git-hooks takes no --agent" in run.stderr
+    refused = w.rewind("install", "--git-hooks", "--agent", "claude-code")
+    assert refused.returncode == 2 and "--git-hooks takes no --agent" in refused.stderr

@@ -250,7 +250,13 @@ def _quarantine_env(repo: Repo, quarantine: str) -> dict[str, str]:
     objects = os.environ.get("GIT_OBJECT_DIRECTORY") or os.path.join(repo.commondir, "objects")
     alternates = [objects] + [p for p in os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(os.pathsep)
                               if p]
-    return {"GIT_OBJECT_DIRECTORY": quarantine, "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(alternates)}
+    # fastimport.unpackLimit=0: fast-import's objects stay one pack, with no `unpack-objects` process after it (the
+    # quarantine goes whole; ~20 ms of each blame)
+    found = {"GIT_OBJECT_DIRECTORY": quarantine, "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(alternates)}
+    count = int(os.environ.get("GIT_CONFIG_COUNT") or 0)  # settings given this way before ours are kept
+    found.update({"GIT_CONFIG_COUNT": str(count + 1), f"GIT_CONFIG_KEY_{count}": "fastimport.unpackLimit",
+                  f"GIT_CONFIG_VALUE_{count}": "0"})
+    return found
 
 
 class _History:

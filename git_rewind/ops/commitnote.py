@@ -213,7 +213,7 @@ def _rev(repo: Repo, name: str) -> str | None:
 
 def on_commit(repo: Repo, now: float) -> Authorship | None:
     """post-commit: the note of the commit HEAD now is (a cherry-pick's carried from the picked commit's note),
-    written; None when nothing is written (a rebase under way, nothing added)."""
+    written; None when nothing is written (a rebase under way, a merge, nothing added)."""
     from ..base.gitcmd import GitError
 
     if rebasing(repo):
@@ -222,6 +222,8 @@ def on_commit(repo: Repo, now: float) -> Authorship | None:
         head, *parents = repo.git(["rev-list", "--parents", "-n1", "HEAD"]).decode().split()
     except GitError:
         return None  # no commit (a hook run by hand)
+    if len(parents) > 1:
+        return None  # a merge adds no line of its own: git's blame names the commits the lines came from
     files = added_lines(repo, head, parents)
     if not files:
         return None

@@ -17,10 +17,6 @@ A range is [first, last, author]: 1-based, both ends included, ascending and not
 
 from __future__ import annotations
 
-import json
-
-from ..base.gitcmd import GitError
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..base.note import Json
@@ -130,6 +126,8 @@ class Authorship:
         return {**self.extra, "v": VERSION, "authors": [a.to_json() for a in authors], "files": files}
 
     def dumps(self) -> str:
+        import json  # here: the commit hook's path pays no json import it does not need
+
         return json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n"
 
     @classmethod
@@ -154,6 +152,8 @@ class Authorship:
 
     @classmethod
     def loads(cls, text: str | bytes) -> Authorship:
+        import json
+
         try:
             data = json.loads(text)
         except ValueError as exc:
@@ -163,6 +163,8 @@ class Authorship:
 
 def read(repo: Repo, commit: str) -> Authorship | None:
     """COMMIT's authorship note; None when it has none. A note that is not ours raises a one-line ValueError."""
+    from ..base.gitcmd import GitError
+
     try:
         text = repo.git(["notes", "--ref", NOTES_REF, "show", commit])
     except GitError:
