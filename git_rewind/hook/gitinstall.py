@@ -71,6 +71,12 @@ def script(name: str, program: list[str] | None = None) -> str:
             "fi\n"
             f"{guard}{ours} || :\n"
             "exit 0\n")
+    if name == "prepare-commit-msg":
+        # The trailer is off unless a settings file or the environment names it: no interpreter started otherwise.
+        from ..base.config import PROJECT_FILE  # and the user's file where config.user_file looks
+
+        guard = (f"{{ [ -n \"$GIT_REWIND_COMMIT_TRAILER\" ] || grep -qs commit_trailer {PROJECT_FILE} "
+                 "\"${XDG_CONFIG_HOME:-$HOME/.config}/git-rewind/config.toml\"; } && " + guard)
     return head + (
         "if [ -x \"$chained\" ]; then\n"
         "    \"$chained\" \"$@\" || exit $?\n"
