@@ -17,12 +17,14 @@ A range is [first, last, author]: 1-based, both ends included, ascending and not
 
 from __future__ import annotations
 
+from ..base.repo import AUTHORSHIP_REF
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..base.note import Json
     from ..base.repo import Repo
 
-NOTES_REF = "refs/notes/rewind-authorship"
+NOTES_REF = AUTHORSHIP_REF  # refs/notes/rewind-authorship
 VERSION = 1
 AGENT, PERSON, UNKNOWN = "agent", "person", "unknown"
 ORIGINS = (AGENT, PERSON, UNKNOWN)
