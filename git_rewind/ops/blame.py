@@ -146,8 +146,11 @@ def blame_blobs(repo: Repo, blobs: dict[str, str], now: float) -> dict[str, list
 def _unblamed(path: str, content: bytes, turn: Turn | None) -> list[Line]:
     """CONTENT's lines, all changed since the newest checkpoint (what git's blame says of a file no checkpoint
     holds, without running it)."""
+    rows = content.split(b"\n")  # as git's blame counts lines
+    if rows[-1] == b"":
+        rows.pop()
     lines = []
-    for number, raw in enumerate(content.splitlines(), 1):
+    for number, raw in enumerate(rows, 1):
         line = Line(number, (raw[:-1] if raw.endswith(b"\r") else raw).decode("utf-8", "replace"), None)
         _since_newest(line, path, turn)
         lines.append(line)
@@ -180,7 +183,8 @@ class Engine:
         """PATH's synthetic history ending in BLOB (None: the work tree's file as `git add` would store it)."""
         return self.histories({path: blob})[path]
 
-    def histories(self, blobs: dict[str, str | None] | dict[str, str]) -> dict[str, _History]:
+    def histories(self, blobs: Mapping[str, str | None]) -> dict[str, _History]:
+        """Each path's synthetic history ending in its blob (None: the work tree's file), in one fast-import."""
         from ..base.gitcmd import FastImport
 
         found = {}

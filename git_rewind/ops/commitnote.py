@@ -258,6 +258,8 @@ def on_rewrite(repo: Repo, kind: str, pairs: list[tuple[str, str]], now: float) 
     notes = authorship.read_many(repo, [old for old, _ in pairs])
     written = {}
     for new, before in olds.items():
+        if kind != "amend" and not any(old in notes for old in before):
+            continue  # commits from before the hooks: nothing known to carry (an amend is blamed afresh)
         files = added_lines(repo, new)
         if not files:
             continue
