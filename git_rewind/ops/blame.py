@@ -22,7 +22,7 @@ from ..base.repo import SCRATCH_BLAME
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from ..base.gitcmd import FastImport
     from ..base.note import Json
@@ -188,11 +188,12 @@ class Engine:
         from ..base.gitcmd import FastImport
 
         found = {}
+        states = self._states(list(blobs)) if len(blobs) > 1 else {}
         with FastImport(self.repo.root, env=self.env) as fi:
             base = 0
             for number, (path, blob) in enumerate(blobs.items()):
                 history = _History(self.repo, path, self.items, self.env, base, f"{_REF}-{number}")
-                history.build(fi, blob)
+                history.build(fi, blob, states.get(path))
                 base = history.top
                 found[path] = history
             marks = [m for h in found.values() for m in h.marks]
@@ -201,6 +202,49 @@ class Engine:
                 fi.write(f"reset {_REF}-{number}\n\n".encode())  # no ref is written when the stream ends
         for history in found.values():
             history.resolve(oids)
+        return found
+
+    def _states(self, paths: list[str]) -> dict[str, list[tuple[int, str] | None]]:
+        """(mode, object) of each of PATHS in every checkpoint, oldest first (None: absent), for several files at
+        once: the first checkpoint's `ls-tree` and one `diff-tree --stdin` of each checkpoint against the one
+        before, instead of one `ls` per file and checkpoint (7,000 for 100 files over 70 checkpoints: ~0.5 s).
+        Empty where a command line of PATHS would be too long: then each history asks fast-import."""
+        if not self.items or len(paths) > 500:
+            return {}
+        env = {"GIT_LITERAL_PATHSPECS": "1"}
+        current: dict[str, tuple[int, str] | None] = dict.fromkeys(paths)
+        listed = self.repo.git(["ls-tree", "-r", "-z", self.items[0].commit, "--", *paths], env=env)
+        for record in listed.split(b"\0"):
+            if record:
+                meta, _, name = record.partition(b"\t")
+                mode, _kind, oid = meta.split()
+                current[name.decode("utf-8", "surrogateescape")] = (int(mode, 8), oid.decode())
+        steps = zip(self.items, self.items[1:], strict=False)
+        pairs = "".join(f"{item.commit} {before.commit}\n" for before, item in steps)
+        out = self.repo.git(["diff-tree", "--stdin", "-r", "-z", "--no-renames", "--", *paths], env=env,
+                            input=pairs.encode()) if pairs else b""
+        changes: dict[str, list[tuple[str, tuple[int, str] | None]]] = {}
+        tokens = out.split(b"\0")
+        at, i = "", 0
+        while i < len(tokens):
+            token = tokens[i]
+            if token.startswith(b":"):
+                _old, mode, _was, oid, _status = token[1:].split(b" ")
+                path = tokens[i + 1].decode("utf-8", "surrogateescape")
+                state = (int(mode, 8), oid.decode()) if int(mode, 8) else None
+                changes.setdefault(at, []).append((path, state))
+                i += 2
+                continue
+            if token:
+                at = token.decode()  # the checkpoint whose changes against the one before follow
+            i += 1
+        found: dict[str, list[tuple[int, str] | None]] = {path: [current[path]] for path in paths}
+        for item in self.items[1:]:
+            for path, state in changes.get(item.commit, ()):
+                if path in current:
+                    current[path] = state
+            for path in paths:
+                found[path].append(current[path])
         return found
 
     def lines(self, history: _History) -> list[Line]:
@@ -301,14 +345,15 @@ class _History:
     def marks(self) -> list[int]:
         return list(self._marks)
 
-    def build(self, fi: FastImport, blob: str | None) -> None:
-        """Write the history into FI, ending in BLOB (None: the work tree's file now)."""
+    def build(self, fi: FastImport, blob: str | None, states: Sequence[tuple[int, str] | None] | None = None) -> None:
+        """Write the history into FI, ending in BLOB (None: the work tree's file now); STATES: the file's (mode,
+        object) in each checkpoint when the caller knows them (else fast-import is asked)."""
         now_blob = blob if blob is not None else self._hash_now()
         raw = os.fsencode(self.path)
         previous: str | None = None
         mark = self.base
         restored: int | None = None  # the seq an undo just restored: the next change merges from it
-        answers = fi.ls_many([(item.commit, raw) for item in self.items])
+        answers = states if states is not None else fi.ls_many([(item.commit, raw) for item in self.items])
         for item, found in zip(self.items, answers, strict=True):
             blob = found[1] if found is not None and found[0] != 0o160000 else None
             if blob != previous and (blob is not None or mark != self.base):
