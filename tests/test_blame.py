@@ -351,3 +351,42 @@ def test_plain_rows_leave_out_empty_columns_and_align() -> None:
     assert out[1] == "    (base                      2) "
     assert out[9] == "#12 (unknown 2026-11-25 10:05 10) y10"
     assert rows([]) == []
+
+
+# Into committed history (install --git-hooks) ----------------------------------------------------------------
+
+
+def test_blame_follows_lines_into_commits_through_their_authorship_notes(agent_project: Workdir) -> None:
+    """Lines older than the checkpoints take their author from the authorship note of the commit git's blame
+    names (agent or person), and every committed line carries that commit; uncommitted lines read as before."""
+    w = agent_project
+    w.ok("install", "--git-hooks")
+    init = w.git("rev-parse", "HEAD").strip()
+    agent = Agent(w, env=FAST)
+    agent.prompt("add logging", prompt_id="p1")
+    agent.edit("src/app.py", "print('hello')", "log('start')\nprint('hello')")
+    w.write("src/app.py", "log('start')\nprint('hello')\n")
+    agent.stop()
+    w.write("src/app.py", "log('start')\nprint('hello')\n# mine\n")
+    w.git("commit", "-qam", "logging")
+    made = w.git("rev-parse", "HEAD").strip()
+    # The checkpoints go (as on another clone, or after gc): only the note remembers who wrote what.
+    for ref in w.git("for-each-ref", "--format=%(refname)", "refs/rewind/", "refs/notes/rewind").split():
+        w.git("update-ref", "-d", ref)
+    import shutil
+    shutil.rmtree(w.path / ".git" / "rewind")
+    agent = Agent(w, session="sess-2", env=FAST)
+    agent.prompt("say bye", prompt_id="p2")
+    agent.edit("src/app.py", "# mine", "# mine\nprint('bye')")
+    w.write("src/app.py", "log('start')\nprint('hello')\n# mine\nprint('bye')\n")
+    agent.stop()
+    w.write("src/app.py", "log('start')\nprint('hello')\n# mine\nprint('bye')\n# later\n")
+
+    lines = blame(w, "src/app.py")
+    assert [(line["text"], line["origin"], line.get("commit")) for line in lines] == [
+        ("log('start')", "agent", made), ("print('hello')", "base", init), ("# mine", "person", made),
+        ("print('bye')", "agent", None), ("# later", "outside", None)]
+    assert (lines[0]["prompt"], lines[0]["session"], lines[0]["tool"]) == ("add logging", "sess-1", "Edit")
+    assert lines[3]["prompt"] == "say bye" and "commit" not in lines[3] and "commit" not in lines[4]
+    rows = w.ok("blame", "src/app.py").splitlines()
+    assert rows[2].startswith(made[:8]) and "(person" in rows[2]

@@ -743,3 +743,99 @@ def test_a_user_install_of_an_earlier_version_is_ours_and_installing_again_upgra
     path.write_text(thin.replace(json.dumps(new), json.dumps(old), 1))
     w.ok("uninstall", "--agent", "claude-code")
     assert not agents.get("claude-code").hooks_installed(str(path))
+
+
+# git hooks: install --git-hooks ------------------------------------------------------------------------------
+
+# The person's own hooks, in a core.hooksPath folder: each leaves a trace of its arguments (and stdin).
+THEIR_HOOKS = {
+    "post-commit": ("#!/bin/sh\necho \"post-commit $*\" >> \"$(git rev-parse --git-common-dir)/their.log\"\n", 0o755),
+    "prepare-commit-msg": ("#!/bin/sh\n# refuses a message saying REJECT\n"
+                           "grep -q REJECT \"$1\" && exit 7\necho \"prepare $*\" >> .git/their.log\nexit 0\n", 0o750),
+    "post-rewrite": ("#!/bin/sh\n{ echo \"post-rewrite $*\"; cat; } >> .git/their.log\n", 0o700),
+}
+
+
+def _hook_files(folder: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.name: (p.read_bytes(), p.stat().st_mode & 0o7777) for p in sorted(folder.iterdir())}
+
+
+def _git(w: Workdir, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=cwd or w.path, env={**w.env, "GIT_EDITOR": "true"},
+                          capture_output=True, text=True)
+
+
+def test_git_hooks_chain_the_persons_hooks_in_core_hooks_path_and_uninstall_puts_them_back_byte_exact(
+        project: Workdir) -> None:
+    w = project
+    folder = w.path / ".githooks"
+    folder.mkdir()
+    for name, (text, mode) in THEIR_HOOKS.items():
+        (folder / name).write_text(text)
+        (folder / name).chmod(mode)
+    (folder / "pre-push").write_text("#!/bin/sh\nexit 0\n")  # not one of ours: never touched
+    w.git("config", "core.hooksPath", ".githooks")
+    before = _hook_files(folder)
+    index = (w.path / ".git" / "index").read_bytes()
+
+    out = w.ok("install", "--git-hooks")
+    assert out.count("installed git hook") == 3 and out.count("runs ") == 3
+    assert (w.path / ".git" / "hooks" / "post-commit").exists() is False  # git's hooksPath, not .git/hooks
+    for name in THEIR_HOOKS:
+        assert (folder / (name + ".git-rewind-chained")).read_bytes() == before[name][0]
+    assert (w.path / ".git" / "index").read_bytes() == index
+    installed_now = _hook_files(folder)
+    assert w.ok("install", "--git-hooks").count("already installed") == 3  # idempotent
+    assert _hook_files(folder) == installed_now
+
+    # A commit runs theirs (with git's arguments) and ours.
+    w.write("src/app.py", "print('hello')\nprint('more')\n")
+    run = _git(w, "commit", "-qam", "more")
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    log = (w.path / ".git" / "their.log").read_text()
+    assert "post-commit \n" in log and "prepare .git/COMMIT_EDITMSG message" in log
+    assert json.loads(w.git("notes", "--ref", "rewind-authorship", "show", "HEAD"))["files"]["src/app.py"]
+    # Their prepare-commit-msg's refusal still counts: the commit is not made.
+    head = w.git("rev-parse", "HEAD")
+    w.write("src/app.py", "print('hello')\n")
+    run = _git(w, "commit", "-qam", "REJECT this")
+    assert run.returncode != 0 and w.git("rev-parse", "HEAD") == head
+    # post-rewrite: theirs reads the same pairs on stdin as ours.
+    old = head.strip()
+    run = _git(w, "commit", "-q", "--amend", "-m", "more, amended")
+    assert run.returncode == 0, run.stderr
+    new = w.git("rev-parse", "HEAD").strip()
+    assert f"post-rewrite amend\n{old} {new}\n" in (w.path / ".git" / "their.log").read_text()
+    assert w.git("notes", "--ref", "rewind-authorship", "list", new).strip()
+
+    out = w.ok("uninstall", "--everything")
+    assert out.count("removed git hook") == 3
+    assert _hook_files(folder) == before  # every hook back: bytes and modes, nothing of ours left
+    assert w.ok("uninstall", "--git-hooks").startswith("not installed")
+
+
+def test_git_hooks_in_the_default_folder_and_a_hook_that_is_not_ours_is_left_alone(project: Workdir) -> None:
+    w = project
+    hooks = w.path / ".git" / "hooks"
+    samples = _hook_files(hooks)
+    w.ok("install", "--git-hooks")
+    assert {"post-commit", "post-rewrite", "prepare-commit-msg"} <= set(_hook_files(hooks))
+    # A linked work tree shares them (git's common folder).
+    linked = w.path.parent / "linked"
+    w.git("worktree", "add", "-q", "-b", "side", str(linked))
+    (linked / "side.txt").write_text("side\n")
+    _git(w, "add", "side.txt", cwd=linked)
+    run = _git(w, "commit", "-qm", "side", cwd=linked)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert w.git("notes", "--ref", "rewind-authorship", "list", "side").strip()
+
+    assert json.loads(w.git("notes", "--ref", "rewind-authorship", "show", "side"))["files"] == {
+        "side.txt": [[1, 1, 0]]}
+    (hooks / "post-rewrite").write_text("#!/bin/sh\n# a tool replaced it\n")  # someone else's now
+    out = w.ok("uninstall", "--git-hooks")
+    assert out.count("removed git hook") == 2 and "post-rewrite" not in out
+    assert (hooks / "post-rewrite").read_text() == "#!/bin/sh\n# a tool replaced it\n"
+    (hooks / "post-rewrite").unlink()
+    assert _hook_files(hooks) == samples
+    refused = w.rewind("install", "--git-hooks", "--agent", "claude-code")
+    assert refused.returncode == 2 and "--git-hooks takes no --agent" in refused.stderr

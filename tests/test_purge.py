@@ -429,3 +429,27 @@ def test_a_text_in_file_names_leaves_trees_notes_and_every_state_file(project: W
     assert (w.path / "cache" / "[PURGED]" / "data.json").read_text() == '{"a": 1}\n'
     assert not [p for p in w.path.rglob("*") if TOKEN in str(p)]
     w.fsck()
+
+
+def test_a_text_leaves_the_commits_authorship_notes(agent_project: Workdir) -> None:
+    """A prompt holding the text went into a commit's authorship note (install --git-hooks): purge writes the
+    notes ref afresh without it, and the old notes go from the object store."""
+    w = agent_project
+    w.ok("install", "--git-hooks")
+    agent = Agent(w, env={"GIT_REWIND_ANTI_SPAM_SECONDS": "0", "GIT_REWIND_MIN_CHANGE_CHARS": "0"})
+    agent.prompt(f"deploy with {SECRET}")
+    agent.edit("src/app.py", "print('hello')", "deploy()\nprint('hello')")
+    w.write("src/app.py", "deploy()\nprint('hello')\n")
+    agent.stop()
+    w.git("commit", "-qam", "deploy")
+    w.write("other.txt", "mine\n")
+    w.git("add", "other.txt")
+    w.git("commit", "-qm", "mine")  # a second note, without the text
+    assert SECRET in w.git("notes", "--ref", "rewind-authorship", "show", "HEAD~1")
+    out = w.ok("purge", "--text", SECRET)
+    assert "took the text out of 1 commit authorship note (refs/notes/rewind-authorship)" in out
+    note = json.loads(w.git("notes", "--ref", "rewind-authorship", "show", "HEAD~1"))
+    assert note["authors"][0]["prompt"] == "deploy with [PURGED]" and note["files"] == {"src/app.py": [[1, 1, 0]]}
+    assert json.loads(w.git("notes", "--ref", "rewind-authorship", "show", "HEAD"))["authors"] == [
+        {"origin": "person"}]
+    assert not holding(w, SECRET)

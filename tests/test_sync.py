@@ -538,3 +538,46 @@ def test_a_copy_made_by_an_older_scanner_is_looked_at_again(project: Workdir, ba
     newest = subprocess.run(["git", "ls-tree", "-r", "--name-only", ref + "^2"], cwd=bare, capture_output=True,
                             text=True, check=True).stdout.split()
     assert "src/app.py" in newest and not [p for p in newest if "ghp_" in p]
+
+
+def test_commit_authorship_notes_go_redacted_and_a_teammate_blames_with_them(project: Workdir, bare: Path,
+                                                                            tmp_path: Path) -> None:
+    """The authorship notes of the person's commits (install --git-hooks) go to the remote's one
+    refs/notes/rewind-authorship with prompts redacted as the checkpoints' notes are; a teammate's fetch lets them
+    in for the commits it has, and its blame then names the agent and the redacted prompt."""
+    w = project
+    w.git("remote", "add", "origin", str(bare))
+    w.ok("install", "--git-hooks")
+    agent = Agent(w, env={"GIT_REWIND_ANTI_SPAM_SECONDS": "0", "GIT_REWIND_MIN_CHANGE_CHARS": "0"})
+    agent.prompt(f"use the key {AWS} to deploy", prompt_id="p1")
+    agent.edit("src/app.py", "print('hello')", "deploy()\nprint('hello')")
+    w.write("src/app.py", "deploy()\nprint('hello')\n")
+    agent.stop()
+    w.git("commit", "-qam", "deploy")
+    made = w.git("rev-parse", "HEAD").strip()
+    local_note = w.git("notes", "--ref", "rewind-authorship", "show", made)
+    assert AWS in local_note  # here, the note keeps the prompt as typed
+    w.git("push", "-q", "origin", "main")
+    out = w.ok("push", "origin")
+    assert "pushed 1 commit authorship note (refs/notes/rewind-authorship)" in out
+    assert "refs/notes/rewind-authorship" in refs(bare)
+    held = objects(bare)
+    assert AWS.encode() not in held
+    shared = json.loads(subprocess.run(["git", "notes", "--ref", "rewind-authorship", "show", made], cwd=bare,
+                                       capture_output=True, text=True, check=True).stdout)
+    assert shared["authors"][0]["prompt"].startswith("use the key [REDACTED:")
+    assert shared["authors"][0]["checkpoint"] == json.loads(local_note)["authors"][0]["checkpoint"]
+    assert "authorship" not in w.ok("push", "origin")  # nothing new the second time
+    assert w.git("notes", "--ref", "rewind-authorship", "show", made) == local_note  # the local note is untouched
+
+    bob = clone(tmp_path, "bob", bare)
+    bob.git("fetch", "-q", "origin", "main")
+    bob.git("checkout", "-q", "-b", "main", "FETCH_HEAD")
+    out = bob.ok("fetch", "origin")
+    assert "fetched 1 commit authorship note" in out
+    assert json.loads(bob.git("notes", "--ref", "rewind-authorship", "show", made)) == shared
+    bob.ok("snap", "-m", "bob starts")  # blame reads a work tree with checkpoints
+    lines = json.loads(bob.ok("blame", "--json", "src/app.py"))
+    assert [(line["origin"], line.get("commit")) for line in lines][0] == ("agent", made)
+    assert lines[0]["prompt"].startswith("use the key [REDACTED:") and lines[0]["agent"] == "claude-code"
+    assert bob.ok("fetch", "origin").count("authorship") == 0  # nothing new: said nothing

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         sync_remote: str | None
         sync_conversation: bool
         sync_auto: bool
+        commit_trailer: bool
 
     from .repo import Repo
 
@@ -82,6 +83,8 @@ DEFAULTS: dict[str, Any] = {
     "sync_remote": None,
     "sync_conversation": False,  # push redacted transcripts too (push --with-conversation)
     "sync_auto": False,  # a background push after each turn end
+    # The git hooks (install --git-hooks): an Assisted-by trailer on commits that hold agents' lines.
+    "commit_trailer": False,
 }
 
 # The tier's value for a setting left at None.
@@ -247,6 +250,7 @@ _CONVERT = {
     "sync_remote": _remote_name,
     "sync_conversation": _bool,
     "sync_auto": _bool,
+    "commit_trailer": _bool,
 }
 
 

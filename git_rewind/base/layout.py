@@ -30,6 +30,7 @@ GITIGNORES = "gitignores"  # a cache of targets' ignore rules, by tree (ignore.p
 CONFIG_CACHE = "config-cache.json"  # the hooks' parse of the config files, by mtime (config.py)
 HOOK_LOG = "hook.log"  # every hook decision (hook.py)
 HOOK_ERRORS = "hook-errors.log"  # a hook's internal errors, which never reach the agent (hook.py)
+GIT_HOOK_ERRORS = "git-hook-errors.log"  # the git hooks' internal errors, which never fail a commit (githook.py)
 DAEMON_SOCKET = "daemon.sock"  # the file-watcher daemon's socket (daemon.py)
 DAEMON_STATE = "daemon.json"  # its pid, start time, why it is not running
 DAEMON_LOCK = "daemon.lock"  # held by the running daemon for its whole life: one per work tree
@@ -77,7 +78,8 @@ PURGE = {
     TRACKED_IGNORED: "drop", REFERENCE_INDEX: "scratch", REFERENCE_FILES: "drop", REFERENCE: "nothing",
     LAST: "nothing", RESTORED: "nothing", SESSIONS: "json", TIPS: "nothing", TURNS: "json", REWINDS: "lines",
     JOURNAL: "scratch", TARGET_EXCLUDES: "drop", GITIGNORES: "drop", CONFIG_CACHE: "drop", HOOK_LOG: "lines",
-    HOOK_ERRORS: "lines", DAEMON_SOCKET: "nothing", DAEMON_STATE: "json", DAEMON_LOCK: "nothing",
+    HOOK_ERRORS: "lines", GIT_HOOK_ERRORS: "lines", DAEMON_SOCKET: "nothing", DAEMON_STATE: "json",
+    DAEMON_LOCK: "nothing",
     DAEMON_COOKIES: "nothing", WATCH_COOKIES: "nothing", SCRATCH_PATCH: "scratch", SCRATCH_BLAME: "scratch",
     SCRATCH_CAT: "scratch", SCRATCH_RESTORE: "scratch", SCRATCH_INDEX: "scratch",
     STORE_LOCK: "nothing", REF_MOVES: "nothing", SEQ: "nothing", LAST_PACK: "nothing", STORAGE_STATE: "nothing",

@@ -89,11 +89,13 @@ class FastImportWriter(Writer):
 
     def note(self, ref: str, notes_tip: str | None, commit: str, content: bytes, message: bytes, when: int) -> Oid:
         mark = self._mark()
-        self._fi.commit(ref, message, when, mark=mark, parents=[notes_tip] if notes_tip else [])
+        # a tip this stream made (several notes in a row) is named by its mark: fast-import knows it no other way
+        self._fi.commit(ref, message, when, mark=mark, parents=[self._ref(notes_tip)] if notes_tip else [])
         self._fi.write(b"N inline " + self._ref(commit).encode() + b"\n")
         self._fi.data(content)
         self._fi.write(b"\n")
         made = self._fi.get_mark(mark)
+        self._marks[made] = mark
         self._fi.reset(ref)
         return made
 

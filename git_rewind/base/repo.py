@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 REF_PREFIX = "refs/rewind/"
 NOTES_REF = "refs/notes/rewind"
+AUTHORSHIP_REF = "refs/notes/rewind-authorship"  # the commits' authorship notes (store/authorship.py)
 SHARE_PREFIX = "refs/notes/rewind-share/"  # <sync_name>: this machine's shareable copy (share.py)
 REMOTE_PREFIX = "refs/notes/rewind-remote/"  # <remote>/<sync_name>: other machines' copies, fetched (sync.py)
 INCOMING_PREFIX = "refs/notes/rewind-incoming/"  # a fetch's refs while they are checked (sync.py; never left)
@@ -33,7 +34,7 @@ SCRATCH_SHARE = "refs/rewind-share/pending"  # the shareable copies while they a
 SCRATCH_REFS = (SCRATCH_ATTACHMENTS, SCRATCH_TAKEBACK, SCRATCH_SCAN, SCRATCH_BLAME, SCRATCH_SHARE)
 # Every ref git-rewind may write, as `git for-each-ref` patterns (a pattern matches whole name components):
 # what a reader of all of ours, gc, purge, sync and the drop-the-store commands go through.
-NAMESPACES = ("refs/rewind", NOTES_REF, SHARE_PREFIX.rstrip("/"), REMOTE_PREFIX.rstrip("/"),
+NAMESPACES = ("refs/rewind", NOTES_REF, AUTHORSHIP_REF, SHARE_PREFIX.rstrip("/"), REMOTE_PREFIX.rstrip("/"),
               INCOMING_PREFIX.rstrip("/"), *SCRATCH_REFS)
 
 

@@ -170,14 +170,20 @@ def blame(lines: list[Line]) -> list[str]:
     """`git rewind blame`, read like `git blame`: `#12 (agent   claude-code Edit  2026-11-25 10:00  7) text`.
 
     The checkpoint that first held the line (blank for base lines and for lines changed since the newest
-    checkpoint), who (origin, agent, tool), when (UTC), the line number and the text.
+    checkpoint), who (origin, agent, tool), when (UTC), the line number and the text. A committed line whose
+    author its commit's authorship note gives shows that commit's short id first, and the checkpoint the note
+    names in place of the time.
     """
     rows = []
     for item in lines:
-        when = (item.created or "").replace("T", " ")[:16] if item.seq is not None else \
-            ("" if item.origin == "base" else "not checkpointed")
-        rows.append((f"#{item.seq}" if item.seq is not None else "", item.origin or "unknown", item.agent or "",
-                     item.tool or "", when, str(item.line), item.text))
+        if item.noted:  # its author from the authorship note of its commit
+            first, when = (item.commit or "")[:8], f"#{item.seq}" if item.seq is not None else ""
+        else:
+            first = f"#{item.seq}" if item.seq is not None else ""
+            when = (item.created or "").replace("T", " ")[:16] if item.seq is not None else \
+                ("" if item.origin == "base" else "not checkpointed")
+        rows.append((first, item.origin or "unknown", item.agent or "", item.tool or "", when, str(item.line),
+                     item.text))
     if not rows:
         return []
     widths = [max(len(row[i]) for row in rows) for i in range(6)]

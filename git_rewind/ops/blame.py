@@ -22,6 +22,8 @@ from ..base.repo import SCRATCH_BLAME
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from ..base.gitcmd import FastImport
     from ..base.note import Json
     from ..base.repo import Repo
@@ -37,7 +39,8 @@ _UNKNOWN_HINT = "minimal tier, or checkpoints from before origins were recorded"
 class Line:
     """One line of the file as it is now, and who put it there (None: unknown, or not from a checkpoint)."""
 
-    __slots__ = ("line", "text", "origin", "seq", "session", "agent", "tool", "prompt", "created")
+    __slots__ = ("line", "text", "origin", "seq", "session", "agent", "tool", "prompt", "created", "commit",
+                 "checkpoint", "model", "noted")
     KEYS = ("line", "text", "origin", "seq", "session", "agent", "tool", "prompt", "created")
 
     def __init__(self, line: int, text: str, origin: str | None, seq: int | None = None,
@@ -45,16 +48,25 @@ class Line:
                  prompt: str | None = None, created: str | None = None) -> None:
         self.line = line  # 1-based
         self.text = text  # without its line ending
-        self.origin = origin  # "agent", "outside", "base", or None (unknown: no origins recorded for the step)
+        # "agent", "outside", "base", None (unknown: no origins recorded for the step), or for a committed line
+        # whose author the commit's authorship note gives: "agent" or "person"
+        self.origin = origin
         self.seq = seq  # the checkpoint that first held it (None: base, or changed since the newest one)
         self.session = session
         self.agent = agent
         self.tool = tool
         self.prompt = prompt
         self.created = created
+        self.commit: str | None = None  # the commit git's blame names for a committed line
+        self.checkpoint: str | None = None  # the commit of checkpoint SEQ (for the authorship notes)
+        self.model: str | None = None  # the agent's model, where the checkpoint's data says it
+        self.noted = False  # who wrote it comes from COMMIT's authorship note, not from the checkpoints
 
     def to_json(self) -> dict[str, Json]:
-        return {key: getattr(self, key) for key in self.KEYS}
+        found: dict[str, Json] = {key: getattr(self, key) for key in self.KEYS}
+        if self.commit is not None:
+            found["commit"] = self.commit
+        return found
 
 
 class Result:
@@ -78,29 +90,179 @@ class Result:
 
 def blame(repo: Repo, path: str, now: float) -> Result:
     """Who put each line of PATH (relative to the work tree's root, '/'-separated) there; NOW decides whether
-    lines changed since the newest checkpoint are an agent's (a turn is running) or from outside."""
-    import shutil
-
-    from ..base.fsutil import scratch_dir
+    lines changed since the newest checkpoint are an agent's (a turn is running) or from outside. Lines git's
+    own blame finds committed carry their commit, and where the checkpoints do not know their author (older
+    than them, or from outside) the commit's authorship note says who wrote them."""
     from ..store import checkpoints
 
     _check_file(repo, path)
     items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)
     if not items:
         raise RewindError("no checkpoints yet in this work tree: nothing to blame against", remedy=NO_CHECKPOINTS)
-    repo.ensure_dirs()
-    quarantine = scratch_dir(repo.rewind_dir, layout.SCRATCH_BLAME)
+    engine = Engine(repo, items, now)
     try:
-        os.mkdir(os.path.join(quarantine, "pack"))
-        env = _quarantine_env(repo, quarantine)
-        history = _History(repo, path, items, env)
-        history.build()
+        history = engine.history(path, None)
         if not history.changed and _ignored(repo, path):
             raise RewindError(f"{path} is ignored: git rewind keeps no history of ignored files")
-        commits = _blame(repo, path, history.final, env)
+        known = [c for c in history.changed if history.origins(c) is not None]
+        if history.changed and not known:
+            raise RewindError(f"attribution is unknown for {path}: none of its checkpoints recorded origins "
+                              f"({_UNKNOWN_HINT})")
+        lines = engine.lines(history)
     finally:
-        shutil.rmtree(quarantine, ignore_errors=True)
-    return Result(path, _lines(repo, path, history, commits, now))
+        engine.close()
+    _committed(repo, path, lines)
+    return Result(path, lines)
+
+
+def blame_blobs(repo: Repo, blobs: dict[str, str], now: float) -> dict[str, list[Line]]:
+    """Who put each line of each blob there, as `blame` would say of a work tree holding it at PATH (BLOBS:
+    path -> blob id, text files): the one engine, sharing the checkpoints' reading, one object directory and
+    one fast-import across the files. What the commit hook asks of the content it commits. With no
+    checkpoints every line is since the newest one (the running turn's, else from outside)."""
+    from ..store import checkpoints
+
+    items = checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)
+    engine = Engine(repo, items, now) if items else None
+    try:
+        histories = engine.histories(blobs) if engine is not None else {}
+        found = engine.lines_of([h for h in histories.values() if h.by_commit.keys() - {h.final}]) \
+            if engine is not None else {}
+        rest = [path for path in blobs if path not in found]  # no checkpoint holds them: no blame needed
+        if rest:
+            from ..base import turns
+            from ..base.gitcmd import cat_file
+
+            running = turns.running(repo, now) if engine is None else None
+            turn = engine.turn if engine is not None else (running[0] if running else None)
+            for path, blob in zip(rest, cat_file([blobs[p] for p in rest], repo.root), strict=True):
+                found[path] = _unblamed(path, blob[1] if blob is not None else b"", turn)
+        return found
+    finally:
+        if engine is not None:
+            engine.close()
+
+
+def _unblamed(path: str, content: bytes, turn: Turn | None) -> list[Line]:
+    """CONTENT's lines, all changed since the newest checkpoint (what git's blame says of a file no checkpoint
+    holds, without running it)."""
+    rows = content.split(b"\n")  # as git's blame counts lines
+    if rows[-1] == b"":
+        rows.pop()
+    lines = []
+    for number, raw in enumerate(rows, 1):
+        line = Line(number, (raw[:-1] if raw.endswith(b"\r") else raw).decode("utf-8", "replace"), None)
+        _since_newest(line, path, turn)
+        lines.append(line)
+    return lines
+
+
+class Engine:
+    """git's blame over the work tree's checkpoints (ITEMS), for one file or several: a quarantined object
+    directory, the synthetic histories written through one fast-import, `git blame` of each."""
+
+    def __init__(self, repo: Repo, items: list[Checkpoint], now: float) -> None:
+        from ..base import turns
+        from ..base.fsutil import scratch_dir
+
+        self.repo = repo
+        self.items = items
+        repo.ensure_dirs()
+        self.quarantine = scratch_dir(repo.rewind_dir, layout.SCRATCH_BLAME)
+        os.mkdir(os.path.join(self.quarantine, "pack"))
+        self.env = _quarantine_env(repo, self.quarantine)
+        running = turns.running(repo, now)
+        self.turn = running[0] if running else None
+
+    def close(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.quarantine, ignore_errors=True)
+
+    def history(self, path: str, blob: str | None) -> _History:
+        """PATH's synthetic history ending in BLOB (None: the work tree's file as `git add` would store it)."""
+        return self.histories({path: blob})[path]
+
+    def histories(self, blobs: Mapping[str, str | None]) -> dict[str, _History]:
+        """Each path's synthetic history ending in its blob (None: the work tree's file), in one fast-import."""
+        from ..base.gitcmd import FastImport
+
+        found = {}
+        states = self._states(list(blobs)) if len(blobs) > 1 else {}
+        with FastImport(self.repo.root, env=self.env) as fi:
+            base = 0
+            for number, (path, blob) in enumerate(blobs.items()):
+                history = _History(self.repo, path, self.items, self.env, base, f"{_REF}-{number}")
+                history.build(fi, blob, states.get(path))
+                base = history.top
+                found[path] = history
+            marks = [m for h in found.values() for m in h.marks]
+            oids = dict(zip(marks, fi.get_marks(marks), strict=True))
+            for number in range(len(found)):
+                fi.write(f"reset {_REF}-{number}\n\n".encode())  # no ref is written when the stream ends
+        for history in found.values():
+            history.resolve(oids)
+        return found
+
+    def _states(self, paths: list[str]) -> dict[str, list[tuple[int, str] | None]]:
+        """(mode, object) of each of PATHS in every checkpoint, oldest first (None: absent), for several files at
+        once: the first checkpoint's `ls-tree` and one `diff-tree --stdin` of each checkpoint against the one
+        before, instead of one `ls` per file and checkpoint (7,000 for 100 files over 70 checkpoints: ~0.5 s).
+        Empty where a command line of PATHS would be too long: then each history asks fast-import."""
+        if not self.items or len(paths) > 500:
+            return {}
+        env = {"GIT_LITERAL_PATHSPECS": "1"}
+        current: dict[str, tuple[int, str] | None] = dict.fromkeys(paths)
+        listed = self.repo.git(["ls-tree", "-r", "-z", self.items[0].commit, "--", *paths], env=env)
+        for record in listed.split(b"\0"):
+            if record:
+                meta, _, name = record.partition(b"\t")
+                mode, _kind, oid = meta.split()
+                current[name.decode("utf-8", "surrogateescape")] = (int(mode, 8), oid.decode())
+        steps = zip(self.items, self.items[1:], strict=False)
+        pairs = "".join(f"{item.commit} {before.commit}\n" for before, item in steps)
+        out = self.repo.git(["diff-tree", "--stdin", "-r", "-z", "--no-renames", "--", *paths], env=env,
+                            input=pairs.encode()) if pairs else b""
+        changes: dict[str, list[tuple[str, tuple[int, str] | None]]] = {}
+        tokens = out.split(b"\0")
+        at, i = "", 0
+        while i < len(tokens):
+            token = tokens[i]
+            if token.startswith(b":"):
+                _old, mode, _was, oid, _status = token[1:].split(b" ")
+                path = tokens[i + 1].decode("utf-8", "surrogateescape")
+                state = (int(mode, 8), oid.decode()) if int(mode, 8) else None
+                changes.setdefault(at, []).append((path, state))
+                i += 2
+                continue
+            if token:
+                at = token.decode()  # the checkpoint whose changes against the one before follow
+            i += 1
+        found: dict[str, list[tuple[int, str] | None]] = {path: [current[path]] for path in paths}
+        for item in self.items[1:]:
+            for path, state in changes.get(item.commit, ()):
+                if path in current:
+                    current[path] = state
+            for path in paths:
+                found[path].append(current[path])
+        return found
+
+    def lines(self, history: _History) -> list[Line]:
+        commits = _blame(self.repo, history.path, history.final, self.env)
+        return _lines(history, commits, self.turn)
+
+    def lines_of(self, histories: list[_History]) -> dict[str, list[Line]]:
+        """`lines` of several histories, their `git blame`s run side by side (as many at once as there are CPUs)."""
+        from ..base.gitcmd import Background
+
+        found: dict[str, list[Line]] = {}
+        width = max(1, os.cpu_count() or 1)
+        for start in range(0, len(histories), width):
+            batch = histories[start:start + width]
+            running = [Background(_blame_args(h.final, h.path), cwd=self.repo.root, env=self.env) for h in batch]
+            for history, job in zip(batch, running, strict=True):
+                found[history.path] = _lines(history, _parse_blame(job.result()), self.turn)
+        return found
 
 
 def _check_file(repo: Repo, path: str) -> None:
@@ -136,14 +298,24 @@ def _quarantine_env(repo: Repo, quarantine: str) -> dict[str, str]:
     objects = os.environ.get("GIT_OBJECT_DIRECTORY") or os.path.join(repo.commondir, "objects")
     alternates = [objects] + [p for p in os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(os.pathsep)
                               if p]
-    return {"GIT_OBJECT_DIRECTORY": quarantine, "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(alternates)}
+    # fastimport.unpackLimit=0: fast-import's objects stay one pack, with no `unpack-objects` process after it (the
+    # quarantine goes whole; ~20 ms of each blame)
+    found = {"GIT_OBJECT_DIRECTORY": quarantine, "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(alternates)}
+    count = int(os.environ.get("GIT_CONFIG_COUNT") or 0)  # settings given this way before ours are kept
+    found.update({"GIT_CONFIG_COUNT": str(count + 1), f"GIT_CONFIG_KEY_{count}": "fastimport.unpackLimit",
+                  f"GIT_CONFIG_VALUE_{count}": "0"})
+    return found
 
 
 class _History:
     """The synthetic linear history of one file, written through one fast-import: which commit is which."""
 
-    def __init__(self, repo: Repo, path: str, items: list[Checkpoint], env: dict[str, str]) -> None:
+    def __init__(self, repo: Repo, path: str, items: list[Checkpoint], env: dict[str, str], base: int = 0,
+                 ref: str = _REF) -> None:
         self.repo = repo
+        self.base = base  # its marks are above BASE: several histories share one fast-import
+        self.ref = ref
+        self.top = base  # the highest mark used
         self.path = path
         self.items = items
         self.env = env
@@ -153,6 +325,7 @@ class _History:
         self.changed: list[Checkpoint] = []  # the checkpoints at which the file's content changed
         self._marks: dict[int, Checkpoint | None] = {}
         self._first_mark: int | None = None
+        self._final_mark = 0
         self._at: list[tuple[int, int]] = []  # (seq, the mark current from that checkpoint on)
         self._prior = {item.seq: before.seq for before, item in zip(items, items[1:], strict=False)}
 
@@ -168,36 +341,41 @@ class _History:
             return None
         return note.origins
 
-    def build(self) -> None:
-        from ..base.gitcmd import FastImport
+    @property
+    def marks(self) -> list[int]:
+        return list(self._marks)
 
-        now_blob = self._hash_now()
+    def build(self, fi: FastImport, blob: str | None, states: Sequence[tuple[int, str] | None] | None = None) -> None:
+        """Write the history into FI, ending in BLOB (None: the work tree's file now); STATES: the file's (mode,
+        object) in each checkpoint when the caller knows them (else fast-import is asked)."""
+        now_blob = blob if blob is not None else self._hash_now()
         raw = os.fsencode(self.path)
-        with FastImport(self.repo.root, env=self.env) as fi:
-            previous: str | None = None
-            mark = 0
-            restored: int | None = None  # the seq an undo just restored: the next change merges from it
-            answers = fi.ls_many([(item.commit, raw) for item in self.items])
-            for item, found in zip(self.items, answers, strict=True):
-                blob = found[1] if found is not None and found[0] != 0o160000 else None
-                if blob != previous and (blob is not None or mark):
-                    if mark == 0 and blob is not None:
-                        mark = self._base_from_head(fi, item, blob)
-                    merge = self._mark_at(restored) if restored is not None else None
-                    mark = self._commit(fi, mark, item, blob, merge)
-                    if self._first_mark is None and blob is not None:
-                        self._first_mark = mark
-                    self.changed.append(item)
-                    previous = blob
-                restored = item.note.rewind.to if item.note.rewind is not None and item.note.rewind.code else None
-                if mark:
-                    self._at.append((item.seq, mark))
-            mark = self._commit(fi, mark, None, now_blob, None)
-            oids = dict(zip(self._marks, fi.get_marks(list(self._marks)), strict=True))
-            fi.write(f"reset {_REF}\n\n".encode())  # no ref is written when the stream ends
+        previous: str | None = None
+        mark = self.base
+        restored: int | None = None  # the seq an undo just restored: the next change merges from it
+        answers = states if states is not None else fi.ls_many([(item.commit, raw) for item in self.items])
+        for item, found in zip(self.items, answers, strict=True):
+            blob = found[1] if found is not None and found[0] != 0o160000 else None
+            if blob != previous and (blob is not None or mark != self.base):
+                if mark == self.base and blob is not None:
+                    mark = self._base_from_head(fi, item, blob)
+                merge = self._mark_at(restored) if restored is not None else None
+                mark = self._commit(fi, mark, item, blob, merge)
+                if self._first_mark is None and blob is not None:
+                    self._first_mark = mark
+                self.changed.append(item)
+                previous = blob
+            restored = item.note.rewind.to if item.note.rewind is not None and item.note.rewind.code else None
+            if mark != self.base:
+                self._at.append((item.seq, mark))
+        self._final_mark = self._commit(fi, mark, None, now_blob, None)
+        self.top = self._final_mark
+
+    def resolve(self, oids: Mapping[int, str]) -> None:
+        """Learn the commits fast-import made for the marks (OIDS: every mark's)."""
         self.by_commit = {oids[m]: item for m, item in self._marks.items()}
         self.first = oids[self._first_mark] if self._first_mark is not None else None
-        self.final = oids[mark]
+        self.final = oids[self._final_mark]
 
     def _hash_now(self) -> str:
         """The file as a checkpoint would store it now (`git add` with the user's index: its clean filter and eol
@@ -212,18 +390,19 @@ class _History:
 
     def _base_from_head(self, fi: FastImport, item: Checkpoint, blob: str) -> int:
         """When the work tree's first checkpoint records the file as changed, the file as HEAD held it then
-        (what that checkpoint was compared with) becomes a base commit before it; returns the mark used (0: none)."""
+        (what that checkpoint was compared with) becomes a base commit before it; returns the mark used (BASE: none)."""
         note = item.note
         if item is not self.items[0] or not note.origins or self.path not in note.origins or not note.head:
-            return 0
+            return self.base
         if not self.repo.git(["rev-parse", "-q", "--verify", note.head + "^{commit}"], check=False).strip():
-            return 0  # HEAD moved on and its commit was pruned
+            return self.base  # HEAD moved on and its commit was pruned
         found = fi.ls(note.head, os.fsencode(self.path))
         if found is None or found[0] == 0o160000 or found[1] == blob:
-            return 0
-        self._marks[1] = None
-        self._emit(fi, 1, 0, note.created, "base", found[1], None)
-        return 1
+            return self.base
+        mark = self.base + 1
+        self._marks[mark] = None
+        self._emit(fi, mark, 0, note.created, "base", found[1], None)
+        return mark
 
     def _mark_at(self, seq: int) -> int | None:
         """The mark holding the file as checkpoint SEQ had it (None: not in this history)."""
@@ -236,7 +415,8 @@ class _History:
         self._marks[mark] = item
         when = item.note.created if item is not None else None
         message = f"#{item.seq}" if item is not None else "not yet checkpointed"
-        self._emit(fi, mark, parent, when, message, blob, merge if merge != parent else None)
+        self._emit(fi, mark, parent if parent != self.base else 0, when, message, blob,
+                   merge if merge != parent else None)
         return mark
 
     def _emit(self, fi: FastImport, mark: int, parent: int, created: str | None, message: str, blob: str | None,
@@ -246,7 +426,7 @@ class _History:
 
         stamp = int(parse_utc(created) or 0)
         body = message.encode()
-        fi.commit(_REF, body, stamp, mark=mark, parents=[f":{p}" for p in (parent, merge) if p])
+        fi.commit(self.ref, body, stamp, mark=mark, parents=[f":{p}" for p in (parent, merge) if p])
         path = quote_path(os.fsencode(self.path))
         fi.write(b"M 100644 " + blob.encode() + b" " + path + b"\n" if blob is not None else b"D " + path + b"\n")
         fi.write(b"\n")
@@ -254,9 +434,16 @@ class _History:
 
 def _blame(repo: Repo, path: str, final: str, env: dict[str, str]) -> list[tuple[str, bytes]]:
     """(commit, text) of each line of PATH in FINAL, from `git blame --porcelain`."""
+    return _parse_blame(repo.git(_blame_args(final, path), env=env))
+
+
+def _blame_args(final: str, path: str) -> list[str]:
     # --no-ignore-revs-file: a blame.ignoreRevsFile of the user's names commits of their own history (a missing
     # one would even fail the blame).
-    out = repo.git(["blame", "--porcelain", "--no-ignore-revs-file", final, "--", path], env=env)
+    return ["blame", "--porcelain", "--no-ignore-revs-file", final, "--", path]
+
+
+def _parse_blame(out: bytes) -> list[tuple[str, bytes]]:
     found: list[tuple[str, bytes]] = []
     commit: str | None = None
     for row in out.split(b"\n"):
@@ -269,20 +456,14 @@ def _blame(repo: Repo, path: str, final: str, env: dict[str, str]) -> list[tuple
     return found
 
 
-def _lines(repo: Repo, path: str, history: _History, commits: list[tuple[str, bytes]], now: float) -> list[Line]:
-    from ..base import turns
-
-    known = [c for c in history.changed if history.origins(c) is not None]
-    if history.changed and not known:
-        raise RewindError(f"attribution is unknown for {path}: none of its checkpoints recorded origins "
-                          f"({_UNKNOWN_HINT})")
-    running = turns.running(repo, now)
+def _lines(history: _History, commits: list[tuple[str, bytes]], turn: Turn | None) -> list[Line]:
+    path = history.path
     lines = []
     for number, (commit, raw) in enumerate(commits, 1):
         text = raw[:-1] if raw.endswith(b"\r") else raw
         line = Line(number, text.decode("utf-8", "replace"), None)
         if commit == history.final:
-            _since_newest(line, path, running[0] if running else None)
+            _since_newest(line, path, turn)
         elif commit not in history.by_commit or history.by_commit[commit] is None:
             line.origin = BASE
         else:
@@ -310,13 +491,14 @@ def _from_checkpoint(line: Line, path: str, item: Checkpoint, origins: dict[str,
     if first and origin is None:
         line.origin = BASE
         return
-    line.origin, line.seq, line.created = origin, item.seq, note.created
+    line.origin, line.seq, line.created, line.checkpoint = origin, item.seq, note.created, item.commit
     if origin == AGENT and note.turn is not None:
         turn = note.turn
         tools = turn.get("tools")
         line.session, line.agent, line.prompt = _text(turn.get("session")), _text(turn.get("agent")), \
             _text(turn.get("prompt"))
         line.tool = _text(tools.get(path)) if isinstance(tools, dict) else None
+        line.model = _text(turn.get("model")) or _text(note.extra.get("model"))
 
 
 def origin_of(origins: dict[str, str] | None, omitted: int | None, path: str) -> str | None:
@@ -329,6 +511,65 @@ def origin_of(origins: dict[str, str] | None, omitted: int | None, path: str) ->
     if omitted and len(values) == 1:
         return values.pop()
     return None
+
+
+def _committed(repo: Repo, path: str, lines: list[Line]) -> None:
+    """Follow LINES into committed history: git's blame of the work tree's file names the commit of each committed
+    line, which the line then carries; where the checkpoints do not give the line to an agent, that commit's
+    authorship note (when it has one for the line) says who wrote it: an agent, or the person."""
+    from ..store import authorship
+
+    found = _blame_worktree(repo, path)
+    if len(found) != len(lines):
+        return  # the file changed between the two blames: leave the checkpoints' answer
+    notes = authorship.read_many(repo, sorted({commit for commit, _, _ in found if commit}))
+    for line, (commit, original, number) in zip(lines, found, strict=True):
+        if not commit:
+            continue
+        line.commit = commit
+        note = notes.get(commit)
+        author = note.author_of(original, number) if note is not None else None
+        if author is None or author.origin == authorship.UNKNOWN or line.origin == AGENT:
+            continue
+        line.origin, line.noted = author.origin, True
+        line.seq, line.created, line.checkpoint = author.seq, None, author.checkpoint
+        line.session, line.agent, line.tool, line.prompt = author.session, author.agent, author.tool, author.prompt
+        line.model = author.model
+
+
+def _blame_worktree(repo: Repo, path: str) -> list[tuple[str | None, str, int]]:
+    """(commit or None when not committed, the path in that commit, the line's number there) for each line of
+    PATH in the work tree, from `git blame --porcelain` (nothing where PATH is not in HEAD, or there is none)."""
+    from ..base.gitcmd import GitError
+
+    try:
+        out = repo.git(["blame", "--porcelain", "--no-ignore-revs-file", "--", path])
+    except GitError:
+        return []
+    found: list[tuple[str | None, str, int]] = []
+    names: dict[str, str] = {}
+    head: list[bytes] | None = None
+    for row in out.split(b"\n"):
+        if head is None:
+            if row:
+                head = row.split(b" ")
+        elif row.startswith(b"\t"):
+            commit = head[0].decode()
+            committed = commit.strip("0") != ""
+            found.append((commit if committed else None, names.get(commit, path), int(head[1])))
+            head = None
+        elif row.startswith(b"filename "):
+            names[head[0].decode()] = _unquote(row[len(b"filename "):])
+    return found
+
+
+def _unquote(raw: bytes) -> str:
+    """A path as git's porcelain prints it (C-quoted when unusual)."""
+    if not raw.startswith(b'"'):
+        return raw.decode("utf-8", "surrogateescape")
+    import codecs
+
+    return codecs.escape_decode(raw[1:-1])[0].decode("utf-8", "surrogateescape")
 
 
 def _text(value: object) -> str | None:

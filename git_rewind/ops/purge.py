@@ -23,6 +23,7 @@ from ..base.gitcmd import COMMITTER, FastImport, cat_file, null_oid
 from ..base.gitobjects import Commit, read_commits, refs_under
 from ..base.repo import NOTES_REF, REF_PREFIX, REMOTE_PREFIX, SCRATCH_ATTACHMENTS, SHARE_PREFIX, Repo, is_ours
 from ..store import checkpoints, store
+from ..store.authorship import NOTES_REF as AUTHORSHIP_REF
 from ..store.checkpoints import Checkpoint
 
 TYPE_CHECKING = False
@@ -68,6 +69,7 @@ class Result:
     names_on_disk: list[str] = field(default_factory=list)  # work-tree files whose path holds the text
     transcripts: list[str] = field(default_factory=list)  # agents' transcripts (on disk) that still hold the text
     state_files: int = 0  # files under .git/rewind (hook state and logs, rewinds, the index) with the text gone
+    authorship: int = 0  # commits' authorship notes (refs/notes/rewind-authorship) with the text gone
     copy_discarded: bool = False  # this machine's shareable copy was dropped: the next push is `push --prune`
     remote_copies: list[str] = field(default_factory=list)  # fetched copies of other machines (not purged)
 
@@ -110,12 +112,14 @@ def run(repo: Repo, paths: list[str], texts: list[str], dry_run: bool = False) -
         _warnings(repo, items, paths, texts, plan, result)
         if dry_run:
             return result
+        authorship_tip = repo.read_ref(AUTHORSHIP_REF)
         if not (plan.edits or plan.messages or plan.notes):
             # No checkpoint holds it; what an earlier gc dropped (or a purge killed before its end left) may,
             # until git prunes it: that goes now.
             result.state_files = _scrub_state_files(repo, texts)
-            _expire_reflogs(repo, [NOTES_REF, *(REF_PREFIX + s for s in sessions)])
-            _prune(repo, plan, result, encoded, [])
+            result.authorship = _scrub_authorship(repo, texts)
+            _expire_reflogs(repo, [NOTES_REF, AUTHORSHIP_REF, *(REF_PREFIX + s for s in sessions)])
+            _prune(repo, plan, result, encoded, [authorship_tip] if result.authorship and authorship_tip else [])
             return result
         # What the store held before: the roots of what goes (with any unreachable commit git-rewind wrote).
         roots = [*commits, *refs_under(repo, NOTES_REF, SHARE_PREFIX).values()]
@@ -125,8 +129,11 @@ def run(repo: Repo, paths: list[str], texts: list[str], dry_run: bool = False) -
             store.forget_tip(repo, session)
         _forget_caches(repo)
         result.state_files = _scrub_state_files(repo, texts)
+        result.authorship = _scrub_authorship(repo, texts)
+        if result.authorship and authorship_tip:
+            roots.append(authorship_tip)
         result.copy_discarded = _discard_copy(repo)
-        _expire_reflogs(repo, list(moves))
+        _expire_reflogs(repo, [*moves, AUTHORSHIP_REF])
         _prune(repo, plan, result, encoded, roots)
     return result
 
@@ -743,6 +750,44 @@ def _scrub_json(value: Json, texts: list[str]) -> Json:
     return value
 
 
+def _scrub_authorship(repo: Repo, texts: list[str]) -> int:
+    """TEXTS out of the commits' authorship notes (prompts): when a note holds one, the notes ref is written
+    afresh without history (every note, those scrubbed), so the old notes go with the unreachable objects;
+    how many notes held it."""
+    import json
+
+    from ..base import objects
+    from ..store import authorship
+
+    if not texts:
+        return 0
+    tip = repo.read_ref(AUTHORSHIP_REF)
+    listed = authorship.listing(repo) if tip else {}
+    encoded = [t.encode("utf-8", "surrogateescape") for t in texts]
+    notes: dict[str, bytes] = {}
+    held = 0
+    for (commit, _blob), found in zip(listed.items(), cat_file(list(listed.values()), repo.root), strict=True):
+        if found is None:
+            continue
+        content = found[1]
+        if _replace(content, encoded) != content:
+            held += 1
+            try:
+                content = json.dumps(_scrub_json(json.loads(content), texts), ensure_ascii=False,
+                                     separators=(",", ":")).encode() + b"\n"
+            except ValueError:
+                content = _replace(content, encoded)  # not JSON (not ours): its bytes, the text replaced
+        notes[commit] = content
+    if not held:
+        return 0
+    made: str | None = None
+    with objects.writer(repo) as stream:
+        for commit, content in notes.items():
+            made = stream.note(AUTHORSHIP_REF, made, commit, content, b"authorship notes, purged\n", 0)
+    repo.move_refs({AUTHORSHIP_REF: made}, {AUTHORSHIP_REF: tip})
+    return held
+
+
 def _discard_copy(repo: Repo) -> bool:
     """Drop this machine's shareable copy (share.discard_copy) if there is one; whether one had been built."""
     from ..sharing import share
@@ -1025,6 +1070,9 @@ def report(result: Result, paths: list[str], texts: list[str]) -> list[str]:
         lines.append(f"still in the agent's transcript {transcript}: git rewind does not change it")
     if result.state_files:
         lines.append(f"took the text out of {_count(result.state_files, 'state file')} under .git/rewind")
+    if result.authorship:
+        lines.append(f"took the text out of {_count(result.authorship, 'commit authorship note')} "
+                     "(refs/notes/rewind-authorship)")
     if result.remote_copies:
         lines.append(f"not purged: {_count(len(result.remote_copies), 'copy')} fetched from other machines "
                      f"(refs/notes/rewind-remote/): purge is local")

@@ -386,22 +386,29 @@ def _shown(path: str) -> str:
     return redact.shown_path(path)
 
 
-def _redacted(value: Any, findings: list[Finding], key: str) -> Any:
-    """VALUE with every string that is not structure passed through the scanner."""
+def _redacted(value: Any, findings: list[Finding], key: str, structure: frozenset[str] = _STRUCTURE) -> Any:
+    """VALUE with every string that is not STRUCTURE (keys whose values nobody typed) passed through the scanner."""
     from . import redact
 
     if isinstance(value, str):
-        if key in _STRUCTURE:
+        if key in structure:
             return value
         text, found = redact.redact_text(value)
         findings.extend(found)
         return text
     if isinstance(value, list):
-        return [_redacted(v, findings, key) for v in value]
+        return [_redacted(v, findings, key, structure) for v in value]
     if isinstance(value, dict):  # keys too: `origins` is keyed by path
-        return {_redacted(k, findings, "") if k not in _STRUCTURE else k: _redacted(v, findings, k)
+        return {_redacted(k, findings, "", structure) if k not in structure else k: _redacted(v, findings, k, structure)
                 for k, v in value.items()}
     return value
+
+
+def redacted_json(value: Any, structure: frozenset[str]) -> tuple[Any, list[Finding]]:
+    """VALUE (parsed JSON) as a shared copy holds it: every string but those under STRUCTURE's keys (and
+    _STRUCTURE's) passed through the scanner, as the checkpoints' notes are; and what was found."""
+    findings: list[Finding] = []
+    return _redacted(value, findings, "", _STRUCTURE | structure), findings
 
 
 def _renoted(repo: Repo, item: Checkpoint, entry: Copied, name: str, user: str, report: Report) -> dict[str, Any]:

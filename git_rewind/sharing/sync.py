@@ -98,7 +98,7 @@ def machine_name(repo: Repo, settings: Settings) -> str:
 class Pushed:
     """What a push did."""
 
-    __slots__ = ("remote", "name", "report", "sent", "merged", "attempts")
+    __slots__ = ("remote", "name", "report", "sent", "merged", "attempts", "authorship")
 
     def __init__(self, remote: Remote, name: str, report: share.Report) -> None:
         self.remote = remote
@@ -107,6 +107,7 @@ class Pushed:
         self.sent = False  # the remote's ref moved
         self.merged = 0  # another clone's copies merged in (same sync_name)
         self.attempts = 0
+        self.authorship = 0  # commits' authorship notes the remote had not (commitnotes.py)
 
 
 def chosen(repo: Repo, session: str | None, every: bool) -> list[Checkpoint]:
@@ -144,6 +145,7 @@ def push(repo: Repo, given: str | None, session: str | None = None, every: bool 
     result = Pushed(remote, name, report)
     try:
         _send(repo, result, prune)
+        result.authorship = _push_authorship(repo, remote)
     except RewindError as exc:
         _record(repo, remote, None, str(exc))
         raise
@@ -383,11 +385,12 @@ class Arrived:
 class Fetched:
     """What a fetch brought: per machine, what it has and what of it is new here."""
 
-    __slots__ = ("remote", "machines")
+    __slots__ = ("remote", "machines", "authorship")
 
     def __init__(self, remote: Remote) -> None:
         self.remote = remote
         self.machines: dict[str, Arrived] = {}
+        self.authorship = 0  # commits' authorship notes new here (commitnotes.py)
 
 
 def _git_fetch(repo: Repo, remote: Remote, specs: list[str], missing_ok: bool = False) -> bool:
@@ -432,7 +435,47 @@ def fetch(repo: Repo, given: str | None) -> Fetched:
                 f"update {ref} {new} {old[ref] or '0' * len(new or '')}\n" for ref, new in moves.items()).encode())
     finally:
         _delete_refs(repo, _refs(repo, staging))
+    result.authorship = _fetch_authorship(repo, remote)
     return result
+
+
+def _push_authorship(repo: Repo, remote: Remote) -> int:
+    """The commits' authorship notes onto the remote's one ref (commitnotes.py), a fast-forward of what was
+    fetched just before (moved meanwhile: fetched and laid again); how many it did not have so."""
+    from ..store.authorship import NOTES_REF
+    from . import commitnotes
+
+    incoming = INCOMING + remote.label + "/authorship"
+    reason = ""
+    try:
+        for _attempt in range(RETRIES):
+            fetched = _git_fetch(repo, remote, [f"+{NOTES_REF}:{incoming}"], missing_ok=True)
+            tip, count = commitnotes.copy_over(repo, repo.read_ref(incoming) if fetched else None)
+            if tip is None:
+                return 0
+            status, reason = _push_once(repo, remote, tip, NOTES_REF, False)
+            if status in ("ok", "up to date"):
+                return count
+            if status != "moved":
+                break
+    finally:
+        _delete_refs(repo, _refs(repo, incoming))
+    raise RewindError(f"push of the authorship notes to {remote.given} failed: {reason}")
+
+
+def _fetch_authorship(repo: Repo, remote: Remote) -> int:
+    """The remote's authorship notes of commits here that have none, let in (commitnotes.let_in); how many."""
+    from ..store.authorship import NOTES_REF
+    from . import commitnotes
+
+    incoming = INCOMING + remote.label + "/authorship"
+    try:
+        if not _git_fetch(repo, remote, [f"+{NOTES_REF}:{incoming}"], missing_ok=True):
+            return 0
+        tip = repo.read_ref(incoming)
+        return commitnotes.let_in(repo, tip, remote.given) if tip else 0
+    finally:
+        _delete_refs(repo, _refs(repo, incoming))
 
 
 def _check_machine(repo: Repo, ref: str, remote: Remote, name: str) -> None:
@@ -553,18 +596,24 @@ def push_lines(done: Pushed) -> list[str]:
         lines.append(f"redacted: {kinds}")
     for path, why in sorted(report.left_out.items()):
         lines.append(f"left out: {path} ({why}); --allow-secrets keeps such files")
+    if done.authorship:
+        lines.append(f"pushed {done.authorship} commit authorship note{'s' * (done.authorship != 1)} "
+                     "(refs/notes/rewind-authorship)")
     return lines
 
 
 def fetch_lines(done: Fetched) -> list[str]:
     """What `fetch` prints: per machine, its checkpoints and how many are new here."""
+    more = [f"fetched {done.authorship} commit authorship note{'s' * (done.authorship != 1)} "
+            "(refs/notes/rewind-authorship)"] if done.authorship else []
     if not done.machines:
-        return [f"nothing to fetch: {done.remote.given} holds no git-rewind copies"]
+        return [f"nothing to fetch: {done.remote.given} holds no git-rewind copies", *more]
     lines = []
     for name, arrived in sorted(done.machines.items()):
         lines.append(f"{done.remote.label}/{name}: {arrived.line()}")
     lines.append(f"ids: {done.remote.label}/<machine>/<seq>; `git rewind list --remote {done.remote.label}` "
                  "lists them")
+    lines += more
     return lines
 
 

@@ -17,16 +17,14 @@ A range is [first, last, author]: 1-based, both ends included, ascending and not
 
 from __future__ import annotations
 
-import json
-
-from ..base.gitcmd import GitError
+from ..base.repo import AUTHORSHIP_REF
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..base.note import Json
     from ..base.repo import Repo
 
-NOTES_REF = "refs/notes/rewind-authorship"
+NOTES_REF = AUTHORSHIP_REF  # refs/notes/rewind-authorship
 VERSION = 1
 AGENT, PERSON, UNKNOWN = "agent", "person", "unknown"
 ORIGINS = (AGENT, PERSON, UNKNOWN)
@@ -130,6 +128,8 @@ class Authorship:
         return {**self.extra, "v": VERSION, "authors": [a.to_json() for a in authors], "files": files}
 
     def dumps(self) -> str:
+        import json  # here: the commit hook's path pays no json import it does not need
+
         return json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n"
 
     @classmethod
@@ -154,6 +154,8 @@ class Authorship:
 
     @classmethod
     def loads(cls, text: str | bytes) -> Authorship:
+        import json
+
         try:
             data = json.loads(text)
         except ValueError as exc:
@@ -163,6 +165,8 @@ class Authorship:
 
 def read(repo: Repo, commit: str) -> Authorship | None:
     """COMMIT's authorship note; None when it has none. A note that is not ours raises a one-line ValueError."""
+    from ..base.gitcmd import GitError
+
     try:
         text = repo.git(["notes", "--ref", NOTES_REF, "show", commit])
     except GitError:
@@ -170,3 +174,68 @@ def read(repo: Repo, commit: str) -> Authorship | None:
             raise
         return None
     return Authorship.loads(text)
+
+
+def spans(authors: list[tuple[int, Author]]) -> list[Range]:
+    """Ranges from (line, author) pairs in ascending line order: neighbouring lines of one author are one range."""
+    found: list[Range] = []
+    for line, author in authors:
+        if found and found[-1].last == line - 1 and found[-1].author == author:
+            found[-1].last = line
+        else:
+            found.append(Range(line, line, author))
+    return found
+
+
+def listing(repo: Repo) -> dict[str, str]:
+    """Every commit with an authorship note, and its note's blob."""
+    found = {}
+    for row in repo.git(["notes", "--ref", NOTES_REF, "list"], check=False).decode().splitlines():
+        parts = row.split()
+        if len(parts) == 2:
+            found[parts[1]] = parts[0]
+    return found
+
+
+def read_many(repo: Repo, commits: list[str], notes: dict[str, str] | None = None) -> dict[str, Authorship]:
+    """The authorship notes of those of COMMITS (full ids) that have one, through one listing and one `cat-file
+    --batch` (NOTES: the listing, when the caller has it); a note that is not ours is left out, not raised."""
+    from ..base.gitcmd import cat_file
+
+    listed = listing(repo) if notes is None else notes
+    wanted = [c for c in commits if c in listed]
+    found = {}
+    for commit, blob in zip(wanted, cat_file([listed[c] for c in wanted], repo.root), strict=True):
+        if blob is None:
+            continue
+        try:
+            found[commit] = Authorship.loads(blob[1])
+        except ValueError:
+            continue
+    return found
+
+
+def write(repo: Repo, notes: dict[str, Authorship], message: str, attempts: int = 3) -> None:
+    """Set the authorship note of each commit of NOTES in one notes commit on NOTES_REF, moved by compare-and-swap
+    (another writer in between: read the tip again and retry)."""
+    import time
+
+    from ..base import objects
+    from ..base.gitcmd import GitError
+
+    if not notes:
+        return
+    for attempt in range(attempts):
+        tip = repo.read_ref(NOTES_REF)
+        made = tip
+        with objects.writer(repo) as stream:
+            for commit, note in notes.items():
+                made = stream.note(NOTES_REF, made, commit, note.dumps().encode(), message.encode() + b"\n",
+                                   int(time.time()))
+        assert made is not None
+        try:
+            repo.move_refs({NOTES_REF: made}, {NOTES_REF: tip})
+            return
+        except GitError:
+            if attempt == attempts - 1:
+                raise

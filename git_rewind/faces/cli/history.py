@@ -237,6 +237,8 @@ def blame_command(path: str, as_json: bool) -> None:
 
     Built on git's own blame over this work tree's checkpoints, oldest first, across sessions. Lines
     changed since the newest checkpoint are an agent's while a turn is running, else from outside.
+    Committed lines carry their commit (--json: "commit"); where the checkpoints do not know their
+    author, the commit's authorship note (install --git-hooks) says: agent or person.
     """
     import time
 

@@ -25,17 +25,29 @@ def _scope_root(scope: str) -> str | None:
 
 
 @cli.command("install", context_settings=CONTEXT)
-@click.option("--agent", type=AGENT_CHOICE, required=True, help="Which agent's hooks to write.")
+@click.option("--agent", type=AGENT_CHOICE, help="Which agent's hooks to write.")
 @click.option("--scope", type=click.Choice(["user", "project", "local"]), default="user", show_default=True,
               help="user: every project; project: the agent's directory in this repository (.claude/, "
                    ".factory/, .gemini/, .codex/, .opencode/, .kilo/, .cursor/, .clinerules/hooks/; shared); local: "
                    ".claude/settings.local.json (Claude Code only; yours only).")
 @click.option("--mcp", "mcp_server", is_flag=True,
               help="Add the MCP server (git rewind mcp) to the agent's MCP configuration instead of the hooks.")
-def install_command(agent: str, scope: str, mcp_server: bool) -> None:
-    """Write git-rewind's hook entries (or, with --mcp, its MCP server) into the agent's settings."""
+@click.option("--git-hooks", "git_hooks", is_flag=True,
+              help="Instead: git's post-commit, post-rewrite and prepare-commit-msg hooks in this repository, which "
+                   "note who wrote each committed line (refs/notes/rewind-authorship); hooks already there still "
+                   "run first.")
+def install_command(agent: str | None, scope: str, mcp_server: bool, git_hooks: bool) -> None:
+    """Write git-rewind's hook entries (or, with --mcp, its MCP server) into the agent's settings; with
+    --git-hooks, add git hooks that record who wrote each line a commit adds."""
     from ...agents import install
 
+    if git_hooks:
+        if agent or mcp_server or scope != "user":
+            raise click.UsageError("--git-hooks takes no --agent, --scope or --mcp")
+        _install_git_hooks()
+        return
+    if agent is None:
+        raise click.UsageError("name the agent (--agent AGENT), or give --git-hooks")
     if mcp_server:
         change = install.install_mcp(agent, scope, _scope_root(scope))
         if not change.changed:
@@ -82,20 +94,28 @@ def _echo_commands(changes: list[CommandChange]) -> None:
 @click.option("--scope", type=click.Choice(["user", "project", "local"]), default="user", show_default=True,
               help="Which settings file (as for install).")
 @click.option("--mcp", "mcp_server", is_flag=True, help="Remove the MCP server entry instead of the hooks.")
+@click.option("--git-hooks", "git_hooks", is_flag=True,
+              help="Instead: git-rewind's git hooks in this repository, putting back the hooks they ran first.")
 @click.option("--everything", is_flag=True,
               help="Every agent, every scope found (user; project and local in this work tree), hooks and MCP "
-                   "entries; then say how to drop the store.")
-def uninstall_command(agent: str | None, scope: str, mcp_server: bool, everything: bool) -> None:
-    """Remove exactly git-rewind's own hook entries (or, with --mcp, its MCP server) from the agent's settings."""
+                   "entries, and this repository's git hooks; then say how to drop the store.")
+def uninstall_command(agent: str | None, scope: str, mcp_server: bool, git_hooks: bool, everything: bool) -> None:
+    """Remove exactly git-rewind's own hook entries (or, with --mcp, its MCP server) from the agent's settings;
+    with --git-hooks, its git hooks."""
     from ...agents import install
 
     if everything:
-        if agent or mcp_server or scope != "user":
-            raise click.UsageError("--everything takes no --agent, --scope or --mcp")
+        if agent or mcp_server or git_hooks or scope != "user":
+            raise click.UsageError("--everything takes no --agent, --scope, --mcp or --git-hooks")
         _uninstall_everything()
         return
+    if git_hooks:
+        if agent or mcp_server or scope != "user":
+            raise click.UsageError("--git-hooks takes no --agent, --scope or --mcp")
+        _uninstall_git_hooks(Repo.discover())
+        return
     if agent is None:
-        raise click.UsageError("name the agent (--agent AGENT), or give --everything")
+        raise click.UsageError("name the agent (--agent AGENT), --git-hooks, or --everything")
     if mcp_server:
         _echo_removal(install.uninstall_mcp(agent, scope, _scope_root(scope)),
                       f"the {install.MCP_NAME} MCP server ({scope})")
@@ -114,6 +134,7 @@ def _uninstall_everything() -> None:
 
     repo = repo_or_none()
     removals = install.uninstall_everything(repo.root if repo else None)
+    git_hooks = _uninstall_git_hooks(repo, quiet=True) if repo is not None else False
     for r in removals:
         what = f"{r.agent} hooks ({r.scope})" if r.kind == "hooks" else f"the {install.MCP_NAME} MCP server " \
             f"for {r.agent} ({r.scope})"
@@ -124,7 +145,7 @@ def _uninstall_everything() -> None:
         for note in r.change.notes:
             click.echo(note)
         _echo_commands(r.change.commands)
-    if not removals:
+    if not removals and not git_hooks:
         click.echo("no hooks or MCP entries of git-rewind found" + ("" if repo else " (user scope; run it in a "
                                                                        "project for its project and local files)"))
     where = "this repository" if repo else "a repository (run these in each one, at its top)"
@@ -133,6 +154,37 @@ def _uninstall_everything() -> None:
         click.echo(f"  {line}")
     if any(r.change is None for r in removals):
         sys.exit(1)
+
+
+def _install_git_hooks() -> None:
+    """`install --git-hooks`: one line per hook."""
+    from ...hook import gitinstall
+
+    for change in gitinstall.install(Repo.discover()):
+        if change.action == "unchanged":
+            click.echo(f"already installed: {change.path}")
+            continue
+        click.echo(f"{change.action} git hook {change.path}"
+                   + (f" (runs {change.chained} first)" if change.chained and change.action == "installed" else ""))
+
+
+def _uninstall_git_hooks(repo: Repo, quiet: bool = False) -> bool:
+    """`uninstall --git-hooks` (QUIET: say nothing where none was installed); whether any was ours."""
+    from ...hook import gitinstall
+
+    changes = gitinstall.uninstall(repo)
+    for change in changes:
+        if change.action == "restored":
+            click.echo(f"removed git hook {change.path}, put back the hook it ran first")
+        elif change.action == "removed":
+            click.echo(f"removed git hook {change.path}")
+        elif change.action == "kept":
+            click.echo(f"left {change.path} alone: not git-rewind's any more ({change.chained} is the hook "
+                       "git-rewind's ran first)")
+    mine = any(c.action in ("restored", "removed") for c in changes)
+    if not mine and not quiet:
+        click.echo(f"not installed: no git hooks of git-rewind in {gitinstall.hooks_dir(repo)}")
+    return mine
 
 
 def _echo_removal(change: Change, what: str) -> None:
