@@ -275,7 +275,7 @@ class Repo:
     def move_refs(self, moves: dict[str, str | None], old: dict[str, str | None]) -> None:
         """Update or delete (None) every ref of MOVES in one `update-ref --stdin` transaction, each checked
         against its OLD value (None: must not exist yet), in MOVES' order (gitcmd.update_refs: a process of its
-        own, or the long-lived one). Hold the store lock.
+        own, or the long-lived one). Hold the store lock when moving more than one.
 
         git's files backend commits such a transaction ref by ref (a lock file renamed each), so a kill between
         two renames would leave some refs moved and some not: a checkpoint without its note. The moves are
@@ -283,7 +283,9 @@ class Repo:
         (_finish_ref_moves), so every transaction is done whole or not at all by the time anyone writes again.
         Callers order MOVES so that what a reader may see meanwhile is harmless (a note before its chain)."""
         moves = {ref: new for ref, new in moves.items() if new is not None or old.get(ref) is not None}
-        if not moves:
+        if len(moves) < 2:  # one ref: git's rename of its lock is all or nothing (and the caller may not hold the lock)
+            if moves:
+                self._update_refs(moves, old)
             return
         from .fsutil import write_atomic
 
