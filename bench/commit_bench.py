@@ -1,11 +1,12 @@
 """What the git hooks (`git rewind install --git-hooks`) add to `git commit`.
 
 Builds a repository of --files files (--lines lines each) with --checkpoints checkpoints (`git rewind
-snap`, each changing a few files), then copies it: one copy gets the git hooks, the other none. Each run
-changes 1 file, then 100 files (a line appended to each, as the person would), in both copies, and times
-`git commit -qam` there, whole process, interleaved; the hooked commit writes the authorship note of every
-added line (blame's engine over the checkpoints for each changed file). Also `python -I -S -c pass`, the
-interpreter start every hook pays, for scale. Prints medians, the ratio and the absolute extra time.
+snap`, each changing a few files), then copies it: one copy gets no hooks, one the git hooks, one the git
+hooks and a running daemon (which then answers them). Each run changes 1 file, then 100 files (a line
+appended to each, as the person would), in each copy, and times `git commit -qam` there, whole process,
+interleaved; a hooked commit writes the authorship note of every added line (blame's engine over the
+checkpoints for each changed file). Also `python -I -S -c pass`, the interpreter start every hook pays, for
+scale. Prints medians, the ratios and the absolute extra time.
 
     python bench/commit_bench.py                    # 300 files, 50 checkpoints, 7 runs
     python bench/commit_bench.py --checkpoints 200 --runs 9
@@ -59,6 +60,9 @@ def build(root: str, files: int, lines: int, checkpoints: int, env: dict[str, st
     subprocess.run(["git", "commit", "-qam", "checkpointed work"], cwd=root, check=True, env=env)
 
 
+VARIANTS = ("plain", "hooked", "daemon")  # no hooks; the hooks alone; the hooks answered by the daemon
+
+
 def timed_commit(root: str, files: list[str], run: int, env: dict[str, str]) -> float:
     for path in files:
         append(root, path, f"# run {run}\n")
@@ -80,42 +84,48 @@ def main() -> None:
     args = parser.parse_args()
     env = {**os.environ, **GIT_ENV}
     base = tempfile.mkdtemp(prefix="commit-bench-")
-    plain, hooked = os.path.join(base, "plain"), os.path.join(base, "hooked")
+    roots = {which: os.path.join(base, which) for which in VARIANTS}
+    plain = roots["plain"]
     try:
         started = time.perf_counter()
         build(plain, args.files, args.lines, args.checkpoints, env)
-        shutil.copytree(plain, hooked, symlinks=True)
-        subprocess.run([*rewind_command(), "install", "--git-hooks"], cwd=hooked, check=True, env=env,
+        for which in ("hooked", "daemon"):
+            shutil.copytree(plain, roots[which], symlinks=True)
+            subprocess.run([*rewind_command(), "install", "--git-hooks"], cwd=roots[which], check=True, env=env,
+                           capture_output=True)
+        subprocess.run([*rewind_command(), "daemon", "start"], cwd=roots["daemon"], check=True, env=env,
                        capture_output=True)
         print(f"built {args.files} files with {args.checkpoints} checkpoints in {time.perf_counter() - started:.0f} s")
         load = os.getloadavg()
         sizes = (1, 100)
-        times: dict[tuple[str, int], list[float]] = {(w, n): [] for w in ("plain", "hooked") for n in sizes}
+        times: dict[tuple[str, int], list[float]] = {(w, n): [] for w in VARIANTS for n in sizes}
         interpreter: list[float] = []
         for run in range(args.runs + 1):  # the first run warms the page cache and is dropped
             for n in sizes:
                 picked = [name((run * 131 + k * 3) % args.files) for k in range(n)]
-                order = ("plain", "hooked") if run % 2 else ("hooked", "plain")
+                order = VARIANTS[run % 3:] + VARIANTS[:run % 3]
                 for which in order:
-                    took = timed_commit(plain if which == "plain" else hooked, picked, run, env)
+                    took = timed_commit(roots[which], picked, run, env)
                     if run:
                         times[(which, n)].append(took)
             start = time.perf_counter()
             subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True)
             if run:
                 interpreter.append(time.perf_counter() - start)
-        notes = subprocess.run(["git", "notes", "--ref", "rewind-authorship", "list"], cwd=hooked, env=env,
-                               capture_output=True, text=True).stdout.count("\n")
+        notes = [subprocess.run(["git", "notes", "--ref", "rewind-authorship", "list"], cwd=roots[which], env=env,
+                                capture_output=True, text=True).stdout.count("\n") for which in ("hooked", "daemon")]
         print(f"load average at the start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
-              f"{notes} authorship notes written")
+              f"authorship notes written: {notes[0]} by the hooks alone, {notes[1]} with the daemon")
         print(f"python -I -S -c pass: {statistics.median(interpreter) * 1000:.1f} ms")
         for n in sizes:
             without = statistics.median(times[("plain", n)])
-            with_hooks = statistics.median(times[("hooked", n)])
-            print(f"git commit, {n:>3} changed file{'s' if n != 1 else ' '}: without hooks {without * 1000:7.1f} ms, "
-                  f"with {with_hooks * 1000:7.1f} ms: {with_hooks / without:.2f}x, "
-                  f"+{(with_hooks - without) * 1000:.1f} ms")
+            row = f"git commit, {n:>3} changed file{'s' if n != 1 else ' '}: without hooks {without * 1000:7.1f} ms"
+            for which, label in (("hooked", "with"), ("daemon", "with the daemon")):
+                took = statistics.median(times[(which, n)])
+                row += f"; {label} {took * 1000:7.1f} ms: {took / without:.2f}x, +{(took - without) * 1000:.1f} ms"
+            print(row)
     finally:
+        subprocess.run([*rewind_command(), "daemon", "stop"], cwd=roots["daemon"], env=env, capture_output=True)
         if args.keep:
             print(f"kept {base}")
         else:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import daemon
 from helpers.session import Agent
 from helpers.workdir import Run, Workdir
 
@@ -119,6 +120,26 @@ def test_a_commit_notes_who_wrote_each_added_line_as_blame_said(hooked: Workdir)
     assert got[2]["tool"] == "Edit" and got[2]["agent"] == "claude-code" and got[2]["session"] == "sess-1"
     assert (w.path / ".git" / "index").read_bytes() != index_before  # git's own commit, not ours
     assert w.git("notes", "--ref", REF, "list", made).strip()
+
+
+def test_with_the_daemon_running_it_writes_the_notes_of_a_commit_and_an_amend(hooked: Workdir,
+                                                                               daemons: list[Workdir]) -> None:
+    """The work tree's daemon answers the git hooks (`githook`: no interpreter start or imports in the hook, its
+    own object writer): the same notes as the hook writes alone, and the daemon's count says it wrote them."""
+    w = hooked
+    daemons.append(w)
+    assert w.rewind("daemon", "start").returncode == 0
+    mixed_story(w)
+    before = blame(w, "src/app.py")
+    made = commit(w, "-am", "logging and goodbye")
+    got = same_as_blame(w, "src/app.py", before, made)
+    assert [got[n]["origin"] for n in (1, 2, 4, 5)] == ["agent", "agent", "person", "agent"]
+    assert (daemon.status(w).get("served") or {}).get("githook") == 1  # post-commit, answered by the daemon
+    w.write("src/app.py", w.path.joinpath("src/app.py").read_text() + "# and mine\n")
+    amended = commit(w, "-a", "--amend", "-m", "amended")
+    app = authors_of(w, "src/app.py", amended)
+    assert sorted(app) == [1, 2, 4, 5, 6] and app[6] == {"origin": "person"} and app[2]["prompt"] == "add logging"
+    assert (daemon.status(w).get("served") or {}).get("githook") == 3  # the amend's post-commit and post-rewrite
 
 
 def turn(w: Workdir, agent: Agent, prompt: str, path: str, content: str, prompt_id: str) -> None:

@@ -44,9 +44,10 @@ def main(argv: list[str]) -> int:
     return fallback(raw, argv, failure, time.monotonic() - started)
 
 
-def ask(raw: bytes, argv: list[str]) -> tuple[dict[str, str] | None, str | None]:
+def ask(raw: bytes, argv: list[str], op: str = "hook") -> tuple[dict[str, str] | None, str | None]:
     """The daemon's answer to this call ({"out", "err"}), or (None, why it failed) to run the call here; why
-    is None where that is normal (no daemon, another work tree, an upgrade)."""
+    is None where that is normal (no daemon, another work tree, an upgrade). OP: the daemon's request for it,
+    `hook` (an agent's hook, hook.serve) or `githook` (a git hook, githook.serve)."""
     from ..base import daemon
     from ..base.repo import Repo, plain_layout
 
@@ -61,7 +62,7 @@ def ask(raw: bytes, argv: list[str]) -> tuple[dict[str, str] | None, str | None]
         return None, None
     from ..base import minijson
 
-    request = {"op": "hook", "fingerprint": daemon.fingerprint(), "argv": argv,
+    request = {"op": op, "fingerprint": daemon.fingerprint(), "argv": argv,
                "payload": raw.decode("utf-8", "surrogateescape"), "cwd": cwd, "env": dict(os.environ),
                "umask": _umask(), "parent": os.getppid()}
     try:

@@ -22,7 +22,9 @@ class Deadline(Exception):
 
 
 def main(argv: list[str]) -> int:
-    """NAME ARGS… as git gave them (post-rewrite's pairs on stdin); always 0."""
+    """NAME ARGS… as git gave them (post-rewrite's pairs on stdin); always 0. The work tree's daemon, when one
+    runs, writes the notes (no interpreter start or imports here, and its object writer in process); else
+    this process does."""
     if not argv or argv[0] not in NAMES:
         return 0
     name, args = argv[0], argv[1:]
@@ -30,6 +32,8 @@ def main(argv: list[str]) -> int:
     try:
         _arm()
         raw = sys.stdin.buffer.read() if name == "post-rewrite" else b""
+        if name != "prepare-commit-msg" and _answered(raw, argv):  # the trailer's check is the settings alone
+            return 0
         if sys.version_info < (3, 11):  # the settings' TOML needs tomlkit (site-packages) before tomllib
             from .client import with_site
 
@@ -39,8 +43,54 @@ def main(argv: list[str]) -> int:
         repo = Repo.find(os.getcwd())  # git runs hooks at the work tree's root
         run(repo, name, args, raw)
     except BaseException as exc:  # noqa: BLE001 - never a failed commit
-        _report(repo, name, exc)
+        _say(_report(repo, name, exc))
     return 0
+
+
+def _answered(raw: bytes, argv: list[str]) -> bool:
+    """The daemon ran the call (its stderr printed here); False: run it here (no daemon, or it did not answer:
+    said on stderr)."""
+    from .client import ask
+
+    try:
+        answer, failure = ask(raw, argv, op="githook")
+    except Exception as exc:  # noqa: BLE001 - the daemon is an optimisation: never a reason to fail
+        answer, failure = None, f"{type(exc).__name__}: {exc}"
+    if answer is not None:
+        _say(answer["err"])
+        return True
+    if failure is not None:
+        _say(f"git-rewind: {failure}; the {argv[0]} hook ran without it\n")
+    return False
+
+
+def serve(repo: Repo, request: dict[str, object]) -> dict[str, object]:
+    """The daemon's `githook` request (sent by _answered): the call run in the daemon of REPO under the calling
+    process's environment, directory and umask; {"out", "err"}, or {"fallback": why} to run it there."""
+    from .hook import Applied, Elsewhere, call_of, same_work_tree
+
+    call = call_of(request)
+    if call is None or not call.argv or call.argv[0] not in NAMES[:2]:
+        return {"fallback": "a request this daemon does not understand"}
+    name, args = call.argv[0], call.argv[1:]
+    try:
+        with Applied(call):
+            from ..base.errors import NotARepository
+            from ..base.repo import Repo
+
+            try:
+                here = Repo.find(os.getcwd())
+            except NotARepository:
+                return {"fallback": "not in a repository"}
+            if not same_work_tree(here, repo):
+                return {"fallback": f"another work tree ({here.root})"}
+            try:
+                run(repo, name, args, call.raw)
+            except Exception as exc:  # noqa: BLE001 - never a failed commit, never the daemon's end
+                return {"out": "", "err": _report(repo, name, exc)}
+    except Elsewhere as exc:
+        return {"fallback": str(exc)}
+    return {"out": "", "err": ""}
 
 
 def _arm() -> None:
@@ -90,8 +140,16 @@ def trailer(repo: Repo, message_file: str) -> list[str]:
     return found
 
 
-def _report(repo: Repo | None, name: str, exc: BaseException) -> None:
-    """One line on stderr; the trace in the work tree's git-hook-errors.log."""
+def _say(text: str) -> None:
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _report(repo: Repo | None, name: str, exc: BaseException) -> str:
+    """The trace in the work tree's git-hook-errors.log; the line for stderr."""
     where = "(no repository)"
     try:
         import traceback
@@ -107,8 +165,5 @@ def _report(repo: Repo | None, name: str, exc: BaseException) -> None:
                 fh.write(f"--- {utc_now()} {name}\n{trace}")
     except BaseException:  # noqa: BLE001 - the log is a courtesy
         where = "(log not writable)"
-    try:
-        message = " ".join(str(exc).split())[:300]
-        sys.stderr.write(f"git-rewind: {name} hook skipped, {type(exc).__name__}: {message} (details: {where})\n")
-    except (OSError, ValueError):
-        pass
+    message = " ".join(str(exc).split())[:300]
+    return f"git-rewind: {name} hook skipped, {type(exc).__name__}: {message} (details: {where})\n"

@@ -98,19 +98,32 @@ def serve(repo: Repo, request: dict[str, object]) -> dict[str, object]:
     """The daemon's `hook` request (hook/client.py sends it): the call run here, in the daemon of REPO, under
     the calling process's environment, directory and umask; {"out", "err"} to print, or {"fallback": why}
     for the process to run it itself."""
+    call = call_of(request)
+    if call is None:
+        return {"fallback": "a request this daemon does not understand"}
+    try:
+        reply = run(call, within=repo)
+    except Elsewhere as exc:
+        return {"fallback": str(exc)}
+    return {"out": "".join(reply.out), "err": "".join(reply.err)}
+
+
+def call_of(request: dict[str, object]) -> Call | None:
+    """The call a thin client's request describes (hook/client.py: payload, argv, env, cwd, umask, parent);
+    None when it is not one."""
     raw, argv, env, cwd = request.get("payload"), request.get("argv"), request.get("env"), request.get("cwd")
     umask, parent = request.get("umask"), request.get("parent")
     if not (isinstance(raw, str) and isinstance(argv, list) and all(isinstance(a, str) for a in argv)
             and isinstance(env, dict) and all(isinstance(v, str) for v in env.values())
             and isinstance(cwd, str) and os.path.isabs(cwd) and isinstance(umask, int)
             and isinstance(parent, int)):
-        return {"fallback": "a request this daemon does not understand"}
-    call = Call(raw.encode("utf-8", "surrogateescape"), argv, env, cwd, umask, parent)
-    try:
-        reply = run(call, within=repo)
-    except Elsewhere as exc:
-        return {"fallback": str(exc)}
-    return {"out": "".join(reply.out), "err": "".join(reply.err)}
+        return None
+    return Call(raw.encode("utf-8", "surrogateescape"), argv, env, cwd, umask, parent)
+
+
+def same_work_tree(repo: Repo, other: Repo) -> bool:
+    real = os.path.realpath
+    return real(repo.root) == real(other.root) and real(repo.gitdir) == real(other.gitdir)
 
 
 def run(call: Call, within: Repo | None = None) -> Reply:
@@ -119,12 +132,12 @@ def run(call: Call, within: Repo | None = None) -> Reply:
     lives on). WITHIN: the work tree this process may serve (the daemon's); a call for any other raises
     Elsewhere before anything is written or printed."""
     reply = Reply()
-    with _applied(call):
+    with Applied(call):
         _run(call, within, reply)
     return reply
 
 
-class _applied:
+class Applied:
     """CALL's environment, working directory and umask in this process while the call runs (os.environ as
     a whole: git, config, the agents' own variables and the processes started all read it), then this
     process's own again. A call without them (the hook process's own) changes nothing."""
@@ -196,7 +209,7 @@ def _run(call: Call, within: Repo | None, reply: Reply) -> None:
                 raise Elsewhere("not in a repository") from None
             _log_outside_repository(cwd, str(exc))
             return  # the reply, if the agent wants one, is printed on the way out
-        if within is not None and not _same_work_tree(repo, within):
+        if within is not None and not same_work_tree(repo, within):
             raise Elsewhere(f"another work tree ({repo.root})")
         if not event.session:
             raise RewindError(f"{event.name or 'hook'} payload has no session_id")
@@ -216,11 +229,6 @@ def _run(call: Call, within: Repo | None, reply: Reply) -> None:
     finally:
         if not printed:
             _reply(agent, payload, reply)
-
-
-def _same_work_tree(repo: Repo, other: Repo) -> bool:
-    real = os.path.realpath
-    return real(repo.root) == real(other.root) and real(repo.gitdir) == real(other.gitdir)
 
 
 def _reply(agent: str | None, payload: Any, reply: Reply) -> None:

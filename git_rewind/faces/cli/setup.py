@@ -314,10 +314,10 @@ def daemon_status(as_json: bool) -> None:
 @daemon_group.command("run", hidden=True)
 def daemon_run() -> None:
     """Serve in the foreground (what `start` runs, detached)."""
-    from ...hook import hook
+    from ...hook import githook, hook
     from ...watching import daemonserver
 
-    sys.exit(daemonserver.run(Repo.discover(), {"hook": hook.serve}))
+    sys.exit(daemonserver.run(Repo.discover(), {"hook": hook.serve, "githook": githook.serve}))
 
 
 @cli.group("config", context_settings=CONTEXT)
