@@ -48,16 +48,14 @@ def added_lines(repo: Repo, commit: str | None, parents: list[str] | None = None
     args = ["-c", "core.quotePath=false"]
     diff = ["-p", "-U0", "--no-renames", "--no-ext-diff", "--no-textconv", "--full-index", "--no-color"]
     if commit is None:  # the index against HEAD (the empty tree before the first commit)
-        args += ["diff", "--cached", *diff, _rev(repo, "HEAD") or _empty_tree(repo)]
+        from ..store.snapshot import empty_tree
+
+        args += ["diff", "--cached", *diff, _rev(repo, "HEAD") or empty_tree(repo)]
     else:
         if parents is None:
             parents = repo.git(["rev-parse", commit + "^@"]).decode().split()
         args += ["diff-tree", "-r", *diff] + ([parents[0], commit] if parents else ["--root", commit])
     return parse_patch(repo.git(args))
-
-
-def _empty_tree(repo: Repo) -> str:
-    return repo.git(["hash-object", "-t", "tree", "--stdin"], input=b"").decode().strip()
 
 
 def parse_patch(out: bytes) -> dict[str, Added]:

@@ -21,19 +21,16 @@ import hashlib
 import json
 import os
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 
 from ..base.errors import NO_CHECKPOINTS, RewindError
 from ..base.gitcmd import GitError
-from ..base.note import AGENT as AGENT_ORIGIN
-from ..base.note import OUTSIDE
-from ..store.authorship import AGENT, PERSON, UNKNOWN, Author, Authorship, Range, read
+from ..store.authorship import AGENT, PERSON, UNKNOWN, Author, Authorship, Range, read, spans
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ..base.note import Json
     from ..base.repo import Repo
-    from .blame import Line
 
 SPEC_VERSION = "0.1.0"  # Agent Trace's version, as its text and examples write it
 TOOL_NAME = "git-rewind"
@@ -132,46 +129,23 @@ def worktree_authorship(repo: Repo, head: str | None, paths: Sequence[str],
     has), and those files' lines as git would store them (for the hashes). Blame says who: the agent's lines
     (its session, checkpoint and tool), the person's (changed outside any agent turn), and unknown (older than
     the file's first checkpoint, or from checkpoints that recorded no origins)."""
-    from ..store import checkpoints
     from . import blame
+    from .commitnote import author_of_line
 
-    commits = {c.seq: c.commit for c in checkpoints.of_worktree(checkpoints.load_all(repo), repo.worktree)}
     files: dict[str, list[Range]] = {}
     texts: dict[str, list[bytes]] = {}
     for path, added in _added_lines(repo, head, paths).items():
         if not added:
             continue
         try:
-            by_line = {line.line: _author(line, commits) for line in blame.blame(repo, path, now).lines}
+            by_line = {line.line: author_of_line(line) for line in blame.blame(repo, path, now).lines}
         except RewindError:  # no origins recorded for it, or it changed as it was read: nobody can vouch for it
             by_line = {}
         unknown = Author(UNKNOWN)
-        files[path] = _ranges([(number, by_line.get(number, unknown)) for number in sorted(added)])
+        files[path] = spans([(number, by_line.get(number, unknown)) for number in sorted(added)])
         size = max(added)
         texts[path] = [added.get(number, b"") for number in range(1, size + 1)]
     return Authorship(files), texts
-
-
-def _author(line: Line, commits: Mapping[int, str]) -> Author:
-    """A blame line's author, as an authorship note names it (no prompt: records never carry one)."""
-    if line.origin == AGENT_ORIGIN:
-        return Author(AGENT, line.agent, line.session, line.seq,
-                      commits.get(line.seq) if line.seq is not None else None, None, line.tool)
-    if line.origin == OUTSIDE:
-        return Author(PERSON)
-    return Author(UNKNOWN)
-
-
-def _ranges(lines: list[tuple[int, Author]]) -> list[Range]:
-    """Runs of adjacent lines with one author, as ranges."""
-    spans: list[Range] = []
-    for number, author in lines:
-        last = spans[-1] if spans else None
-        if last is not None and last.last == number - 1 and last.author == author:
-            last.last = number
-        else:
-            spans.append(Range(number, number, author))
-    return spans
 
 
 def _record(authorship: Authorship, lines: dict[str, list[bytes]], timestamp: str, where: dict[str, Json],
@@ -276,7 +250,9 @@ def _added_lines(repo: Repo, head: str | None, paths: Sequence[str]) -> dict[str
     """For each text file of the work tree that differs from HEAD (untracked ones too, less the ignored), the
     lines HEAD lacks: line number -> its bytes as git would store them (line ending left out). git's
     plumbing compares (`diff-index`, which reads the user's index for stat data and never writes it)."""
-    base = head or _empty_tree(repo)
+    from ..store.snapshot import empty_tree
+
+    base = head or empty_tree(repo)
     spec = ["--", *paths] if paths else ["--"]
     raw = repo.git(["diff-index", "-z", "--no-renames", "--raw", base, *spec], env=_LITERAL)
     found: dict[str, dict[int, bytes]] = {}
@@ -345,10 +321,6 @@ def _under(path: str, paths: Sequence[str]) -> bool:
 def _head(repo: Repo) -> str | None:
     out = repo.git(["rev-parse", "-q", "--verify", "HEAD^{commit}"], check=False).strip()
     return out.decode() if out else None
-
-
-def _empty_tree(repo: Repo) -> str:
-    return repo.git(["hash-object", "-t", "tree", "--stdin"], input=b"").decode().strip()
 
 
 def _require_checkpoints(repo: Repo) -> None:
