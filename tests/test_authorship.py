@@ -306,3 +306,29 @@ def test_the_assisted_by_trailer_names_the_agents_of_the_staged_lines(hooked: Wo
     w.git("add", "mine.txt")
     commit(w, "-m", "mine again")
     assert "Assisted-by" not in w.git("log", "-1", "--format=%B")
+
+
+def test_the_model_a_payload_names_reaches_the_note_blame_and_the_trailer(hooked: Workdir) -> None:
+    """Codex names the model in every hook payload (Cursor in most): the turn keeps it, the checkpoints' notes
+    carry it, and from them blame, the commit's authorship note and the Assisted-by trailer; a turn whose
+    payloads name none stays without (the trailer's `unknown`)."""
+    w = hooked
+    (w.path / ".git-rewind.toml").write_text("commit_trailer = true\n")
+    w.git("add", ".git-rewind.toml")
+    commit(w, "-m", "settings")
+    agent = Agent(w, env=FAST)
+    agent.send("UserPromptSubmit", prompt="write the helper", prompt_id="p1", model="gpt-5.5-codex")
+    agent.write("src/util.py", "x = 1\n")
+    w.write("src/util.py", "x = 1\n")
+    agent.stop()
+    assert blame(w, "src/util.py")[0]["model"] == "gpt-5.5-codex"
+    w.git("add", "src/util.py")
+    commit(w, "-m", "util")
+    assert authors_of(w, "src/util.py")[1]["model"] == "gpt-5.5-codex"
+    assert w.git("log", "-1", "--format=%(trailers:key=Assisted-by,valueonly)").strip() == "claude-code:gpt-5.5-codex"
+    other = Agent(w, session="sess-2", env=FAST)
+    turn(w, other, "and another", "src/more.py", "y = 2\n", "p2")  # no model in its payloads
+    w.git("add", "src/more.py")
+    commit(w, "-m", "more")
+    assert "model" not in authors_of(w, "src/more.py")[1]
+    assert w.git("log", "-1", "--format=%(trailers:key=Assisted-by,valueonly)").strip() == "claude-code:unknown"

@@ -31,7 +31,7 @@ SHELL = "shell"
 class Event:
     """One hook call: which agent and session, what is about to happen or just happened."""
 
-    __slots__ = ("agent", "name", "kind", "session", "cwd", "transcript", "prompt_id", "tool_use_id",
+    __slots__ = ("agent", "name", "kind", "session", "cwd", "transcript", "prompt_id", "tool_use_id", "model",
                  "tool", "tool_kind", "paths", "change_chars", "prompt", "source", "time", "command")
 
     def __init__(self, agent: str, name: str, kind: str, session: str, cwd: str) -> None:
@@ -53,6 +53,7 @@ class Event:
         # a session start whose prompt hook ran first (Copilot runs them concurrently) is told that apart.
         self.time: float | None = None
         self.command: str | None = None  # the command line a shell tool ran (or is about to), as the agent sent it
+        self.model: str | None = None  # the model at work, when the payload names it (Event.model_of)
 
     def conversation(self) -> Position | None:
         """Where in the agent's transcript this happened, for the note."""
@@ -200,3 +201,9 @@ def read_patch(event: Event, patch: str) -> None:
     if any(action == "Add" for action, _ in files):
         event.tool_kind = WRITE
 
+
+def model_of(payload: dict[str, object]) -> str | None:
+    """The model a hook payload names: Codex sends `model` with every event, Cursor with most, Claude Code,
+    Qwen Code and Copilot CLI at some session starts; the same key and a plain id in all of them."""
+    model = payload.get("model")
+    return model[:200] if isinstance(model, str) and model.strip() else None

@@ -42,11 +42,11 @@ Process = tuple[int, int]  # (pid, start time in clock ticks since boot): a proc
 class Turn:
     """One open turn: whose, which prompt, and the tools its hooks named for each path."""
 
-    __slots__ = ("session", "agent", "prompt", "seq", "started", "last", "tools", "pid")
+    __slots__ = ("session", "agent", "prompt", "seq", "started", "last", "tools", "pid", "model")
 
     def __init__(self, session: str, agent: str | None, prompt: str | None, seq: int | None, started: float,
                  last: float | None = None, tools: dict[str, str] | None = None,
-                 pid: Process | None = None) -> None:
+                 pid: Process | None = None, model: str | None = None) -> None:
         self.session = session
         self.agent = agent
         self.prompt = prompt
@@ -55,12 +55,15 @@ class Turn:
         self.last = last if last is not None else started  # the session's last hook call (the file's mtime)
         self.tools = tools or {}
         self.pid = pid  # the agent's process (None: not known, only the timeout ends the turn)
+        self.model = model  # the model at work, when a payload of the turn named it
 
     def to_json(self) -> dict[str, object]:
         data: dict[str, object] = {"session": self.session, "agent": self.agent, "prompt": self.prompt,
                                    "seq": self.seq, "started": self.started, "tools": self.tools}
         if self.pid is not None:
             data["pid"] = list(self.pid)
+        if self.model is not None:
+            data["model"] = self.model
         return data
 
     def over(self, now: float, timeout: float) -> str | None:
@@ -165,17 +168,19 @@ def get(repo: Repo, session: str) -> Turn | None:
     return _read(_file(repo, session))
 
 
-def touch(repo: Repo, session: str, tool: str | None = None, paths: list[str] | None = None) -> bool:
-    """A hook call of SESSION: its open turn (if any) is still at work, and TOOL is about to change PATHS.
-    Returns whether the session has an open turn."""
+def touch(repo: Repo, session: str, tool: str | None = None, paths: list[str] | None = None,
+          model: str | None = None) -> bool:
+    """A hook call of SESSION: its open turn (if any) is still at work, TOOL is about to change PATHS, and
+    MODEL (when the call names one) is at work. Returns whether the session has an open turn."""
     path = _file(repo, session)
-    if tool and paths:
+    if (tool and paths) or model:
         turn = _read(path)
         if turn is None:
             return False
-        new = {p: tool for p in paths if turn.tools.get(p) != tool}
-        if new:
+        new = {p: tool for p in paths or () if tool and turn.tools.get(p) != tool}
+        if new or (model and turn.model != model):
             turn.tools.update(new)
+            turn.model = model or turn.model
             start(repo, turn)
             return True
     try:
@@ -198,12 +203,14 @@ def _read(path: str) -> Turn | None:
     started = data.get("started")
     seq = data.get("seq")
     pid = data.get("pid")
+    model = data.get("model")
     process = (pid[0], pid[1]) if isinstance(pid, list) and len(pid) == 2 \
         and all(isinstance(n, int) for n in pid) else None
     return Turn(session, agent if isinstance(agent, str) else None, prompt if isinstance(prompt, str) else None,
                 seq if isinstance(seq, int) else None,
                 float(started) if isinstance(started, (int, float)) else last, last,
-                {str(k): str(v) for k, v in tools.items()} if isinstance(tools, dict) else {}, process)
+                {str(k): str(v) for k, v in tools.items()} if isinstance(tools, dict) else {}, process,
+                model if isinstance(model, str) else None)
 
 
 def open_turns(repo: Repo, now: float) -> list[Turn]:

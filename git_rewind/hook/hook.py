@@ -196,9 +196,11 @@ def _run(call: Call, within: Repo | None, reply: Reply) -> None:
         if not isinstance(payload, dict):
             raise RewindError("hook payload is not a JSON object")
         from .. import agents
+        from ..agents.event import model_of
 
         agent = agent or agents.detect(payload, os.environ)
         event = agents.get(agent).parse(payload)
+        event.model = event.model or model_of(payload)
         if event.transcript and not agents.get(agent).recognises_transcript_path(event.transcript, os.environ):
             event.transcript = None  # a payload naming any other file (/etc/passwd) plants nothing in a note
         cwd = event.cwd if event.cwd and os.path.isdir(event.cwd) else os.getcwd()
@@ -408,18 +410,20 @@ def _follow_turn(repo: Repo, event: Event, paths: list[str], taken: Result | Non
 
     if event.kind == "prompt":
         turns.start(repo, turns.Turn(event.session, event.agent, (event.prompt or "")[:4000] or None,
-                                     taken.seq if taken is not None else None, now, pid=turns.agent_process(parent)))
+                                     taken.seq if taken is not None else None, now, pid=turns.agent_process(parent),
+                                     model=event.model))
     elif event.kind in ("stop", "session_end"):
         turns.end(repo, event.session)
     else:
         editing = event.kind in ("pre_tool", "post_tool") and event.tool_kind in ("write", "edit")
-        open_turn = turns.touch(repo, event.session, event.tool if editing else None, paths if editing else None)
+        open_turn = turns.touch(repo, event.session, event.tool if editing else None, paths if editing else None,
+                                event.model)
         if not open_turn and event.kind in ("pre_tool", "post_tool"):
             # A tool call with no turn open: the agent is at work though no prompt hook came (`droid exec`
             # sends no UserPromptSubmit). Its turn opens here, or all it changes would be taken for outside.
             tools = {p: event.tool for p in paths} if editing and event.tool else None
             turns.start(repo, turns.Turn(event.session, event.agent, None, None, now, tools=tools,
-                                         pid=turns.agent_process(parent)))
+                                         pid=turns.agent_process(parent), model=event.model))
 
 
 def _prompt_first(repo: Repo, event: Event) -> int | None:

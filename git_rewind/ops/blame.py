@@ -66,6 +66,8 @@ class Line:
         found: dict[str, Json] = {key: getattr(self, key) for key in self.KEYS}
         if self.commit is not None:
             found["commit"] = self.commit
+        if self.model is not None:
+            found["model"] = self.model
         return found
 
 

@@ -71,4 +71,8 @@ def origins(repo: Repo, session: str, kind: str | None, changed: list[str],
 
 def _turn_json(turn: turns.Turn, paths: list[str]) -> dict[str, Json]:
     tools = {p: turn.tools[p] for p in paths if p in turn.tools}
-    return {"session": turn.session, "agent": turn.agent, "prompt": turn.prompt, "seq": turn.seq, "tools": tools}
+    found: dict[str, Json] = {"session": turn.session, "agent": turn.agent, "prompt": turn.prompt, "seq": turn.seq,
+                              "tools": tools}
+    if turn.model is not None:
+        found["model"] = turn.model
+    return found
