@@ -87,3 +87,18 @@ def test_status_says_what_the_tier_does_after_a_shell_command_with_the_daemon_an
         "a checkpoint after each one that changed files (the daemon says which did)")
     project.write(".git-rewind.toml", 'tier = "minimal"\n')
     assert status.collect(10, str(project.path)).shell == "no checkpoint (minimal tier)"
+
+
+def test_status_lists_the_git_hooks_install_added_and_none_after_uninstall(isolated: Any) -> None:
+    project = isolated
+    assert status.collect(10, str(project.path)).git_hooks == []
+    assert "git hooks installed: none (git rewind install --git-hooks)" in project.ok("status")
+    project.ok("install", "--git-hooks")
+    hooks = project.path / ".git" / "hooks"
+    expected = [str(hooks / name) for name in ("post-commit", "post-rewrite", "prepare-commit-msg")]
+    assert status.collect(10, str(project.path)).git_hooks == expected
+    shown = json.loads(project.ok("status", "--json"))
+    assert shown["git_hooks"] == expected
+    assert f"git hooks installed (authorship at commit):\n  {expected[0]}\n" in project.ok("status")
+    project.ok("uninstall", "--git-hooks")
+    assert json.loads(project.ok("status", "--json"))["git_hooks"] == []

@@ -20,7 +20,7 @@ class Status:
     """Everything `status` shows."""
 
     __slots__ = ("repository", "config_error", "settings", "installed", "mcp_installed", "decisions", "redos",
-                 "daemon", "store", "sync", "watched", "duplicates", "turns", "shell")
+                 "daemon", "store", "sync", "watched", "duplicates", "turns", "shell", "git_hooks")
 
     def __init__(self, repository: str | None, config_error: str | None, settings: dict[str, config.Setting],
                  installed: list[tuple[str, str, str]], mcp_installed: list[tuple[str, str, str]],
@@ -39,6 +39,7 @@ class Status:
         self.duplicates: list[tuple[str, str]] = []  # (agent, file): a second copy of our hooks it also loads
         self.turns: list[dict[str, Json]] = []  # the agent turns open in this work tree (turns.describe)
         self.shell: str | None = None  # what the tier does after a shell command now (shell_commands)
+        self.git_hooks: list[str] = []  # the git hooks of `install --git-hooks` in place (none outside a repository)
 
     def as_json(self) -> dict[str, Json]:
         return {
@@ -56,6 +57,7 @@ class Status:
             "duplicates": [{"agent": a, "file": f} for a, f in self.duplicates],
             "turns": list(self.turns),
             "shell_commands": self.shell,
+            "git_hooks": list(self.git_hooks),
         }
 
 
@@ -141,6 +143,9 @@ def collect(limit: int, path: str | None = None) -> Status:
         status.daemon = daemon.describe(repo)
         status.shell = shell_commands(str(settings["tier"].value), bool(status.daemon.get("running")))
         status.sync = sync_state(repo, settings)
+        from ..hook import gitinstall
+
+        status.git_hooks = gitinstall.installed(repo)
     return status
 
 

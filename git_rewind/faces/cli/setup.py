@@ -226,6 +226,10 @@ def status_command(limit: int, as_json: bool) -> None:
     if info.repository is None:
         click.echo("not in a git repository: no decisions to show")
         return
+    click.echo("git hooks installed (authorship at commit):" if info.git_hooks
+               else "git hooks installed: none (git rewind install --git-hooks)")
+    for path in info.git_hooks:
+        click.echo(f"  {path}")
     click.echo(f"redos available: {info.redos}" + (" (git rewind redo)" if info.redos else ""))
     click.echo("open turns:" if info.turns else "open turns: none")
     for turn in info.turns:
