@@ -227,9 +227,15 @@ class Repo:
             return []
 
     def ensure_dirs(self) -> None:
-        """Create .git/rewind/ (per work tree) and the shared store directory."""
-        os.makedirs(self.rewind_dir, exist_ok=True)
-        os.makedirs(self.store_dir, exist_ok=True)
+        """Create .git/rewind/ (per work tree) and the shared store directory, never the git directory they are
+        in: one deleted meanwhile (`rm -rf .git` while a watched program runs) stays deleted, and this fails."""
+        for folder in (self.rewind_dir, self.store_dir):
+            try:
+                os.mkdir(folder)
+            except FileExistsError:
+                pass
+            except FileNotFoundError:
+                raise NotARepository(f"{os.path.dirname(folder)} is gone: not a git repository any more") from None
 
     def worktree_lock(self) -> Lock:
         """Serialises scans of this work tree through its private index."""

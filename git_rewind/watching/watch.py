@@ -325,7 +325,9 @@ class Loop:
         if self.gone:
             return False
         root_gone = (self.watcher is not None and self.watcher.root_gone) or not os.path.isdir(self.repo.root)
-        if root_gone or not os.path.isdir(self.repo.rewind_dir):
+        # A git directory without HEAD is no repository, whatever a save in flight when it went wrote there again.
+        if root_gone or not os.path.isdir(self.repo.rewind_dir) or not os.path.isfile(
+                os.path.join(self.repo.gitdir, "HEAD")):
             self.gone = True
             self.close()
             _say(f"{self.repo.root} is no longer a git work tree (removed or moved); no longer watching"
