@@ -50,7 +50,7 @@ def added_lines(repo: Repo, commit: str | None, parents: list[str] | None = None
     if commit is None:  # the index against HEAD (the empty tree before the first commit)
         from ..store.snapshot import empty_tree
 
-        args += ["diff", "--cached", *diff, _rev(repo, "HEAD") or empty_tree(repo)]
+        args += ["diff", "--cached", *diff, repo.head()[0] or empty_tree(repo)]
     else:
         if parents is None:
             parents = repo.git(["rev-parse", commit + "^@"]).decode().split()
@@ -203,10 +203,6 @@ def _missing(files: dict[str, Added], known: dict[str, dict[int, Author]]) -> di
 def rebasing(repo: Repo) -> bool:
     """A rebase is under way: its commits get their notes from post-rewrite when it ends."""
     return any(os.path.isdir(os.path.join(repo.gitdir, name)) for name in ("rebase-merge", "rebase-apply"))
-
-
-def _rev(repo: Repo, name: str) -> str | None:
-    return repo.git(["rev-parse", "-q", "--verify", name + "^{commit}"], check=False).decode().strip() or None
 
 
 def on_commit(repo: Repo, now: float) -> Authorship | None:

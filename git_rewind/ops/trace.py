@@ -118,7 +118,7 @@ def commit_record(repo: Repo, commit: str, stamp: int, paths: Sequence[str]) -> 
 def worktree_record(repo: Repo, paths: Sequence[str], now: float) -> dict[str, Json]:
     """The work tree's record: for each text file that differs from HEAD, its lines HEAD lacks and who wrote
     them, from blame over the checkpoints. No `vcs`: no commit holds these lines yet (metadata names HEAD)."""
-    head = _head(repo)
+    head = repo.head()[0]
     authorship, lines = worktree_authorship(repo, head, paths, now)
     return _record(authorship, lines, _utc(int(now)), {"work_tree": True, "head": head}, revision=None)
 
@@ -316,11 +316,6 @@ def _under(path: str, paths: Sequence[str]) -> bool:
     if not paths:
         return True
     return any(p in ("", path) or path.startswith(p.rstrip("/") + "/") for p in paths)
-
-
-def _head(repo: Repo) -> str | None:
-    out = repo.git(["rev-parse", "-q", "--verify", "HEAD^{commit}"], check=False).strip()
-    return out.decode() if out else None
 
 
 def _require_checkpoints(repo: Repo) -> None:
