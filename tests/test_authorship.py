@@ -122,6 +122,22 @@ def test_a_commit_notes_who_wrote_each_added_line_as_blame_said(hooked: Workdir)
     assert w.git("notes", "--ref", REF, "list", made).strip()
 
 
+def test_a_file_whose_name_holds_a_space_is_noted_under_its_own_name(hooked: Workdir) -> None:
+    """git ends a `+++ b/NAME` holding a space with a tab; the note names the file, not NAME plus a tab."""
+    w = hooked
+    agent = Agent(w, env=FAST)
+    agent.prompt("write notes")
+    agent.write("my notes.txt", "first\nsecond\n")
+    w.write("my notes.txt", "first\nsecond\n")
+    agent.stop()
+    before = blame(w, "my notes.txt")
+    w.git("add", "my notes.txt")
+    commit(w, "-m", "notes")
+    assert sorted(note(w)["files"]) == ["my notes.txt"]
+    got = same_as_blame(w, "my notes.txt", before)
+    assert [got[n]["origin"] for n in (1, 2)] == ["agent", "agent"]
+
+
 def test_with_the_daemon_running_it_writes_the_notes_of_a_commit_and_an_amend(hooked: Workdir,
                                                                                daemons: list[Workdir]) -> None:
     """The work tree's daemon answers the git hooks (`githook`: no interpreter start or imports in the hook, its

@@ -281,6 +281,27 @@ def test_the_work_tree_before_the_first_commit(repo: Workdir, validator: jsonsch
     assert check_hashes(record, lambda path: (w.path / path).read_bytes().split(b"\n")) == 2
 
 
+def test_the_work_tree_record_reads_one_patch_for_every_file_as_git_stores_them(
+        repo: Workdir, validator: jsonschema.protocols.Validator) -> None:
+    """One patch for every changed file: a name git would quote, CRLF lines, added lines that look like a patch's
+    own headers, a binary file (no lines) and a deleted one (none either): each file's lines, and only them."""
+    w = repo
+    w.write("h\u00e9llo w\u00f6rld.txt", "a\r\n")
+    w.write("plain.txt", "keep\n")
+    w.write("gone.txt", "bye\n")
+    w.write("data.bin", b"\0\1\2")
+    w.commit_all("base")
+    w.write("h\u00e9llo w\u00f6rld.txt", "a\r\n++ plus\r\n+++ b/plain.txt\r\n")
+    w.write("plain.txt", "keep\n--- a/x\n@@ -1 +1 @@\n")
+    (w.path / "gone.txt").unlink()
+    w.write("data.bin", b"\0\1\2\3")
+    w.ok("snap")
+    (record,) = records(w.rewind("trace"), validator)
+    assert [(f["path"], spans(record, f["path"])) for f in record["files"]] == [
+        ("h\u00e9llo w\u00f6rld.txt", [("human", None, 2, 3)]), ("plain.txt", [("human", None, 2, 3)])]
+    assert check_hashes(record, lambda path: (w.path / path).read_bytes().split(b"\n")) == 2
+
+
 def test_commits_then_the_work_tree_with_uncommitted(two_commits: tuple[Workdir, str, str],
                                                    validator: jsonschema.protocols.Validator) -> None:
     w, first, second = two_commits

@@ -32,13 +32,16 @@ REGULAR = ("100644", "100755")
 
 
 class Added:
-    """The lines of one file a commit (or the index) adds: its new blob and the line numbers there."""
+    """The lines of one file a commit (or the index, or the work tree) adds: its new blob and the line numbers
+    there; TEXT, when asked for (parse_patch's `text`), each added line's bytes as git would store them, its
+    line ending left out."""
 
-    __slots__ = ("blob", "lines")
+    __slots__ = ("blob", "lines", "text")
 
     def __init__(self, blob: str) -> None:
         self.blob = blob
         self.lines: list[int] = []
+        self.text: dict[int, bytes] = {}
 
 
 def added_lines(repo: Repo, commit: str | None, parents: list[str] | None = None) -> dict[str, Added]:
@@ -58,13 +61,15 @@ def added_lines(repo: Repo, commit: str | None, parents: list[str] | None = None
     return parse_patch(repo.git(args))
 
 
-def parse_patch(out: bytes) -> dict[str, Added]:
-    """The new side of a `-U0 --full-index` patch: each regular text file's new blob and added line numbers."""
+def parse_patch(out: bytes, text: bool = False) -> dict[str, Added]:
+    """The new side of a `-U0` patch (`--full-index` for the blobs' full ids): each regular text file's new
+    blob and added line numbers; TEXT: the added lines' bytes too (Added.text)."""
     from .blame import _unquote
 
     found: dict[str, Added] = {}
     mode = blob = None
     current: Added | None = None
+    number = 0
     for row in out.split(b"\n"):
         if row.startswith(b"diff --git "):
             mode = blob = None
@@ -78,6 +83,8 @@ def parse_patch(out: bytes) -> dict[str, Added]:
                 mode = parts[2].decode()
         elif row.startswith(b"+++ ") and current is None:
             name = row[4:]
+            if name.endswith(b"\t") and not name.startswith(b'"'):
+                name = name[:-1]  # git ends a name holding a space with a tab (diff.c), so patch can read it
             if name == b"/dev/null" or mode not in REGULAR or blob is None:
                 continue
             current = found.setdefault(_unquote(name)[2:], Added(blob))  # "b/<path>", quoted whole
@@ -86,6 +93,11 @@ def parse_patch(out: bytes) -> dict[str, Added]:
             start, _, count = new[1:].partition(b",")
             first, many = int(start), int(count) if count else 1
             current.lines.extend(range(first, first + many))
+            number = first
+        elif text and current is not None and row.startswith(b"+"):  # -U0: a hunk's rows are - then +, no context
+            line = row[1:]
+            current.text[number] = line[:-1] if line.endswith(b"\r") else line
+            number += 1
     return {path: added for path, added in found.items() if added.lines}
 
 

@@ -249,22 +249,16 @@ def _committed_lines(repo: Repo, commit: str, paths: list[str]) -> dict[str, lis
 def _added_lines(repo: Repo, head: str | None, paths: Sequence[str]) -> dict[str, dict[int, bytes]]:
     """For each text file of the work tree that differs from HEAD (untracked ones too, less the ignored), the
     lines HEAD lacks: line number -> its bytes as git would store them (line ending left out). git's
-    plumbing compares (`diff-index`, which reads the user's index for stat data and never writes it)."""
+    plumbing compares (`diff-index`, which reads the user's index for stat data and never writes it), in one
+    patch for every path, read by the parser the commits' notes use (commitnote.parse_patch)."""
     from ..store.snapshot import empty_tree
+    from .commitnote import parse_patch
 
     base = head or empty_tree(repo)
     spec = ["--", *paths] if paths else ["--"]
-    raw = repo.git(["diff-index", "-z", "--no-renames", "--raw", base, *spec], env=_LITERAL)
-    found: dict[str, dict[int, bytes]] = {}
-    fields = raw.split(b"\0")
-    for info, name in zip(fields[0::2], fields[1::2], strict=False):
-        if not info.startswith(b":"):
-            continue
-        new_mode, status = info[1:].split()[1].decode(), info.split()[-1].decode()
-        path = os.fsdecode(name)
-        if status == "D" or new_mode not in _REGULAR or not _under(path, paths):
-            continue
-        found[path] = _patch_lines(repo, base, path)
+    patch = repo.git(["-c", "core.quotePath=false", "diff-index", "-p", "-U0", "--no-renames", "--no-color",
+                      "--no-ext-diff", "--no-textconv", base, *spec], env=_LITERAL)
+    found = {path: added.text for path, added in parse_patch(patch, text=True).items() if _under(path, paths)}
     untracked = repo.git(["ls-files", "-z", "--others", "--exclude-standard", *spec], env=_LITERAL)
     for name in untracked.split(b"\0"):
         if name:
@@ -273,27 +267,6 @@ def _added_lines(repo: Repo, head: str | None, paths: Sequence[str]) -> dict[str
             if content is not None:
                 found[path] = dict(enumerate(split_lines(content), 1))
     return found
-
-
-def _patch_lines(repo: Repo, base: str, path: str) -> dict[int, bytes]:
-    """The lines `git diff-index -p -U0 BASE -- PATH` adds: the work tree's file as git would store it."""
-    out = repo.git(["diff-index", "-p", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", base, "--", path],
-                   env=_LITERAL)
-    added: dict[int, bytes] = {}
-    number = 0
-    in_hunk = False
-    for row in out.split(b"\n"):
-        if row.startswith(b"@@ "):
-            new = row.split(b" ")[2]  # +start[,count]
-            number = int(new[1:].split(b",")[0])
-            in_hunk = True
-        elif in_hunk and row.startswith(b"+"):
-            line = row[1:]
-            added[number] = line[:-1] if line.endswith(b"\r") else line
-            number += 1
-        elif row.startswith(b"diff --git"):
-            in_hunk = False
-    return added
 
 
 def _regular_text(full: str) -> bytes | None:
