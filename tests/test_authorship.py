@@ -136,6 +136,11 @@ def test_a_file_whose_name_holds_a_space_is_noted_under_its_own_name(hooked: Wor
     assert sorted(note(w)["files"]) == ["my notes.txt"]
     got = same_as_blame(w, "my notes.txt", before)
     assert [got[n]["origin"] for n in (1, 2)] == ["agent", "agent"]
+    w.write("my notes.txt", "zeroth\nfirst\nsecond\n")  # the person, then an amend: the old lines carried
+    w.git("add", "my notes.txt")
+    commit(w, "--amend", "-m", "notes, amended")
+    assert sorted(note(w)["files"]) == ["my notes.txt"]
+    assert [authors_of(w, "my notes.txt")[n]["origin"] for n in (1, 2, 3)] == ["person", "agent", "agent"]
 
 
 def test_with_the_daemon_running_it_writes_the_notes_of_a_commit_and_an_amend(hooked: Workdir,

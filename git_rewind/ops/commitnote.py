@@ -61,44 +61,85 @@ def added_lines(repo: Repo, commit: str | None, parents: list[str] | None = None
     return parse_patch(repo.git(args))
 
 
-def parse_patch(out: bytes, text: bool = False) -> dict[str, Added]:
-    """The new side of a `-U0` patch (`--full-index` for the blobs' full ids): each regular text file's new
-    blob and added line numbers; TEXT: the added lines' bytes too (Added.text)."""
-    from .blame import _unquote
+class FilePatch:
+    """One file of a `-U0` patch: its path (the new side's, the old one's for a deletion), new mode and blob
+    (None: deleted, or not said), hunks (old start, old count, new start, new count) and, when asked for, the
+    added lines' bytes by new line number, line ending left out."""
 
-    found: dict[str, Added] = {}
-    mode = blob = None
-    current: Added | None = None
+    __slots__ = ("path", "mode", "blob", "hunks", "text")
+
+    def __init__(self, path: str, mode: str | None, blob: str | None) -> None:
+        self.path, self.mode, self.blob = path, mode, blob
+        self.hunks: list[tuple[int, int, int, int]] = []
+        self.text: dict[int, bytes] = {}
+
+
+def read_patch(out: bytes, text: bool = False) -> dict[str, FilePatch]:
+    """The files of a `-U0` patch git wrote (`diff-tree`, `diff-index` or `diff`, `-p --no-renames`, with
+    core.quotePath=false): the one reader of patches here. TEXT: keep the added lines' bytes."""
+    found: dict[str, FilePatch] = {}
+    mode = blob = old = None
+    current: FilePatch | None = None
+    header = False
     number = 0
     for row in out.split(b"\n"):
         if row.startswith(b"diff --git "):
-            mode = blob = None
-            current = None
-        elif row.startswith((b"new file mode ", b"new mode ")):
+            mode = blob = old = None
+            current, header = None, True
+        elif header and row.startswith((b"new file mode ", b"new mode ")):
             mode = row.rsplit(b" ", 1)[1].decode()
-        elif row.startswith(b"index "):
+        elif header and row.startswith(b"deleted file mode "):
+            mode = None
+        elif header and row.startswith(b"index "):
             parts = row.split()
             blob = parts[1].split(b"..")[1].decode()
             if len(parts) > 2:
                 mode = parts[2].decode()
-        elif row.startswith(b"+++ ") and current is None:
-            name = row[4:]
-            if name.endswith(b"\t") and not name.startswith(b'"'):
-                name = name[:-1]  # git ends a name holding a space with a tab (diff.c), so patch can read it
-            if name == b"/dev/null" or mode not in REGULAR or blob is None:
-                continue
-            current = found.setdefault(_unquote(name)[2:], Added(blob))  # "b/<path>", quoted whole
+        elif header and row.startswith(b"--- "):
+            old = _patch_name(row[4:])
+        elif header and row.startswith(b"+++ "):
+            new = _patch_name(row[4:])
+            path = new or old
+            if path is not None:
+                current = found[path] = FilePatch(path, mode if new else None, blob if new else None)
         elif row.startswith(b"@@ ") and current is not None:
-            new = row.split(b" ")[2]  # +start[,count]
-            start, _, count = new[1:].partition(b",")
-            first, many = int(start), int(count) if count else 1
-            current.lines.extend(range(first, first + many))
-            number = first
-        elif text and current is not None and row.startswith(b"+"):  # -U0: a hunk's rows are - then +, no context
+            header = False
+            _, before, after = row.split(b" ")[:3]  # -start[,count] +start[,count]
+            a, _, b = before[1:].partition(b",")
+            c, _, d = after[1:].partition(b",")
+            current.hunks.append((int(a), int(b) if b else 1, int(c), int(d) if d else 1))
+            number = int(c)
+        elif text and current is not None and not header and row.startswith(b"+"):  # -U0: only - and + rows
             line = row[1:]
             current.text[number] = line[:-1] if line.endswith(b"\r") else line
             number += 1
-    return {path: added for path, added in found.items() if added.lines}
+    return found
+
+
+def _patch_name(raw: bytes) -> str | None:
+    """The path a `--- a/NAME` or `+++ b/NAME` row names (None: /dev/null). git quotes an unusual name whole,
+    and ends one holding a space with a tab (diff.c), so that patch can read it."""
+    from .blame import _unquote
+
+    if raw.endswith(b"\t") and not raw.startswith(b'"'):
+        raw = raw[:-1]
+    return None if raw == b"/dev/null" else _unquote(raw)[2:]
+
+
+def parse_patch(out: bytes, text: bool = False) -> dict[str, Added]:
+    """The new side of a `-U0` patch (`--full-index` for the blobs' full ids): each regular text file's new
+    blob and added line numbers; TEXT: the added lines' bytes too (Added.text)."""
+    found: dict[str, Added] = {}
+    for path, patch in read_patch(out, text).items():
+        if patch.mode not in REGULAR or patch.blob is None:
+            continue
+        added = Added(patch.blob)
+        for _a, _b, first, many in patch.hunks:
+            added.lines.extend(range(first, first + many))
+        added.text = patch.text
+        if added.lines:
+            found[path] = added
+    return found
 
 
 def author_of_line(line: Line) -> Author:
@@ -155,23 +196,7 @@ def _hunks(repo: Repo, old: str, new: str, paths: list[str]) -> dict[str, list[t
     """Per path, the hunks (old start, old count, new start, new count) of git's diff from OLD to NEW."""
     out = repo.git(["-c", "core.quotePath=false", "diff-tree", "-r", "-p", "-U0", "--no-renames", "--no-ext-diff",
                     "--no-textconv", "--no-color", old, new, "--", *paths], env={"GIT_LITERAL_PATHSPECS": "1"})
-    from .blame import _unquote
-
-    found: dict[str, list[tuple[int, int, int, int]]] = {}
-    current: list[tuple[int, int, int, int]] | None = None
-    for row in out.split(b"\n"):
-        if row.startswith(b"diff --git "):
-            current = None
-        elif row.startswith(b"+++ ") or (row.startswith(b"--- ") and current is None):
-            name = row[4:]
-            if name != b"/dev/null":
-                current = found.setdefault(_unquote(name)[2:], [])
-        elif row.startswith(b"@@ ") and current is not None:
-            _, before, after = row.split(b" ")[:3]
-            a, _, b = before[1:].partition(b",")
-            c, _, d = after[1:].partition(b",")
-            current.append((int(a), int(b) if b else 1, int(c), int(d) if d else 1))
-    return found
+    return {path: patch.hunks for path, patch in read_patch(out).items()}
 
 
 def _follow(hunks: list[tuple[int, int, int, int]], line: int) -> int | None:
