@@ -18,7 +18,8 @@ git converts files); the medians and the B/A ratio are printed.
 writes (`<python> -I -S …/git_rewind/hook/entry.py hook`): the skip, the prompt's checkpoint of one
 changed file, the aggressive tier's checkpoint after a shell command that changed a file, and the
 balanced tier after one that changed nothing (no checkpoint); `python -I -S -c pass` runs between them,
-for the ratios issue 27 sets. Every call must have been answered by the daemon (`served`).
+for the ratios issue 27 sets. Every call must have been answered by the daemon (`served`); os.sync()
+before each timed process, as hook_bench.py does, so that no call pays for the writeback of the one before.
 """
 
 from __future__ import annotations
@@ -147,19 +148,23 @@ def _daemon_main(args: argparse.Namespace) -> None:
                     read = {"session_id": f"read-{name}", "cwd": str(root), "hook_event_name": "PreToolUse",
                             "tool_name": "Read", "tool_input": {"file_path": str(root / "d0" / "f0.txt")},
                             "tool_use_id": f"t{run}"}
+                    os.sync()
                     got["skip"] = _call(thin[name], root, read, env)
                     with open(root / "d1" / f"f{run % 50 * 20 + 1}.txt", "a") as fh:
                         fh.write(f"{name} {run}\n")
                     prompt = {"session_id": f"prompt-{name}", "cwd": str(root), "hook_event_name": "UserPromptSubmit",
                               "prompt": f"step {run}", "prompt_id": f"p{run}"}
+                    os.sync()
                     got["checkpoint"] = _call(thin[name], root, prompt, env)
                     with open(root / "d2" / f"f{run % 50 * 20 + 2}.txt", "a") as fh:
                         fh.write(f"{name} {run}\n")
                     bash = {"session_id": f"bash-{name}", "cwd": str(root), "hook_event_name": "PostToolUse",
                             "tool_use_id": f"b{run}", **shell}
+                    os.sync()
                     got["bash checkpoint"] = _call(thin[name], root, bash, {**env, "GIT_REWIND_TIER": "aggressive"})
                     quiet = {"session_id": f"bash-{name}", "cwd": str(root), "hook_event_name": "PostToolUse",
                              "tool_use_id": f"q{run}", **shell}
+                    os.sync()
                     got["quiet bash"] = _call(thin[name], root, quiet, env)
                     if _served(tools[name], root, env) != before + len(got):
                         raise SystemExit(f"{name}: a call was not answered by the daemon")
@@ -167,6 +172,7 @@ def _daemon_main(args: argparse.Namespace) -> None:
                         for kind, ms in got.items():
                             times[(name, kind)].append(ms)
                 for kind in kinds:
+                    os.sync()
                     start = time.perf_counter()
                     subprocess.run([python, "-I", "-S", "-c", "pass"], check=True)
                     if run >= 0:
