@@ -56,7 +56,7 @@ def _dispatch(args: list[str]) -> None:
     if args[:1] == ["hook"] and not {"-h", "--help"} & set(args):
         from .hook import client
 
-        sys.exit(client.main(args[1:]))  # the daemon answers, or the hook runs here; never fails the agent
+        sys.exit(client.main(args[1:], end=True))  # the daemon answers, or the hook runs here; never fails the agent
     if args[:1] == ["mcp"] and _plain_mcp(args[1:]):
         from .faces import mcp  # the server, without click: `initialize` waits for every import
 

@@ -15,7 +15,7 @@ import os
 import sys
 import time
 
-from . import layout, minijson
+from . import daemonlink, layout, minijson
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,37 +32,11 @@ STATE = layout.DAEMON_STATE
 LOCK = layout.DAEMON_LOCK
 COOKIES = layout.DAEMON_COOKIES
 RETRY_SECONDS = 600  # after a daemon could not start (watch limit, no events), hooks try again this late
-_MAX_SUN_PATH = 100  # sockaddr_un holds 108 bytes with the NUL; leave a margin
 
 
-def supported() -> bool:
-    """The daemon needs inotify (Linux). Elsewhere every command scans the tree itself."""
-    return sys.platform.startswith("linux")
-
-
-def fingerprint() -> str:
-    """This installation: a daemon started by another (an upgrade) steps down when asked by this one."""
-    from .. import __version__
-
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package's top
-    parts = [__version__]
-    for name in ("__init__.py", "watching/daemonserver.py", "watching/watcher.py", "store/snapshot.py"):
-        try:
-            st = os.stat(os.path.join(here, name))
-            parts.append(f"{st.st_mtime_ns}:{st.st_size}")
-        except OSError:
-            parts.append("-")
-    return " ".join(parts)
-
-
-def socket_address(rewind_dir: str) -> tuple[str, int | None]:
-    """The path to bind or connect to, and a directory fd to close after (for a path too long for
-    sockaddr_un, the directory is reached through /proc/self/fd)."""
-    path = os.path.join(rewind_dir, SOCKET)
-    if len(os.fsencode(path)) <= _MAX_SUN_PATH:
-        return path, None
-    fd = os.open(rewind_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    return f"/proc/self/fd/{fd}/{SOCKET}", fd
+supported = daemonlink.supported
+fingerprint = daemonlink.fingerprint
+socket_address = daemonlink.socket_address
 
 
 # In the daemon process itself: the work tree's git-rewind directory and the server's own `answer`. A request
@@ -98,25 +72,8 @@ class Link:
         """Connect to the daemon serving REWIND_DIR within TIMEOUT, or None."""
         if _here is not None and _here[0] == os.path.realpath(rewind_dir):  # however this process found it
             return cls(None, _here[1])
-        if not supported():
-            return None
-        path = os.path.join(rewind_dir, SOCKET)
-        if not os.path.exists(path):
-            return None  # the common case without a daemon: one stat, no socket import
-        import _socket  # `socket` itself builds enums at import: ~10 ms a hook would pay
-
-        address, fd = socket_address(rewind_dir)
-        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-        sock.settimeout(timeout)
-        try:
-            sock.connect(address)
-        except OSError:
-            sock.close()
-            return None
-        finally:
-            if fd is not None:
-                os.close(fd)
-        return cls(sock)
+        sock = daemonlink.connect(rewind_dir, timeout)
+        return cls(sock) if sock is not None else None
 
     def ask(self, request: dict[str, object], timeout: float = TIMEOUT) -> dict[str, object] | None:
         """Send REQUEST, wait at most TIMEOUT for the answer; None if none came (the link is then closed)."""
@@ -134,19 +91,8 @@ class Link:
         ConnectionError: the daemon closed the link) when there is none. Text that came from bytes
         (surrogate escapes) goes as those bytes, both ways."""
         assert self.sock is not None
-        self.sock.sendall(line.encode("utf-8", "surrogateescape") + b"\n")
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError(f"no answer within {timeout:g} s")
-            self.sock.settimeout(left)
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise ConnectionError("the daemon closed the connection")
-            self._buffer += chunk
-        got, _, self._buffer = self._buffer.partition(b"\n")
-        return got.decode("utf-8", "surrogateescape")
+        got, self._buffer = daemonlink.exchange(self.sock, line, timeout, self._buffer)
+        return got
 
     def close(self) -> None:
         if self.sock is None:

@@ -5,8 +5,8 @@ whole hook that skips may cost. The C scanner and string encoder behind the json
 the same work with none of that; anything off the hot path uses the json module.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: importing __future__ is a module more on the hook's path (the
+# annotations here are all valid at run time on Python 3.10).
 try:
     import _json
 except ImportError:  # pragma: no cover - CPython always has it

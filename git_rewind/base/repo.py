@@ -9,7 +9,10 @@ from __future__ import annotations
 import os
 
 from . import layout
+from .daemonlink import DISCOVERY_ENV, git_dirs, layout_of
 from .errors import NotARepository, RewindError
+
+__all__ = ["DISCOVERY_ENV", "git_dirs"]  # daemonlink.py has them: the thin client uses them without `os`
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -83,32 +86,6 @@ def clear_stale_lock(path: str) -> None:
         time.sleep(0.05)
 
 
-def git_dirs(top: str) -> tuple[str, str] | None:
-    """The git directory and the common one of the work tree at TOP, read from its files as git reads them:
-    `.git` a directory, or a `.git` file saying `gitdir: …`; a `commondir` file there (a linked work tree).
-    None when one of them cannot be read."""
-    dotgit = os.path.join(top, ".git")
-    gitdir = dotgit
-    if os.path.isfile(dotgit):
-        try:
-            with open(dotgit, encoding="utf-8") as fh:
-                line = fh.readline().strip()
-        except (OSError, UnicodeDecodeError):
-            return None
-        if not line.startswith("gitdir: "):
-            return None
-        gitdir = os.path.normpath(os.path.join(top, line[8:]))
-    commondir = gitdir
-    try:
-        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
-            commondir = os.path.normpath(os.path.join(gitdir, fh.read().strip()))
-    except FileNotFoundError:
-        pass
-    except (OSError, UnicodeDecodeError):
-        return None
-    return gitdir, commondir
-
-
 def _pin_environment(gitdir: str, root: str, outside: bool) -> None:
     """Name the repository to the git processes we run at the work tree's root as git found it from here.
 
@@ -122,11 +99,6 @@ def _pin_environment(gitdir: str, root: str, outside: bool) -> None:
         os.environ["GIT_WORK_TREE"] = root
 
 
-# The environment that changes how git finds a repository: with any of it, only git itself can say.
-DISCOVERY_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
-                 "GIT_DISCOVERY_ACROSS_FILESYSTEM")
-
-
 def plain_layout(path: str) -> tuple[str, str, str] | None:
     """(work tree root, git directory, common directory) of PATH read from the files alone, for the plain
     layouts hooks meet: walks up from PATH to the first `.git` directory or `.git` file (linked work trees).
@@ -135,28 +107,7 @@ def plain_layout(path: str) -> tuple[str, str, str] | None:
     the full hook do so."""
     if any(name in os.environ for name in DISCOVERY_ENV):
         return None
-    current = os.path.realpath(path)
-    while True:
-        dotgit = os.path.join(current, ".git")
-        if os.path.isdir(dotgit) or os.path.isfile(dotgit):
-            break
-        parent = os.path.dirname(current)
-        if parent == current or os.path.basename(current) == ".git":
-            return None  # not a repository, or inside a .git: git words the error
-        current = parent
-    dirs = git_dirs(current)
-    if dirs is None:
-        return None
-    gitdir, commondir = dirs
-    try:
-        with open(os.path.join(commondir, "config"), "rb") as fh:
-            git_config = fh.read()
-    except OSError:
-        return None
-    if b"worktree" in git_config or b"bare = true" in git_config or not os.path.isfile(
-            os.path.join(gitdir, "HEAD")):
-        return None  # core.worktree, bare, or not a git dir at all: git decides
-    return current, gitdir, commondir
+    return layout_of(os.path.realpath(path))
 
 
 class Repo:

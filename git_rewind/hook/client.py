@@ -3,17 +3,17 @@ its answer; without one, run the hook here.
 
 The command `install` writes (user and local scope) runs this through hook/entry.py as `<python> -I -S`:
 no `site` (a third of an interpreter's start) and nothing imported that the daemon's answer does not need
-(no json, re, subprocess or socket.py: `_socket` and minijson). `git-rewind hook` comes here too (it has
-paid for `site`, and saves the rest). The daemon (watching/daemonserver.py) runs the same hook.run under
-this process's environment, directory and umask, so its answer is what this process would have printed.
+(not even `os`: base/daemonlink.py does it on `posix`, `_socket` and minijson). `git-rewind hook` comes
+here too (it has paid for `site`, and saves the rest). The daemon (watching/daemonserver.py) runs the same
+hook.run under this process's environment, directory and umask, so its answer is what this process would have printed.
 Without a daemon (one stat), with one that does not answer, or when it says to (another work tree, an
 upgrade), the hook runs in this process, after `site` is set up as the console script has it. Whatever
 happens, exit 0.
 """
 
-from __future__ import annotations
-
-import os
+# No `from __future__ import annotations`: importing __future__ is a module more on the hook's path (the
+# annotations here are all valid at run time on Python 3.10).
+import posix
 import sys
 import time
 
@@ -25,8 +25,10 @@ CONNECT_TIMEOUT = 0.5  # seconds: a daemon that does not even accept is stuck or
 ANSWER_TIMEOUT = 10.0
 
 
-def main(argv: list[str]) -> int:
-    """One hook call (`[hook] --agent NAME`, the payload on stdin); always 0."""
+def main(argv: list[str], end: bool = False) -> int:
+    """One hook call (`[hook] --agent NAME`, the payload on stdin); always 0. END: the caller exits right
+    after (the installed command, the console script), so that a call the daemon answered ends the process
+    at once (`_end`)."""
     if argv[:1] == ["hook"]:
         argv = argv[1:]
     try:
@@ -40,6 +42,8 @@ def main(argv: list[str]) -> int:
         answer, failure = None, f"{type(exc).__name__}: {exc}"
     if answer is not None:
         _print(answer)
+        if end:
+            _end()
         return 0
     return fallback(raw, argv, failure, time.monotonic() - started)
 
@@ -48,31 +52,31 @@ def ask(raw: bytes, argv: list[str], op: str = "hook") -> tuple[dict[str, str] |
     """The daemon's answer to this call ({"out", "err"}), or (None, why it failed) to run the call here; why
     is None where that is normal (no daemon, another work tree, an upgrade). OP: the daemon's request for it,
     `hook` (an agent's hook, hook.serve) or `githook` (a git hook, githook.serve)."""
-    from ..base import daemon
-    from ..base.repo import Repo, plain_layout
+    from ..base import daemonlink, minijson
 
-    if not daemon.supported():
+    if not daemonlink.supported():
         return None, None
-    cwd = os.getcwd()  # agents run hooks in the project; the daemon checks the payload's own cwd
-    found = plain_layout(cwd)
+    env = daemonlink.environment()
+    if any(name in env for name in daemonlink.DISCOVERY_ENV):
+        return None, None  # a GIT_DIR-style environment: the hook asks git
+    cwd = posix.getcwd()  # agents run hooks in the project; the daemon checks the payload's own cwd
+    found = daemonlink.layout_of(cwd)  # getcwd's path has its links resolved already
     if found is None:
-        return None, None  # an unusual layout or GIT_DIR-style environment: the hook asks git
-    link = daemon.Link.to(Repo(*found).rewind_dir, CONNECT_TIMEOUT)
-    if link is None:
+        return None, None  # an unusual layout: the hook asks git
+    sock = daemonlink.connect(found[1] + "/rewind", CONNECT_TIMEOUT)  # Repo(*found).rewind_dir
+    if sock is None:
         return None, None
-    from ..base import minijson
-
-    request = {"op": op, "fingerprint": daemon.fingerprint(), "argv": argv,
-               "payload": raw.decode("utf-8", "surrogateescape"), "cwd": cwd, "env": dict(os.environ),
-               "umask": _umask(), "parent": os.getppid()}
+    request = {"op": op, "fingerprint": daemonlink.fingerprint(), "argv": argv,
+               "payload": raw.decode("utf-8", "surrogateescape"), "cwd": cwd, "env": env,
+               "umask": _umask(), "parent": posix.getppid()}
     try:
-        got = minijson.loads(link.exchange(minijson.dumps(request), ANSWER_TIMEOUT))
+        got = minijson.loads(daemonlink.exchange(sock, minijson.dumps(request), ANSWER_TIMEOUT)[0])
     except TimeoutError:
         return None, f"the daemon did not answer within {ANSWER_TIMEOUT:g} s"
     except (OSError, ValueError) as exc:
         return None, f"the daemon did not answer ({exc})"
     finally:
-        link.close()
+        sock.close()
     if not isinstance(got, dict):
         return None, "the daemon's answer is not a JSON object"
     if isinstance(got.get("out"), str) and isinstance(got.get("err"), str):
@@ -83,8 +87,8 @@ def ask(raw: bytes, argv: list[str], op: str = "hook") -> tuple[dict[str, str] |
 
 
 def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
+    mask = posix.umask(0o022)
+    posix.umask(mask)
     return mask
 
 
@@ -96,6 +100,18 @@ def _print(answer: dict[str, str]) -> None:
                 stream.flush()
             except (OSError, ValueError):  # closed: the agent goes on without it
                 pass
+
+
+def _end() -> None:
+    """Exit status 0 at once, the output flushed: the daemon did the work, and nothing of this process needs
+    the interpreter's finalization (it holds no child, lock or temporary file). Tearing down its modules and
+    objects costs ~1.5 ms, as much as all of the client's imports."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    posix._exit(0)
 
 
 def fallback(raw: bytes, argv: list[str], failure: str | None, waited: float) -> int:
@@ -127,6 +143,7 @@ def with_site() -> None:
     A process that has `site` already (`git-rewind hook`) is left as it is."""
     if not sys.flags.no_site or "site" in sys.modules:
         return
+    import os
     import site
 
     if sys.flags.no_user_site:  # -I says no; the console script decides as site does without it (a venv: no)

@@ -12,4 +12,4 @@ if __name__ == "__main__":
     except BaseException as exc:  # noqa: BLE001 - a hook never breaks the agent, even a broken install
         sys.stderr.write(f"git-rewind: hook skipped, {type(exc).__name__}: {exc}\n")
         sys.exit(0)
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(sys.argv[1:], end=True))

@@ -78,4 +78,4 @@ def hook_command(agent: str | None) -> None:
     """
     from ...hook import client
 
-    sys.exit(client.main(["--agent", agent] if agent else []))
+    sys.exit(client.main(["--agent", agent] if agent else [], end=True))
