@@ -46,7 +46,7 @@ def _dispatch(args: list[str]) -> None:
 
         plain = undocmd.parse(args[1:])
         if plain is not None:
-            sys.exit(undocmd.run(*plain))
+            sys.exit(undocmd.run(*plain, argv=args[1:]))  # the daemon's, or run here
     if args[:1] == ["watch"]:
         parsed = _plain_watch(args[1:])
         if parsed is not None:  # the program starts before click could even be imported
