@@ -1,8 +1,8 @@
 """The `git-rewind` entry point: dispatch, and the one place an error becomes a line and an exit code.
 
 `snap`, `hook`, `mcp`, `undo ID --yes` and `watch` are served without importing click (~40 ms, more than a
-known-path checkpoint, and a delay to the start of the program `watch` runs); everything else goes
-through cli.py.
+known-path checkpoint, and a delay to the start of the program `watch` runs); `hook` and `undo ID --yes`
+are asked of the work tree's daemon first (hook/client.py); everything else goes through cli.py.
 """
 
 from __future__ import annotations
