@@ -127,7 +127,9 @@ def serve(repo: Repo, request: dict[str, object]) -> dict[str, object]:
     """The daemon's `undo` request (`ask` sends it): the plain undo run in the daemon of REPO under the calling
     process's environment, directory and umask; {"out", "err", "code", "lines": [[text, on stderr]...]}, with
     "raised" (the RewindError's message, exit code, remedy and details) when it failed as a command fails, or
-    {"fallback": why} for the process to run it itself."""
+    {"fallback": why} for the process to run it itself. Any other failure becomes the server's {"error"}, and
+    the command runs the undo itself, saying so: every restore checkpoints first, so one the daemon began is
+    taken up again from where it stopped, nothing lost."""
     import os
 
     from ..hook.hook import Applied, Elsewhere, call_of, same_work_tree
