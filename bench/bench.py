@@ -1297,7 +1297,9 @@ def print_breakdown(items: list[dict[str, Any]]) -> None:
         git_ms = sum(p["ms"] for p in item["git"])
         print(f"  {item['op']}: total {item['total_ms']:.1f} ms, git {git_ms:.1f} ms "
               f"({len(item['git'])} processes), rest {item['total_ms'] - git_ms:.1f} ms")
-        if "safety_ms" in item:
+        if item["op"].endswith("+daemon"):
+            print("      the daemon ran it: its safety checkpoint, the restore and every git process it started")
+        elif "safety_ms" in item:
             print(f"      safety checkpoint (scan + commit, in-process) {item['safety_ms']:.1f} ms; "
                   f"the restore without it {item['total_ms'] - item['safety_ms']:.1f} ms")
         for p in item["git"]:
