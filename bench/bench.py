@@ -50,12 +50,12 @@ EXTS = ("py", "ts", "js", "md", "json", "go", "rs", "c", "h", "txt", "tsx", "css
 # `git rewind undo` as the console script runs it (git_rewind.main.main), with the time spent in the safety
 # checkpoint (snapshot.scan, the whole-tree scan the plan is made from, and store.save_locked, which commits it)
 # summed and written to $BENCH_SAFETY_OUT: a restore's time excluding the safety scan is the whole process's
-# minus that, from the same run.
+# minus that, from the same run. The two are wrapped when their modules load (an import hook), so that an undo
+# the daemon answers imports no more than the console script's would (its safety checkpoint is the daemon's).
 SAFETY_TIMER = """\
-import atexit, os, time
-from git_rewind.store import snapshot, store
-from git_rewind.main import main
+import atexit, os, sys, time
 spent = [0.0]
+WRAP = {"git_rewind.store.snapshot": "scan", "git_rewind.store.store": "save_locked"}
 def timed(function):
     def call(*args, **kwargs):
         start = time.perf_counter()
@@ -64,8 +64,25 @@ def timed(function):
         finally:
             spent[0] += time.perf_counter() - start
     return call
-snapshot.scan = timed(snapshot.scan)
-store.save_locked = timed(store.save_locked)
+class Wrapper:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name not in WRAP:
+            return None
+        for finder in sys.meta_path:
+            spec = None if finder is Wrapper else finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        run = spec.loader.exec_module
+        def exec_module(module):
+            run(module)
+            setattr(module, WRAP[name], timed(getattr(module, WRAP[name])))
+        spec.loader.exec_module = exec_module
+        return spec
+sys.meta_path.insert(0, Wrapper)
+from git_rewind.main import main
 def report():
     with open(os.environ["BENCH_SAFETY_OUT"], "w") as fh:
         fh.write(repr(spent[0] * 1000))
@@ -429,6 +446,11 @@ class Bench:
             raise BenchError(f"the daemon is not running: {info}")
         return int(a["changes"]), int(a["full"])
 
+    def served_undos(self) -> int:
+        """How many `git rewind undo ID --yes` the daemon ran (`served`)."""
+        served = self.daemon_status().get("served") or {}
+        return int(served.get("undo", 0))
+
     def daemon_start(self) -> None:
         self.daemon_visible(True)
         run([*self.rewind, "daemon", "start"], self.repo, self.env)
@@ -766,7 +788,8 @@ class Bench:
                 if tool.startswith("rewind"):
                     ms = self.timed_undo(seq, tool, len(paths), oracle=r == 0)
                     self.check_contents(before, f"git rewind undo ({name}, {tool})")
-                    self.record(name, tool + " excl. safety", ms - self.safety_ms())
+                    if tool == "rewind":  # (with the daemon answering, its safety checkpoint is the daemon's)
+                        self.record(name, tool + " excl. safety", ms - self.safety_ms())
                 else:
                     ms = self.timed(run, ["git", "restore", f"--source={source}", "--worktree", "--", "."],
                                     self.repo, self.cli_env)
@@ -785,12 +808,14 @@ class Bench:
             self.traced(name + " +daemon", ["undo", seq, "--yes"], prep, safety=True)
 
     def timed_undo(self, seq: str, tool: str, k: int, oracle: bool) -> float:
-        """One timed `git rewind undo SEQ --yes` of K changed files; with the daemon (TOOL rewind+daemon) it must
-        have answered the safety checkpoint with the changed paths. ORACLE: the safety checkpoint's tree must
-        be `git add -A`'s from a scratch index, taken (untimed) right before."""
+        """One timed `git rewind undo SEQ --yes` of K changed files; with the daemon (TOOL rewind+daemon) the
+        daemon must have run it (its `served` undos) and answered the safety checkpoint with the changed paths.
+        ORACLE: the safety checkpoint's tree must be `git add -A`'s from a scratch index, taken (untimed) right
+        before."""
         expected = self.scratch_tree() if oracle else None
         daemon = tool == "rewind+daemon"
         asked = self.answered() if daemon else None
+        undos = self.served_undos() if daemon else 0
         self.daemon_visible(daemon)
         done: list[subprocess.CompletedProcess[bytes]] = []
         ms = self.timed(self.rewind_undo, seq, done)
@@ -799,6 +824,8 @@ class Bench:
             raise BenchError(f"git rewind undo {seq} ({tool}): expected {k} written, got {text!r}")
         if asked is not None:
             self.daemon_check(asked, "changes")
+            if self.served_undos() != undos + 1:
+                raise BenchError(f"git rewind undo {seq} (+daemon): the daemon did not run it")
         if expected is not None:
             safety = re.search(r"safety checkpoint #\d+ ([0-9a-f]+)", text)
             found = self.git("rev-parse", f"{safety.group(1)}^{{tree}}") if safety else None
@@ -1270,7 +1297,9 @@ def print_breakdown(items: list[dict[str, Any]]) -> None:
         git_ms = sum(p["ms"] for p in item["git"])
         print(f"  {item['op']}: total {item['total_ms']:.1f} ms, git {git_ms:.1f} ms "
               f"({len(item['git'])} processes), rest {item['total_ms'] - git_ms:.1f} ms")
-        if "safety_ms" in item:
+        if item["op"].endswith("+daemon"):
+            print("      the daemon ran it: its safety checkpoint, the restore and every git process it started")
+        elif "safety_ms" in item:
             print(f"      safety checkpoint (scan + commit, in-process) {item['safety_ms']:.1f} ms; "
                   f"the restore without it {item['total_ms'] - item['safety_ms']:.1f} ms")
         for p in item["git"]:

@@ -1,8 +1,8 @@
 """The `git-rewind` entry point: dispatch, and the one place an error becomes a line and an exit code.
 
 `snap`, `hook`, `mcp`, `undo ID --yes` and `watch` are served without importing click (~40 ms, more than a
-known-path checkpoint, and a delay to the start of the program `watch` runs); everything else goes
-through cli.py.
+known-path checkpoint, and a delay to the start of the program `watch` runs); `hook` and `undo ID --yes`
+are asked of the work tree's daemon first (hook/client.py); everything else goes through cli.py.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def _dispatch(args: list[str]) -> None:
 
         plain = undocmd.parse(args[1:])
         if plain is not None:
-            sys.exit(undocmd.run(*plain))
+            sys.exit(undocmd.run(*plain, argv=args[1:]))  # the daemon's, or run here
     if args[:1] == ["watch"]:
         parsed = _plain_watch(args[1:])
         if parsed is not None:  # the program starts before click could even be imported

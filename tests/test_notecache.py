@@ -252,3 +252,24 @@ def test_a_long_lived_process_reads_without_freezing_what_is_alive(project: Work
         assert gc.get_freeze_count() > 0  # a command's read does freeze: the test would see a change
     finally:
         gc.unfreeze()
+
+
+def test_in_the_daemon_a_moved_notes_ref_is_read_in_process_as_git_reads_it(project: Workdir,
+                                                                              git_environ: dict[str, str]) -> None:
+    """Where objects are read in process (objects.reader: the daemon), the notes added, changed and removed
+    since the cache are found by pygit2 (no cat-file, no diff-tree): the same checkpoints as git's listing."""
+    from git_rewind.base import objects
+
+    snaps(project, 3)
+    repo = Repo.discover(str(project.path))
+    checkpoints.load_all(repo)  # the cache, at the notes ref's commit now
+    snaps(project, 2)
+    project.git("notes", "--ref=rewind", "remove", project.git("rev-parse", "refs/rewind/s~1").strip())
+    objects.in_process(True)
+    try:
+        read, ran = _git_processes(project, lambda: checkpoints.load_all(repo))
+    finally:
+        objects.close()
+    assert ran == 0
+    assert [c.seq for c in read] == [1, 2, 3, 5]
+    assert _facts(read) == _facts(_uncached(repo))

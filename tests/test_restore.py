@@ -770,3 +770,108 @@ def test_a_secret_the_target_ignores_changed_since_it_was_captured_never_reaches
     assert (project.path / ".env").read_text() == "SECRET=rotated\n"
     rotated = project.git("hash-object", ".env").strip()
     assert subprocess.run(["git", "cat-file", "-e", rotated], cwd=project.path, env=project.env).returncode != 0
+
+
+# Read in process (the daemon: objects.reader) ------------------------------------------------------------------
+
+
+@pytest.fixture
+def reads_in_process() -> Any:
+    """objects.in_process switched on in the test process (as the daemon has it), and off again after."""
+    from git_rewind.base import objects
+
+    objects.in_process(True)
+    yield objects
+    objects.close()
+
+
+def _traced(tmp_path: Path, call: Any) -> list[str]:
+    """The git commands CALL started in this process (GIT_TRACE)."""
+    trace = tmp_path / "trace"
+    trace.unlink(missing_ok=True)
+    os.environ["GIT_TRACE"] = str(trace)
+    try:
+        call()
+    finally:
+        del os.environ["GIT_TRACE"]
+    lines = trace.read_text().splitlines() if trace.exists() else []
+    return [line.split("trace: built-in: git ", 1)[1] for line in lines if "trace: built-in: git " in line]
+
+
+def _restores_own(spawned: list[str]) -> list[str]:
+    """Of SPAWNED, what reads the target's tree, compares trees for the plan, or reads and writes blobs (the
+    safety checkpoint's own `diff-tree --name-status` is the store's)."""
+    return [c for c in spawned if c.startswith(("cat-file", "rev-parse", "checkout-index"))
+            or c.startswith("diff-tree") and "--name-status" not in c]
+
+
+def test_the_daemons_tree_diff_is_git_diff_trees(project: Workdir, git_environ: dict[str, str],
+                                                 reads_in_process: Any) -> None:
+    """restore._diff read by pygit2 gives git's own changes, in git's order: type changes (a file becoming a
+    link), a file becoming a directory, exec bits, gitlinks, names that sort around a slash, non-UTF-8 names."""
+    w = project
+    repo = Repo.discover(str(w.path))
+    w.write("a.b", "1\n")
+    w.write("a/x", "1\n")
+    w.write("a-c", "1\n")
+    w.write("kind", "file\n")
+    w.write("dir", "file\n")
+    (w.path / os.fsdecode(b"caf\xe9.txt")).write_text("latin-1 name\n")
+    w.git("add", "-A")
+    old = Oid(w.git("write-tree").strip())
+    (w.path / "kind").unlink()
+    os.symlink("README.md", w.path / "kind")
+    (w.path / "dir").unlink()
+    w.write("dir/inner", "now a directory\n")
+    os.chmod(w.path / "src/app.py", 0o755)
+    w.write("a/x", "2\n")
+    (w.path / "a.b").unlink()
+    (w.path / os.fsdecode(b"caf\xe9.txt")).write_text("changed\n")
+    w.git("add", "-A")
+    w.git("update-index", "--add", "--cacheinfo", f"160000,{w.git('rev-parse', 'HEAD').strip()},vendored")
+    new = Oid(w.git("write-tree").strip())
+    assert reads_in_process.reader(repo) is not None
+    for a, b in ((old, new), (new, old)):
+        ours = restore._diff(repo, a, b)
+        reads_in_process.in_process(False)
+        git = restore._diff(repo, a, b)
+        reads_in_process.in_process(True)
+        assert ours == git
+        assert len(git) >= 8
+
+
+def test_a_restore_in_the_daemon_reads_objects_itself_and_stays_byte_exact(
+        project: Workdir, tmp_path: Path, git_environ: dict[str, str], reads_in_process: Any) -> None:
+    """No `cat-file`, `rev-parse` or `diff-tree` for a restore where the daemon reads objects: git runs only its
+    ignored listing and the index check; where git converts content, git's checkout-index still writes it."""
+    from git_rewind.store import checkpoints
+
+    w = project
+    repo = Repo.discover(str(w.path))
+    w.write("bin/data", b"\x00\x01binary\n")
+    os.symlink("README.md", w.path / "link")
+    w.ok("snap", "-m", "target")
+    w.ok("snap", "--allow-empty", "-m", "later")  # the target is not the session's tip: its tree is looked up
+    target = checkpoints.lookup(repo, "1", checkpoints.load_all(repo), repo.worktree)
+    expected = {rel: (w.path / rel).read_bytes() for rel in ("src/app.py", "bin/data", "README.md")}
+    w.write("src/app.py", "print('edited')\n")
+    (w.path / "bin/data").unlink()
+    (w.path / "link").unlink()
+    w.write("link", "a file now\n")
+    w.write("extra.txt", "new\n")
+    done: list[restore.Outcome] = []
+    spawned = _traced(tmp_path, lambda: done.append(restore.rewind(repo, target, [], 10 << 20)))
+    assert done[0].verified and sorted(done[0].written) == ["bin/data", "link", "src/app.py"]
+    assert _restores_own(spawned) == []
+    assert {rel: (w.path / rel).read_bytes() for rel in expected} == expected
+    assert os.readlink(w.path / "link") == "README.md" and not (w.path / "extra.txt").exists()
+
+    w.git("config", "core.autocrlf", "true")  # now git converts: its checkout-index writes the files
+    w.write(".gitattributes", "*.txt text eol=crlf\n")
+    w.write("notes.txt", "one\ntwo\n")
+    w.ok("snap", "-m", "eol")
+    eol = checkpoints.lookup(repo, "4", checkpoints.load_all(repo), repo.worktree)
+    w.write("notes.txt", "edited\n")
+    spawned = _traced(tmp_path, lambda: done.append(restore.rewind(repo, eol, [], 10 << 20)))
+    assert done[-1].verified and [c.split(" ")[0] for c in _restores_own(spawned)] == ["checkout-index"]
+    assert (w.path / "notes.txt").read_bytes() == b"one\r\ntwo\r\n"

@@ -398,13 +398,19 @@ def in_tree(root: str, touched: list[str], home: str | None = None) -> list[tupl
     TOUCHED (work-tree paths) may change: their settings or MCP file, or anything in the same folder
     (slash commands). Nothing is read for agents whose files the restore does not touch."""
     touched_set = set(touched)
+    above = set()  # every folder with a touched path below it (a set: a restore may touch 100,000 paths)
+    for path in touched:
+        folder = path.rpartition("/")[0]
+        while folder and folder not in above:
+            above.add(folder)
+            folder = folder.rpartition("/")[0]
 
     def affected(path: str) -> bool:
         rel = os.path.relpath(path, root).replace(os.sep, "/")
         if rel.startswith("../"):
             return False
         folder = os.path.dirname(rel)
-        return rel in touched_set or (bool(folder) and any(t.startswith(folder + "/") for t in touched))
+        return rel in touched_set or (bool(folder) and folder in above)
 
     found = []
     for name in agents.NAMES:

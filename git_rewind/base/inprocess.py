@@ -133,6 +133,19 @@ _opened: dict[str, _Opened | None] = {}
 
 def for_repo(repo: Repo) -> InProcessWriter | None:
     """A writer for one checkpoint of REPO in this process, or None where fast-import must write it."""
+    opened = _decided(repo)
+    return InProcessWriter(opened) if opened is not None else None
+
+
+def repository(repo: Repo) -> pygit2.Repository | None:
+    """REPO opened by pygit2, to read objects in this process where its checkpoints are written here (the
+    same decision as for_repo: where libgit2 would not read or write as git does, None: git reads them)."""
+    opened = _decided(repo)
+    return opened.git if opened is not None else None
+
+
+def _decided(repo: Repo) -> _Opened | None:
+    """REPO as opened here when pygit2 may write it (refusal, decided again when what it reads changed)."""
     if repo.gitdir in _opened:
         opened = _opened[repo.gitdir]
     else:
@@ -148,7 +161,7 @@ def for_repo(repo: Repo) -> InProcessWriter | None:
     stamp = _stamp(repo)
     if opened.verdict is None or opened.verdict[0] != stamp:
         opened.verdict = (stamp, refusal(repo, opened.git))
-    return InProcessWriter(opened) if opened.verdict[1] is None else None
+    return opened if opened.verdict[1] is None else None
 
 
 def _stamp(repo: Repo) -> tuple[object, ...]:

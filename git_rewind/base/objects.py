@@ -25,6 +25,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    import pygit2
+
     from .repo import Repo
     from .writer import Edit, Entry
 
@@ -161,6 +163,40 @@ def close() -> None:
 def is_in_process() -> bool:
     """Whether `in_process` is switched on."""
     return _in_process
+
+
+def reader(repo: Repo) -> pygit2.Repository | None:
+    """REPO's objects read in this process (pygit2) when `in_process` is switched on and pygit2 writes REPO
+    as git does (inprocess.refusal, the writer's own decision); None: git's CLI reads them."""
+    if not _in_process:
+        return None
+    from . import inprocess
+
+    return inprocess.repository(repo)
+
+
+_KINDS = {1: "commit", 2: "tree", 3: "blob", 4: "tag"}  # git's object type numbers
+
+
+def cat(repo: Repo, oids: Sequence[str]) -> list[tuple[str, bytes] | None]:
+    """(type, content) of each object in OIDS, as gitcmd.cat_file gives them: read in this process where
+    `reader` may, when it holds every one of them (else one `git cat-file --batch`, which may fetch what a
+    partial clone lacks)."""
+    git = reader(repo) if oids else None
+    if git is not None:
+        import pygit2
+
+        odb = git.odb
+        try:
+            if all(oid in odb for oid in oids):
+                found: list[tuple[str, bytes] | None] = []
+                for oid in oids:
+                    kind, data = odb.read(oid)
+                    found.append((_KINDS.get(int(kind), str(kind)), bytes(data)))
+                return found
+        except (KeyError, ValueError, pygit2.GitError):
+            pass
+    return gitcmd.cat_file(oids, repo.root)
 
 
 def writer(repo: Repo) -> Writer:

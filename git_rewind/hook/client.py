@@ -17,6 +17,10 @@ import posix
 import sys
 import time
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 CONNECT_TIMEOUT = 0.5  # seconds: a daemon that does not even accept is stuck or gone
 # Seconds to wait for the daemon's answer. A daemon-answered hook takes tens of ms; a long one waits for the
 # store lock (another writer, a restore) or scans the whole tree (seconds at 100k files). Agents kill a hook
@@ -48,10 +52,13 @@ def main(argv: list[str], end: bool = False) -> int:
     return fallback(raw, argv, failure, time.monotonic() - started)
 
 
-def ask(raw: bytes, argv: list[str], op: str = "hook") -> tuple[dict[str, str] | None, str | None]:
-    """The daemon's answer to this call ({"out", "err"}), or (None, why it failed) to run the call here; why
-    is None where that is normal (no daemon, another work tree, an upgrade). OP: the daemon's request for it,
-    `hook` (an agent's hook, hook.serve) or `githook` (a git hook, githook.serve)."""
+def ask(raw: bytes, argv: list[str], op: str = "hook",
+        timeout: float = ANSWER_TIMEOUT) -> "tuple[dict[str, Any] | None, str | None]":
+    """The daemon's answer to this call ({"out", "err"}, and what else the op answers: an exit `code`), or
+    (None, why it failed) to run the call here; why is None where that is normal (no daemon, another work
+    tree, an upgrade). OP: the daemon's request for it, `hook` (an agent's hook, hook.serve), `githook` (a
+    git hook, githook.serve) or `undo` (a plain `git rewind undo ID --yes`, undocmd.serve). TIMEOUT: how
+    long the answer is waited for."""
     from ..base import daemonlink, minijson
 
     if not daemonlink.supported():
@@ -70,9 +77,9 @@ def ask(raw: bytes, argv: list[str], op: str = "hook") -> tuple[dict[str, str] |
                "payload": raw.decode("utf-8", "surrogateescape"), "cwd": cwd, "env": env,
                "umask": _umask(), "parent": posix.getppid()}
     try:
-        got = minijson.loads(daemonlink.exchange(sock, minijson.dumps(request), ANSWER_TIMEOUT)[0])
+        got = minijson.loads(daemonlink.exchange(sock, minijson.dumps(request), timeout)[0])
     except TimeoutError:
-        return None, f"the daemon did not answer within {ANSWER_TIMEOUT:g} s"
+        return None, f"the daemon did not answer within {timeout:g} s"
     except (OSError, ValueError) as exc:
         return None, f"the daemon did not answer ({exc})"
     finally:
@@ -80,7 +87,7 @@ def ask(raw: bytes, argv: list[str], op: str = "hook") -> tuple[dict[str, str] |
     if not isinstance(got, dict):
         return None, "the daemon's answer is not a JSON object"
     if isinstance(got.get("out"), str) and isinstance(got.get("err"), str):
-        return {"out": got["out"], "err": got["err"]}, None
+        return got, None
     if "fallback" in got or got.get("stopping"):
         return None, None
     return None, f"the daemon answered {str(got)[:200]}"

@@ -228,19 +228,24 @@ class Request:
         target = self.target
         if self.handed is not None:  # written now, after the preview
             target, self.conversation = undo.plan_handover(self.repo, target, self.handed, self.fork)
-        result = undo.undo(self.repo, target, self.mode, self.fork, self.only + self.paths, max_size, auto_pack,
-                           plan=self.conversation, cwd=self.cwd, retarget=self.planner,
-                           kind=self.kind if self.planner is not None else None, by=self.by, patch=self.patch,
-                           expect=expect)
-        if self.planner is None:
-            lines = result_lines(result, target.label, "patched toward" if self.patch else "restored", warned,
-                                 listed=self.patch)
-        else:
-            how = ", hunk by hunk," if self.patch else ""
-            lines = result_lines(result, self.planner.start.label, "", warned, listed=self.patch,
-                                 headline=f"took back{how} the agents' changes {range_words(self.planner)}")
-            lines += takeback_lines(self.planner)
-        return self._index_after(Report(self, False, [(self.naming(), False)] + lines, result))
+        asked = staging.Asked(self.repo) if self.code else None  # git reads the index beside the restore
+        try:
+            result = undo.undo(self.repo, target, self.mode, self.fork, self.only + self.paths, max_size,
+                               auto_pack, plan=self.conversation, cwd=self.cwd, retarget=self.planner,
+                               kind=self.kind if self.planner is not None else None, by=self.by, patch=self.patch,
+                               expect=expect)
+            if self.planner is None:
+                lines = result_lines(result, target.label, "patched toward" if self.patch else "restored", warned,
+                                     listed=self.patch)
+            else:
+                how = ", hunk by hunk," if self.patch else ""
+                lines = result_lines(result, self.planner.start.label, "", warned, listed=self.patch,
+                                     headline=f"took back{how} the agents' changes {range_words(self.planner)}")
+                lines += takeback_lines(self.planner)
+            return self._index_after(Report(self, False, [(self.naming(), False)] + lines, result), asked)
+        finally:
+            if asked is not None:
+                asked.close()  # (its answer read, or no longer wanted)
 
     def _expect(self, text: str | None) -> Callable[[Plan], None]:
         """TEXT read as this request's token, the transcript checked against it now, and the check of the files
@@ -251,11 +256,13 @@ class Request:
         token.check_transcript(seen, self.transcript())
         return lambda plan: token.check_files(self.repo, seen, plan.current_tree, plan.head_now)
 
-    def _index_after(self, report: Report) -> Report:
-        """REPORT with what the person's index still stages against the files the rewind wrote or removed."""
+    def _index_after(self, report: Report, asked: staging.Asked | None = None) -> Report:
+        """REPORT with what the person's index still stages against the files the rewind wrote or removed
+        (ASKED: git was asked what the index stages when the rewind began, staging.Asked)."""
         outcome = report.result.outcome if report.result is not None else None
         if outcome is not None and (outcome.written or outcome.removed):
-            self._index(report, staging.on_disk(self.repo, outcome.written + outcome.removed, self.cwd), done=True)
+            self._index(report, staging.on_disk(self.repo, outcome.written + outcome.removed, self.cwd, asked),
+                        done=True)
         return report
 
     def _index(self, report: Report, contradiction: staging.Contradiction | None, done: bool) -> None:

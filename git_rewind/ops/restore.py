@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import IO
 
+    import pygit2
+
     from ..base import gitcmd
     from ..base.note import ConversationRecord, Json, Mode
 
@@ -157,14 +159,71 @@ def _check_matches(repo: Repo, target: Checkpoint, target_tree: str, only: list[
 
 def _diff(repo: Repo, old_tree: Oid, new_tree: Oid, only: list[str] | None = None,
           cwd: str | None = None) -> list[Change]:
-    """The changes from OLD_TREE to NEW_TREE, limited to the pathspecs ONLY as git reads them from CWD."""
-    from ..base import gitcmd
+    """The changes from OLD_TREE to NEW_TREE, limited to the pathspecs ONLY as git reads them from CWD. Without
+    pathspecs, in a process that reads objects itself (objects.reader: the daemon), the trees are compared
+    there, as `diff-tree -r --no-renames` compares them; pathspecs are git's to read."""
+    from ..base import gitcmd, objects
     from ..base.gitobjects import raw_diff
+
+    git = objects.reader(repo) if not only else None
+    if git is not None:
+        found = _diff_in_process(git, old_tree, new_tree)
+        if found is not None:
+            return found
 
     spec = ["--", *only] if only else []
     out = gitcmd.run(["diff-tree", "-r", "-z", "--no-renames", old_tree, new_tree, *spec], cwd=cwd or repo.root)
     return [Change(e.path, None, None, e.old_mode) if e.status == "D"
             else Change(e.path, e.new_mode, e.new_oid, e.old_mode or None) for e in raw_diff(out)]
+
+
+def _diff_in_process(git: pygit2.Repository, old_tree: Oid, new_tree: Oid) -> list[Change] | None:
+    """`diff-tree -r --no-renames OLD_TREE NEW_TREE` by pygit2 (a type change is one change, as git gives it),
+    in git's order (tree order: a directory sorts as its name and a slash); None when it cannot read them."""
+    import pygit2
+    from pygit2.enums import DeltaStatus, DiffOption
+
+    try:
+        old_obj, new_obj = git.get(old_tree), git.get(new_tree)
+        if not isinstance(old_obj, pygit2.Tree) or not isinstance(new_obj, pygit2.Tree):
+            return None
+        diff = old_obj.diff_to_tree(new_obj, flags=DiffOption.INCLUDE_TYPECHANGE)
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    changes = []
+    for delta in diff.deltas:
+        old, new = delta.old_file, delta.new_file
+        if delta.status == DeltaStatus.DELETED:
+            changes.append(Change(os.fsdecode(old.raw_path), None, None, old.mode))
+        elif delta.status in (DeltaStatus.ADDED, DeltaStatus.MODIFIED, DeltaStatus.TYPECHANGE):
+            changes.append(Change(os.fsdecode(new.raw_path), new.mode, str(new.id),
+                                  old.mode if delta.status != DeltaStatus.ADDED else None))
+        else:
+            return None  # nothing else comes of two trees without renames: let git say
+    changes.sort(key=lambda c: _tree_order(c.path))
+    return changes
+
+
+def _tree_order(path: str) -> tuple[bytes, ...]:
+    parts = os.fsencode(path).split(b"/")
+    return tuple(part + b"/" for part in parts[:-1]) + (parts[-1],)
+
+
+def _tree_of(repo: Repo, commit: str) -> Oid:
+    """COMMIT's tree: read in this process where it reads objects itself (objects.reader), else by git."""
+    from ..base import objects
+
+    git = objects.reader(repo)
+    if git is not None:
+        import pygit2
+
+        try:
+            found = git.get(commit)
+            if found is not None:
+                return Oid(str(found.peel(pygit2.Tree).id))
+        except (KeyError, ValueError, pygit2.GitError):
+            pass
+    return repo.tree_of(commit)
 
 
 def plan_locked(
@@ -178,7 +237,7 @@ def plan_locked(
     # The safety checkpoint goes on the target's session: diff against its tip once, here.
     tip = store.session_tip(repo, target.session or "manual")
     # A plain undo goes back to its session's newest checkpoint, whose tree the tip already names.
-    target_tree = tip.tree if tip is not None and tip.commit == target.commit else repo.tree_of(target.commit)
+    target_tree = tip.tree if tip is not None and tip.commit == target.commit else _tree_of(repo, target.commit)
     used = ignore.target_excludes(repo, target_tree, excludes)
     # What a restore of the files leaves (nothing to say when the files are left as they are): git lists
     # the ignored files while the scan runs, on the other core.
@@ -610,22 +669,36 @@ class _BlobReader:
 
     Usually from one `git cat-file --batch` fed by a thread (requests are written ahead while
     responses are read, so 1,000 files cost no 1,000 round trips): stored bytes are the bytes on
-    disk. When git may convert content (conversion.converts: eol attributes, clean/smudge filters,
+    disk. In a process that reads objects itself (objects.reader: the daemon, where pygit2 reads
+    as git does), from the object database directly, when it holds every one of them. When git
+    may convert content (conversion.converts: eol attributes, clean/smudge filters,
     working-tree-encoding, core.autocrlf), git itself writes them: `checkout-index --prefix` from
     an index of the target tree into a staging directory under .git/rewind/, with the user's
     settings and the target's attributes, and each file is read from there. Link targets are
-    always raw, from a second process started only when a link is restored.
+    always raw, from a second process started only when a link is restored (or the object database).
     """
 
     def __init__(self, repo: Repo, changes: list[Change], target_tree: Oid) -> None:
         import threading
 
+        from ..base import objects
+
         self._repo = repo
         self._raw: subprocess.Popen[bytes] | None = None
         self._stage: str | None = None
         self._staged: list[str] = []
+        self._converted = False
+        self._odb: pygit2.Odb | None = None
+        self._pending: list[str] = []
         if changes and conversion.converts(repo, [c.path for c in changes]):
             self._checkout(changes, target_tree)
+            self._converted = True
+            self._proc = None
+            return
+        git = objects.reader(repo)
+        if git is not None and all((c.oid or "") in git.odb for c in changes):  # else git's (a partial clone's)
+            self._odb = git.odb
+            self._pending = [c.oid or "" for c in reversed(changes)]
             self._proc = None
             return
         args = ["git", "-c", "core.autocrlf=false", "cat-file", "--batch"]
@@ -663,7 +736,7 @@ class _BlobReader:
     @property
     def converted(self) -> bool:
         """git wrote the contents (it may convert them): they are not the stored bytes."""
-        return self._proc is None
+        return self._converted
 
     def __exit__(self, *exc: object) -> None:
         if self._stage is not None:
@@ -693,12 +766,25 @@ class _BlobReader:
 
     def next(self) -> bytes:
         """The content of the next change given at construction."""
+        if self._odb is not None:
+            return self._object(self._pending.pop())
         if self._proc is None:
             return read_regular(self._staged.pop())
         return self._response(self._proc, None)
 
+    def _object(self, oid: str) -> bytes:
+        import pygit2
+
+        assert self._odb is not None
+        try:
+            return bytes(self._odb.read(oid)[1])
+        except (KeyError, ValueError, pygit2.GitError):
+            raise RewindError(f"object {oid} is missing from the repository") from None
+
     def link_target(self, change: Change) -> bytes:
         """A symbolic link's target, as stored."""
+        if self._odb is not None:
+            return self._object(change.oid or "")
         if self._raw is None:
             self._raw = subprocess.Popen(["git", "cat-file", "--batch"], cwd=self._repo.root,
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)

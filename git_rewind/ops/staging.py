@@ -56,19 +56,38 @@ class Contradiction:
         return {"paths": [{"path": s.path, "staged": s.change} for s in self.staged], "command": self.command}
 
 
-def staged(repo: Repo) -> tuple[dict[str, Staged], set[str], bool]:
-    """What the index stages against HEAD: (path → Staged, the unmerged paths, whether HEAD has a commit).
-    The index is only read."""
-    from ..base.gitcmd import GitError
-    from ..base.gitobjects import raw_diff
+class Asked:
+    """`staged`'s question, put to git now and answered later (a restore writes neither the index nor HEAD,
+    so git reads them beside its work, on the other core): `close` it when the answer is not wanted."""
+
+    def __init__(self, repo: Repo) -> None:
+        from ..base.gitcmd import Background
+
+        head = repo.head()[0]
+        self.born = head is not None
+        self.question = Background(_question(repo, head), cwd=repo.root)
+
+    def close(self) -> None:
+        self.question.close()
+
+
+def _question(repo: Repo, head: str | None) -> list[str]:
     from ..store.snapshot import empty_tree
 
-    head = repo.head()[0]
+    return ["--no-optional-locks", "diff-index", "--cached", "-z", "--no-renames", head or empty_tree(repo)]
+
+
+def staged(repo: Repo, asked: Asked | None = None) -> tuple[dict[str, Staged], set[str], bool]:
+    """What the index stages against HEAD: (path → Staged, the unmerged paths, whether HEAD has a commit).
+    The index is only read. ASKED: the question put to git earlier (its answer read here)."""
+    from ..base.gitcmd import GitError
+    from ..base.gitobjects import raw_diff
+
+    born = asked.born if asked is not None else repo.head()[0] is not None
     try:
-        out = repo.git(["--no-optional-locks", "diff-index", "--cached", "-z", "--no-renames",
-                        head or empty_tree(repo)])
+        out = asked.question.result() if asked is not None else repo.git(_question(repo, repo.head()[0]))
     except GitError:  # an index git cannot read: git says so itself at the next commit; the rewind goes on
-        return {}, set(), head is not None
+        return {}, set(), born
     found: dict[str, Staged] = {}
     unmerged: set[str] = set()
     for entry in raw_diff(out):
@@ -77,7 +96,7 @@ def staged(repo: Repo) -> tuple[dict[str, Staged], set[str], bool]:
             continue
         found[entry.path] = Staged(entry.path, (entry.old_mode, entry.old_oid) if entry.old_mode else None,
                                    (entry.new_mode, entry.new_oid) if entry.new_mode else None)
-    return found, unmerged, head is not None
+    return found, unmerged, born
 
 
 def in_plan(repo: Repo, changes: list[Change], cwd: str) -> Contradiction | None:
@@ -93,12 +112,13 @@ def in_plan(repo: Repo, changes: list[Change], cwd: str) -> Contradiction | None
     return _contradiction(repo, found, every, unmerged, born, cwd)
 
 
-def on_disk(repo: Repo, paths: list[str], cwd: str) -> Contradiction | None:
+def on_disk(repo: Repo, paths: list[str], cwd: str, asked: Asked | None = None) -> Contradiction | None:
     """After a restore: of PATHS (what it wrote or removed), the staged ones whose index entry is not what the
     working tree holds, as `git add` would store the file (conversion.hash_as_added: the user's filters and
     attributes, in an index of our own). Never `git diff`: even with --no-optional-locks it refreshes the
-    person's index and writes it back when stat data changed, as a restore's writes make it."""
-    every, unmerged, born = staged(repo)
+    person's index and writes it back when stat data changed, as a restore's writes make it. ASKED: git
+    asked already (Asked)."""
+    every, unmerged, born = staged(repo, asked)
     candidates = [every[path] for path in sorted(set(paths)) if path in every]
     found = [item for item in candidates if item.index is None and _on_disk(repo, item.path)]
     indexed = [item for item in candidates if item.index is not None and item.index[0] != GITLINK]

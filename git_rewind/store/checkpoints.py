@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
+    import pygit2
+
     from .notecache import Listed
 
 
@@ -273,15 +275,21 @@ def _load(repo: Repo, cache: str, tips: dict[str, str], others: dict[str, str] |
 def _relisted(repo: Repo, tips: dict[str, str], cached: dict[str, Listed]) -> dict[str, Listed]:
     """What each notes ref of TIPS (ref → commit) holds at its commit, as notecache.Listed entries (notes not
     filled in): one `cat-file --batch-check` for the refs' trees and one `diff-tree --stdin` from each
-    one's cached tree (or the empty tree) to its tree now."""
+    one's cached tree (or the empty tree) to its tree now; in a process that reads objects itself
+    (objects.reader: the daemon), both by pygit2."""
     from ..base.gitcmd import GitError
+    from ..base.objects import reader
     from .notecache import Listed
     from .snapshot import empty_tree
 
     names = list(tips)
-    out = repo.git(["cat-file", "--batch-check=%(objectname) %(objecttype)"],
-                   input="".join(f"{tips[ref]}^{{tree}}\n" for ref in names).encode()).decode().splitlines()
-    trees = {ref: line.split()[0] for ref, line in zip(names, out, strict=True) if line.endswith(" tree")}
+    git = reader(repo)  # in the daemon: the trees read and compared in this process
+    if git is not None:
+        trees = _trees_in_process(git, tips)
+    else:
+        out = repo.git(["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+                       input="".join(f"{tips[ref]}^{{tree}}\n" for ref in names).encode()).decode().splitlines()
+        trees = {ref: line.split()[0] for ref, line in zip(names, out, strict=True) if line.endswith(" tree")}
     for ref in names:
         if ref not in trees:  # not a commit (a blob put there by hand): what `git notes list` would refuse
             raise GitError(["notes", "list"], 128, f"{ref} ({tips[ref]}) is not a notes commit")
@@ -290,14 +298,16 @@ def _relisted(repo: Repo, tips: dict[str, str], cached: dict[str, Listed]) -> di
     for start_from_cache in (True, False):
         starts = {ref: cached[ref].tree if start_from_cache and ref in cached else empty for ref in trees}
         pairs = sorted({(starts[ref], trees[ref]) for ref in trees if starts[ref] != trees[ref]})
-        try:
-            out_diff = repo.git(["diff-tree", "--stdin", "-r", "-z", "--no-renames"],
-                                input="".join(f"{a} {b}\n" for a, b in pairs).encode()) if pairs else b""
-        except GitError:  # a cached tree git pruned since (a purge): list every ref whole
-            if start_from_cache:
-                continue
-            raise
-        changes = _tree_changes(out_diff, hexsz)
+        changes = _changes_in_process(git, pairs, hexsz) if git is not None else None
+        if changes is None:
+            try:
+                out_diff = repo.git(["diff-tree", "--stdin", "-r", "-z", "--no-renames"],
+                                    input="".join(f"{a} {b}\n" for a, b in pairs).encode()) if pairs else b""
+            except GitError:  # a cached tree git pruned since (a purge): list every ref whole
+                if start_from_cache:
+                    continue
+                raise
+            changes = _tree_changes(out_diff, hexsz)
         result = {}
         for ref, tree in trees.items():
             start = starts[ref]
@@ -310,6 +320,49 @@ def _relisted(repo: Repo, tips: dict[str, str], cached: dict[str, Listed]) -> di
             result[ref] = Listed(tips[ref], tree, [[blob, commit, None, None] for commit, blob in notes.items()])
         return result
     return {}
+
+
+def _trees_in_process(git: pygit2.Repository, tips: dict[str, str]) -> dict[str, str]:
+    """The tree of each ref's commit in TIPS, read by pygit2 (a ref whose commit is none is left out, as
+    `cat-file --batch-check` of `<commit>^{tree}` leaves it)."""
+    import pygit2
+
+    trees: dict[str, str] = {}
+    for ref, tip in tips.items():
+        try:
+            found = git.get(tip)
+        except (KeyError, ValueError, pygit2.GitError):
+            continue
+        if isinstance(found, pygit2.Commit):
+            trees[ref] = str(found.tree_id)
+    return trees
+
+
+def _changes_in_process(git: pygit2.Repository, pairs: list[tuple[str, str]],
+                        hexsz: int) -> dict[str, tuple[set[str], dict[str, str]]] | None:
+    """What _tree_changes makes of `diff-tree --stdin -r` of PAIRS, compared by pygit2; None when a tree is
+    not there (a cached one a purge pruned: git then says so)."""
+    import pygit2
+
+    found: dict[str, tuple[set[str], dict[str, str]]] = {}
+    for a, b in pairs:
+        try:
+            old, new = git.get(a), git.get(b)
+            if not isinstance(old, pygit2.Tree) or not isinstance(new, pygit2.Tree):
+                return None
+            deltas = old.diff_to_tree(new).deltas
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+        removed, added = found.setdefault(f"{a} {b}", (set(), {}))
+        for delta in deltas:
+            deleted = delta.status == pygit2.enums.DeltaStatus.DELETED
+            commit = os.fsdecode((delta.old_file if deleted else delta.new_file).raw_path).replace("/", "")
+            if len(commit) != hexsz or commit.strip("0123456789abcdef"):
+                continue
+            removed.add(commit)
+            if not deleted:
+                added[commit] = str(delta.new_file.id)
+    return found
 
 
 def _tree_changes(out: bytes, hexsz: int) -> dict[str, tuple[set[str], dict[str, str]]]:
@@ -340,10 +393,11 @@ def _tree_changes(out: bytes, hexsz: int) -> dict[str, tuple[set[str], dict[str,
 
 
 def _parse_blobs(repo: Repo, blobs: list[str]) -> dict[str, Note | None]:
-    """Each note blob of BLOBS parsed (None: not one of ours), through one `git cat-file --batch`."""
-    from ..base.gitcmd import cat_file
+    """Each note blob of BLOBS parsed (None: not one of ours), through one `git cat-file --batch` (or read in
+    this process: objects.cat)."""
+    from ..base.objects import cat
 
-    objects = cat_file(blobs, repo.root)
+    objects = cat(repo, blobs)
     found = [(blob, obj[1]) for blob, obj in zip(blobs, objects, strict=True) if obj is not None]
     return dict(zip([blob for blob, _ in found], _parse_all([raw for _, raw in found]), strict=True))
 

@@ -156,13 +156,13 @@ def converts(repo: Repo, paths: list[str], found: Settings | None = None) -> boo
         return True
     candidates = {os.path.join(repo.commondir, "info", "attributes"),
                   found.attributes_file or global_attributes()}
+    folders = {""}  # the root and every folder above any of PATHS, each once (a restore may name 100,000)
     for path in paths:
         parent = os.path.dirname(path)
-        while True:
-            candidates.add(os.path.join(repo.root, parent, ".gitattributes"))
-            if not parent:
-                break
+        while parent not in folders:
+            folders.add(parent)
             parent = os.path.dirname(parent)
+    candidates.update(os.path.join(repo.root, folder, ".gitattributes") for folder in folders)
     return any(os.path.isfile(c) for c in candidates)
 
 

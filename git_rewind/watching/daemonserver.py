@@ -13,7 +13,8 @@ delimited JSON requests one at a time, between reading file events (watcher.py):
   else {changed: true, why}: what a hook asks after a shell command, to skip without scanning;
 - `status`, `stop`;
 - any op its starter adds (`handlers`): `hook` {fingerprint, argv, payload, env, cwd, umask, parent}, a whole
-  hook call answered here (hook.serve, given by `git rewind daemon run`: this layer does not know the hook).
+  hook call answered here (hook.serve, given by `git rewind daemon run`: this layer does not know the hook);
+  `undo`, the same for a plain `git rewind undo ID --yes` (undocmd.serve).
 
 A request that carries a fingerprint not the daemon's own comes from another installation (an upgrade):
 the daemon answers {stopping, why: "upgraded"} and steps down. In this process a request of its own (the

@@ -320,8 +320,10 @@ def daemon_run() -> None:
     """Serve in the foreground (what `start` runs, detached)."""
     from ...hook import githook, hook
     from ...watching import daemonserver
+    from .. import undocmd
 
-    sys.exit(daemonserver.run(Repo.discover(), {"hook": hook.serve, "githook": githook.serve}))
+    sys.exit(daemonserver.run(Repo.discover(), {"hook": hook.serve, "githook": githook.serve,
+                                                "undo": undocmd.serve}))
 
 
 @cli.group("config", context_settings=CONTEXT)
