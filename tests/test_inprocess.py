@@ -306,6 +306,41 @@ def test_an_in_process_checkpoint_spawns_no_git(project: Workdir, tmp_path: Path
     assert project.git("show", "refs/rewind/manual:src/app.py") == "print('one change')\n"
 
 
+def _loose(w: Workdir) -> int:
+    counts = dict(line.split(": ") for line in w.git("count-objects", "-v").splitlines())
+    return int(counts["count"])
+
+
+def test_a_checkpoint_of_many_files_goes_through_fast_import_into_one_pack(project: Workdir,
+                                                                          git_environ: dict[str, str],
+                                                                          in_process: ModuleType) -> None:
+    """In process, one changed file is written loose by pygit2; more than MANY_FILES go through fast-import, as
+    one pack (a loose object each would cost more than the process, and leave git's gc a thousand files). The
+    trees are `git add -A`'s either way."""
+    from git_rewind.base import objects
+    from git_rewind.base.repo import Repo
+    from git_rewind.store import store
+
+    repo = Repo.discover(str(project.path))
+    project.ok("snap")
+    project.write("one.txt", "one\n")
+    before = _loose(project)
+    small = store.save(repo, store.Request(message="one", paths=["one.txt"]))
+    assert _loose(project) > before  # pygit2's loose objects: the blob, the trees, the commit, the note
+    assert str(small.tree) == project.add_all_tree()
+
+    names = [f"many/f{i}.txt" for i in range(objects.MANY_FILES + 8)]
+    for i, name in enumerate(names):
+        project.write(name, f"file {i}\n")
+    before = _loose(project)
+    packs = len(list((project.path / ".git" / "objects" / "pack").glob("*.pack")))
+    many = store.save(repo, store.Request(message="many", paths=names))
+    assert str(many.tree) == project.add_all_tree()
+    assert _loose(project) - before < 10  # the note's objects at most, not one per file
+    assert len(list((project.path / ".git" / "objects" / "pack").glob("*.pack"))) == packs + 1
+    project.fsck()
+
+
 def test_repositories_pygit2_cannot_write_as_git_go_through_fast_import(tmp_path: Path, env: dict[str, str],
                                                                          git_environ: dict[str, str],
                                                                          in_process: ModuleType) -> None:

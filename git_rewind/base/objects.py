@@ -199,10 +199,19 @@ def cat(repo: Repo, oids: Sequence[str]) -> list[tuple[str, bytes] | None]:
     return gitcmd.cat_file(oids, repo.root)
 
 
-def writer(repo: Repo) -> Writer:
-    """The writer of one checkpoint in REPO: in this process when switched on and REPO is one pygit2 writes
-    exactly as git does (inprocess.refusal, decided before anything is written), else fast-import."""
-    if _in_process:
+# Above this many files to write, one checkpoint goes through fast-import even where it could be written in
+# process: pygit2 writes each object loose (a file, zlib, a rename: ~0.3 ms each), fast-import streams them
+# into one pack for a ~10 ms process start. A thousand changed files (an undo, a dependency install in one
+# turn) also leave one pack instead of a thousand loose objects for git's gc. Below git's unpack limit
+# (transfer.unpackLimit, 100 objects) fast-import would explode its pack into loose objects anyway.
+MANY_FILES = 100
+
+
+def writer(repo: Repo, files: int = 0) -> Writer:
+    """The writer of one checkpoint in REPO: in this process when switched on, REPO is one pygit2 writes
+    exactly as git does (inprocess.refusal, decided before anything is written) and the checkpoint writes at
+    most MANY_FILES FILES; else fast-import. Both write the same objects."""
+    if _in_process and files <= MANY_FILES:
         from . import inprocess
 
         found = inprocess.for_repo(repo)

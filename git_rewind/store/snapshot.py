@@ -514,7 +514,7 @@ def _scan_changed(repo: Repo, base: Oid, paths: list[str], limit: int, base_tree
     listed: list[tuple[str, str]] | None = []  # what diff-tree would say, while no directory goes
     tree, kept = base, None
     if states:
-        fi = objects.writer(repo)
+        fi = objects.writer(repo, len(states))
         try:
             before = fi.ls(base, [os.fsencode(s.path) for s in states])
             new = [s.path for s, was in zip(states, before, strict=True)

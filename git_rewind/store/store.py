@@ -365,7 +365,7 @@ def _save_paths(repo: Repo, req: Request, tip: Tip) -> Result | None:
     wanted = [p for p in dict.fromkeys(req.paths) if not snapshot.inside_nested_repo(repo, p)]
     states = snapshot.hash_paths(repo, wanted, req.max_file_size)
     skipped = [s.skipped for s in states if s.skipped]
-    with repo.store_lock(), objects.writer(repo) as fi:
+    with repo.store_lock(), objects.writer(repo, len(states)) as fi:
         current = dict(zip([s.path for s in states], fi.ls(base.tree, [os.fsencode(s.path) for s in states]),
                            strict=True))
         # An ignored path is never captured, even one an earlier checkpoint holds (the rule
@@ -441,7 +441,7 @@ def _commit(
     # another work tree's) with EDITS applied.
     start = tree or start or (tip.tree if tip is not None else None)
     assert start is not None, "a checkpoint needs the tree it is made from"
-    with fi or objects.writer(repo) as stream:
+    with fi or objects.writer(repo, len(edits or ())) as stream:
         parents = [parent] if parent is not None else []
         if req.attachments is not None:  # a merge; without a parent the chain starts at the attachments' root
             parents.append(stream.attachments(SCRATCH_ATTACHMENTS, req.attachments.message.encode(
