@@ -76,7 +76,7 @@ class Run:
         width = WINDOWS.get(bundle, WINDOW)
         if in_process:  # half the window of the same configuration written by fast-import
             self.r.w.command = IN_PROCESS
-            width //= 2
+            width = max(width // 2, 8)  # the daemon, started midway, must see a few commits even in the quick tier
         self.start, self.end = _window(len(self.r), CONFIGS.index((autocrlf, daemon)), width)
         self.r.begin(self.start)
         self.tmp = tmp
