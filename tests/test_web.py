@@ -597,6 +597,33 @@ def test_the_pages_reads_follow_a_new_checkpoint_at_once(project: Workdir, serve
     assert server.request("GET", "/api/checkpoints/9").status == 404
 
 
+def test_the_servers_connections_send_each_answer_at_once() -> None:
+    """Nagle's algorithm is off on every connection the server accepts (asyncio sets TCP_NODELAY only for an
+    IPPROTO_TCP socket): with it on, each answer's body, sent after its headers, waited for the browser's delayed
+    acknowledgement (40 ms on Linux), on every request of the page's first screen."""
+    import asyncio
+    import socket
+
+    from git_rewind.faces.web import listen
+
+    async def accepted_nodelay() -> int:
+        sock = listen(0)
+        seen: list[int] = []
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            seen.append(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(handle, sock=sock)
+        async with server:
+            reader, writer = await asyncio.open_connection(*sock.getsockname())
+            await reader.read()  # the server closed it: handle ran
+            writer.close()
+        return seen[0]
+
+    assert asyncio.run(accepted_nodelay()) == 1
+
+
 # the page's files ---------------------------------------------------------------------------------
 
 
