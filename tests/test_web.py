@@ -20,6 +20,7 @@ from helpers.workdir import Workdir
 
 from git_rewind import agents
 from git_rewind.faces.web.static import Files
+from git_rewind.store.checkpoints import Checkpoint
 
 Serve = Callable[..., Served]
 PAGE_DIR = Path(__file__).resolve().parent.parent / "git_rewind" / "resources" / "web"
@@ -540,6 +541,87 @@ def test_the_cache_follows_every_change_of_the_notes(project: Workdir, git_envir
     w.ok("gc", "--keep", "2", "--older-than", "0")  # notes removed
     same_as_load_all()
     assert len(listing.view().every) < 4
+
+
+def test_the_index_answers_what_lookup_and_previous_answer(project: Workdir, tmp_path: Path,
+                                                          git_environ: dict[str, str]) -> None:
+    """The page's detail finds a numbered checkpoint and its previous one by the view's index: the same
+    checkpoints `checkpoints.lookup` and `previous` find by walking every one, with another work tree's
+    checkpoints between them (numbered leaves those, and every id that is not a number, to lookup)."""
+    from git_rewind.base.repo import Repo
+    from git_rewind.faces.web.listing import Listing
+    from git_rewind.store import checkpoints
+
+    w = snaps(project)
+    linked = tmp_path / "linked"
+    w.git("worktree", "add", "-q", str(linked), "-b", "feature")
+    for n in (1, 2):
+        (linked / "feature.txt").write_text(f"feature {n}\n")
+        subprocess.run([*w.command, "snap", "-m", f"linked {n}"], cwd=linked, env=w.env, check=True,
+                       capture_output=True)
+    w.write("src/app.py", "print('after')\n")
+    w.ok("snap", "-m", "after the linked ones")  # #6: its previous here is #3, across #4 and #5 elsewhere
+    repo = Repo.discover(str(w.path))
+    view = Listing(repo).view()
+    every = checkpoints.load_all(repo)
+    assert len(every) == 6 and len(view.items) == 4
+    for item in view.items:
+        found = view.numbered(str(item.seq))
+        assert found is checkpoints.lookup(repo, str(item.seq), view.every, repo.worktree) is item
+        assert seq_of(view.previous(item)) == seq_of(checkpoints.previous(every, item))
+    assert [seq_of(view.previous(c)) for c in view.items] == [None, 1, 2, 3]
+    assert view.numbered("4") is None and view.numbered("@") is None and view.numbered("#3") is None
+    assert view.numbered("٣") is None  # a digit, but not a number as the CLI reads one
+    elsewhere = [c for c in every if c.seq == 5][0]
+    assert seq_of(view.previous(elsewhere)) == 4  # not one of this work tree's: the walk over every checkpoint
+
+
+def seq_of(item: Checkpoint | None) -> int | None:
+    return item.seq if item is not None else None
+
+
+def test_the_pages_reads_follow_a_new_checkpoint_at_once(project: Workdir, serve: Serve) -> None:
+    """info, the first page and a detail are answered from the checkpoints read while the notes ref has not moved
+    (on the event loop, Listing.current); a new checkpoint moves it, and the next answers have it."""
+    w = snaps(project)
+    server = serve(w)
+    assert server.get("/api/info")["count"] == 3
+    assert [i["seq"] for i in server.get("/api/checkpoints?offset=0&limit=250")["items"]] == [3, 2, 1]
+    w.write("src/app.py", "print('four')\n")
+    w.ok("snap", "-m", "step 4")
+    assert server.get("/api/info")["count"] == 4
+    assert [i["seq"] for i in server.get("/api/checkpoints?offset=0&limit=250")["items"]] == [4, 3, 2, 1]
+    detail = server.get("/api/checkpoints/4")
+    assert detail["message"] == "step 4" and detail["parent"] == 3
+    assert server.get("/api/checkpoints?offset=0&limit=2&safety=1")["items"][0]["seq"] == 4
+    assert server.request("GET", "/api/checkpoints/9").status == 404
+
+
+def test_the_servers_connections_send_each_answer_at_once() -> None:
+    """Nagle's algorithm is off on every connection the server accepts (asyncio sets TCP_NODELAY only for an
+    IPPROTO_TCP socket): with it on, each answer's body, sent after its headers, waited for the browser's delayed
+    acknowledgement (40 ms on Linux), on every request of the page's first screen."""
+    import asyncio
+    import socket
+
+    from git_rewind.faces.web import listen
+
+    async def accepted_nodelay() -> int:
+        sock = listen(0)
+        seen: list[int] = []
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            seen.append(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(handle, sock=sock)
+        async with server:
+            reader, writer = await asyncio.open_connection(*sock.getsockname())
+            await reader.read()  # the server closed it: handle ran
+            writer.close()
+        return seen[0]
+
+    assert asyncio.run(accepted_nodelay()) == 1
 
 
 # the page's files ---------------------------------------------------------------------------------

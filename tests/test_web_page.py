@@ -489,7 +489,7 @@ def test_a_used_link_opens_nothing_elsewhere_and_a_reload_keeps_the_tab(story: W
 def test_the_page_makes_no_request_elsewhere() -> None:
     """CSP `default-src 'self'`: no CDN, no external URL, no inline script in what the page ships."""
     html = (PAGE_DIR / "index.html").read_text()
-    assert re.findall(r"<script\b[^>]*>", html) == ['<script type="module" async src="/static/boot.js">',
+    assert re.findall(r"<script\b[^>]*>", html) == ['<script src="/static/boot.js">',
                                                      '<script type="module" src="/static/app.js">']
     assert not re.search(r"<[^>]*\son[a-z]+\s*=", html)  # no inline event handlers
     links = re.findall(r'<link\b[^>]*href="([^"]*)"', html)
@@ -509,7 +509,7 @@ def test_every_module_the_page_imports_is_preloaded() -> None:
     """The browser learns a module's imports only once it has it: without a preload each level of imports is
     one more round trip before the page can start. Every module reached from the scripts index.html runs is
     preloaded (or is one of those scripts), and nothing else is; boot.js, which trades the launch token and
-    asks for the first screen while the rest loads, imports nothing, so nothing holds it up."""
+    asks for the first screen while the rest loads, is a classic script and imports nothing."""
     html = (PAGE_DIR / "index.html").read_text()
     scripts = re.findall(r'<script type="module"[^>]* src="/static/([a-z]+\.js)">', html)
     reached: set[str] = set()
@@ -522,6 +522,37 @@ def test_every_module_the_page_imports_is_preloaded() -> None:
     assert imports("boot.js") == []
     assert sorted(links_order(html)) == sorted(reached - set(scripts))
     assert len(links_order(html)) == len(set(links_order(html)))
+
+
+def test_boot_is_the_first_script_and_runs_as_soon_as_it_arrives() -> None:
+    """boot.js is a classic, parser-blocking script ahead of the stylesheet and every module: it runs the moment
+    it arrives, before the page is laid out or any module compiled (as an async module it ran after both). So
+    it is no module: it imports and exports nothing, and api.js takes its functions from window.rewindBoot."""
+    html = (PAGE_DIR / "index.html").read_text()
+    head = html[:html.index("</head>")]
+    first = re.search(r"<(script|link)\b[^>]*>", head)
+    assert first is not None and first[0] == '<script src="/static/boot.js">'
+    assert head.index("boot.js") < head.index("app.css") < head.index("app.js")
+    boot = (PAGE_DIR / "boot.js").read_text()
+    assert not re.search(r"^\s*(import|export)\b", boot, flags=re.M)
+    assert "window.rewindBoot = (() => {" in boot
+    assert "return Object.freeze({ FIRST, headers, connect, taken });" in boot
+    api = (PAGE_DIR / "api.js").read_text()
+    assert "const { connect, headers, taken } = window.rewindBoot;" in api and "boot.js'" not in api
+
+
+def test_the_exchange_leaves_before_the_page_is_first_painted(story: Workdir, page: Page) -> None:
+    """Chrome's own timings: boot.js ran and sent the launch-token exchange before the page was first painted
+    (as an async module it waited for that first layout and paint)."""
+    with serve(story) as url:
+        open_page(page, url)
+        expect(page.locator(".row")).to_have_count(4)
+        timings = page.evaluate("""() => ({
+            boot: performance.getEntriesByName('rewind-boot')[0].startTime,
+            paint: performance.getEntriesByName('first-paint')[0].startTime,
+            exchange: performance.getEntriesByType('resource')
+              .find((e) => e.name.endsWith('/api/session')).startTime })""")
+        assert timings["boot"] <= timings["exchange"] < timings["paint"], timings
 
 
 def test_boot_asks_for_exactly_the_first_screen_app_js_wants() -> None:

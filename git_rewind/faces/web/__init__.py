@@ -12,6 +12,26 @@ import sys
 from ...base.repo import Repo
 
 
+def listen(port: int) -> socket.socket:
+    """A socket listening on 127.0.0.1:PORT (0: any free port), for uvicorn.
+
+    Made as IPPROTO_TCP by name: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on connections of such a
+    socket, and uvicorn writes an answer's headers and its body in two sends, so with Nagle on every answer's body
+    waited for the browser's delayed acknowledgement of the headers: 40 ms on Linux, for each of the launch-token
+    exchange, the first screen's requests and a click's detail."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        from ...base.errors import RewindError
+
+        raise RewindError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
+    sock.listen(128)
+    return sock
+
+
 def serve(repo: Repo, port: int = 0, open_browser: bool = True, read_only: bool = False) -> int:
     """Serve until Ctrl-C or SIGTERM; the first line printed is the page's link with a one-time launch token,
     and each time a browser uses one, a line with the next link (for another tab). Exit code 0."""
@@ -23,15 +43,7 @@ def serve(repo: Repo, port: int = 0, open_browser: bool = True, read_only: bool 
 
     checkpoints.LONG_LIVED = True  # it reads the notes again at each change: no read may pin garbage for good
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(("127.0.0.1", port))
-    except OSError as exc:
-        from ...base.errors import RewindError
-
-        raise RewindError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
-    sock.listen(128)  # from now on a request waits in the backlog: the URL below is good at once
+    sock = listen(port)  # from now on a request waits in the backlog: the URL below is good at once
     bound = sock.getsockname()[1]
 
     def link(launch: str) -> str:

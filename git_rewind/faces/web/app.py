@@ -1,7 +1,9 @@
 """The routes of `git rewind web`: the page, its static files and the JSON API (web-contract.md).
 
 Handlers are thin: they read the request, call the library (listing, diffs, actions) and answer
-JSON. Plain `def` handlers run in Starlette's thread pool, since the library runs git.
+JSON. Plain `def` handlers run in Starlette's thread pool, since the library runs git; what the page reads
+most (info, a page of the list, a checkpoint's detail) is answered on the event loop while the checkpoints
+read are current.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import time
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -62,6 +65,7 @@ class Server:
         self.listing = Listing(repo)
         self.colour = diffs.Colour()
         self._last_selection: tuple[View, tuple[tuple[str, str], ...], list[int], int] | None = None
+        self._agents: dict[str, list[str]] | None = None  # the registry's names (/api/info), made once
         self.files = Files()
 
     # the page -------------------------------------------------------------------------------------
@@ -89,7 +93,8 @@ class Server:
         for, in its order, so that the first tab after the start is answered as fast as the next ones: the
         default list's selection (safety checkpoints hidden) and the agents' registry (its first screen), the
         live updates' modules (imported on the event loop, where they held up every request of the first tab),
-        the rows as JSON (the lanes' pages of 1,000) and the syntax colours' lexer table (its first diff)."""
+        the rows as JSON (the lanes' pages of 1,000) and the syntax colours' lexer table (its first diff); then
+        what it made frozen out of the collector's walks (settle)."""
         import threading
 
         from starlette.datastructures import QueryParams
@@ -100,7 +105,8 @@ class Server:
             try:
                 view = self.listing.view()
                 positions, _ = self.selected(view, self.query_of(QueryParams("")), ())
-                _agents()
+                self._agents = _agents()
+                view.encoded_sessions()
                 import sse_starlette  # noqa: F401
 
                 for start in range(0, len(positions), 1000):  # as the lanes ask for them
@@ -108,22 +114,54 @@ class Server:
                 self.colour.lexer("warm.py")
             except Exception:  # noqa: BLE001 - only a head start: the request does it again and answers the error
                 pass
+            settle()
+
+        def settle() -> None:
+            """What is alive now frozen (gc.freeze): the first read (its notes, rows and their JSON: every later view
+            keeps those that did not change) is walked by no later collection. Left alone, a full collection came
+            whenever the page's requests had made enough objects, and held every request up for the 150-360 ms
+            it takes to walk them. What is frozen is still freed when no longer referenced, and later garbage
+            is collected as before; the cyclic garbage of the start (none was found here) would be kept."""
+            import gc
+
+            gc.freeze()
 
         threading.Thread(target=more, name="rewind-web-warm-more", daemon=True).start()
 
-    def info(self, request: Request) -> Response:
+    # What the page reads is answered from memory on the event loop when the checkpoints read are the notes ref's
+    # present state (Listing.current) and nothing is left to compute: no hop to a worker thread and back, which
+    # under load cost the first tab more than the answers themselves. Anything else (a store that moved, a new
+    # search, an id that is not a number) goes to the thread pool, where reading notes and running git belong.
+
+    async def info(self, request: Request) -> Response:
+        view = self.listing.current()
+        if view is None or self._agents is None:
+            return await run_in_threadpool(self._info, None)
+        return self._info(view)
+
+    def _info(self, view: View | None) -> Response:
+        """/api/info from VIEW, or from the checkpoints read now (in a worker thread) when None."""
         head, branch = self.repo.head()
-        view = self.listing.view()
+        view = view if view is not None else self.listing.view()
+        if self._agents is None:
+            self._agents = _agents()
         return Compact({"repo": self.repo.root, "name": os.path.basename(self.repo.root),
                         "worktree": self.repo.worktree, "branch": branch, "head": head,
                         "read_only": self.read_only, "count": len(view.items), "now": time.time(),
-                        "agents": _agents()})
+                        "agents": self._agents})
 
-    def checkpoints(self, request: Request) -> Response:
+    async def checkpoints(self, request: Request) -> Response:
+        view = self.listing.current()
+        if view is None or not self.kept(view, request):
+            return await run_in_threadpool(self._checkpoints, request, None)
+        return self._checkpoints(request, view)
+
+    def _checkpoints(self, request: Request, view: View | None) -> Response:
+        """A page of the list from VIEW, or from the checkpoints read now (in a worker thread) when None."""
         params = request.query_params
         offset = _number(params.get("offset"), 0, "offset")
         limit = _number(params.get("limit"), DEFAULT_LIMIT, "limit")
-        view = self.listing.view()
+        view = view if view is not None else self.listing.view()
         query = self.query(request)
         positions: Sequence[int] = range(len(view.rows))
         hidden = 0
@@ -132,6 +170,14 @@ class Server:
         body = b'{"total":%d,"offset":%d,"safety_hidden":%d,"items":%s,"sessions":%s}' % (
             len(positions), offset, hidden, view.encoded(positions[offset:offset + limit]), view.encoded_sessions())
         return Response(body, media_type="application/json")
+
+    def kept(self, view: View, request: Request) -> bool:
+        """REQUEST's rows are VIEW's own or its kept selection: a page of them is joined, not searched."""
+        params = request.query_params
+        if all(key in ("offset", "limit", "safety") for key in params) and params.get("safety") in ("1", "true"):
+            return True  # every row, safety checkpoints too: no selection
+        last = self._last_selection
+        return last is not None and last[0] is view and last[1] == _filters(request)
 
     def selected(self, view: View, query: search.Query, filters: tuple[tuple[str, str], ...]) -> tuple[list[int], int]:
         """The rows QUERY selects (positions in view.rows) and how many safety checkpoints it hid; the last
@@ -160,8 +206,16 @@ class Server:
                             since=params.get("since"), until=params.get("until"), cwd=self.repo.root,
                             safety=params.get("safety") in ("1", "true"))
 
-    def checkpoint(self, request: Request) -> Response:
-        item = self.lookup(request.path_params["ident"])
+    async def checkpoint(self, request: Request) -> Response:
+        ident = request.path_params["ident"]
+        view = self.listing.current()
+        item = view.numbered(ident) if view is not None else None
+        if view is None or item is None:
+            return await run_in_threadpool(self._checkpoint, ident)
+        return Compact(detail_json(item, view.previous(item)))
+
+    def _checkpoint(self, ident: str) -> Response:
+        item = self.lookup(ident)
         return Compact(detail_json(item, self.listing.previous(item)))
 
     def diff(self, request: Request) -> Response:
@@ -230,16 +284,12 @@ class Server:
 
     async def action(self, request: Request) -> Response:
         """POST /api/undo, /api/revert, /api/restore-file: the dry run, or the rewind itself."""
-        from starlette.concurrency import run_in_threadpool
-
         body = await _json_body(request)
         kind = request.url.path.rsplit("/", 1)[-1]
         return Compact(await run_in_threadpool(self._act, kind, body))
 
     async def tags(self, request: Request) -> Response:
         """POST /api/tags: remove, then add (a tag it does not carry is an error before anything changes)."""
-        from starlette.concurrency import run_in_threadpool
-
         body = await _json_body(request)
         return Compact(await run_in_threadpool(self._tag, body))
 

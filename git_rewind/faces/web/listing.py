@@ -95,6 +95,21 @@ class View:
         self._sessions: bytes | None = None
         self.index = {row["seq"]: i for i, row in enumerate(self.rows)}  # seq → position in rows
 
+    def numbered(self, ident: str) -> Checkpoint | None:
+        """This work tree's checkpoint whose number IDENT is (as `checkpoints.lookup` reads a number first), by
+        the index; None for any other id (lookup reads those)."""
+        position = self.index.get(int(ident)) if ident.isdigit() and ident.isascii() else None
+        return self.items[len(self.items) - 1 - position] if position is not None else None
+
+    def previous(self, item: Checkpoint) -> Checkpoint | None:
+        """`checkpoints.previous` of ITEM, by the index when it is one of this work tree's (items are in seq
+        order: the one before it), else by that walk over every checkpoint."""
+        position = self.index.get(item.seq)
+        at = len(self.items) - 1 - position if position is not None else -1
+        if at < 0 or self.items[at] is not item:
+            return checkpoints.previous(self.every, item)
+        return self.items[at - 1] if at > 0 else None
+
     @property
     def newest(self) -> int | None:
         return self.items[-1].seq if self.items else None
@@ -194,11 +209,20 @@ class Listing:
         every.sort(key=lambda c: c.seq)
         return View(key, every, self.repo.worktree, old)
 
+    def current(self) -> View | None:
+        """The view when it is the notes ref's present state and no read is under way (answering from it then
+        reads one small file and runs no git: the event loop may do it); else None."""
+        view = self._view
+        if view is None or self._lock.locked() or view.key != self.state():
+            return None
+        return view
+
     def lookup(self, ident: str) -> Checkpoint:
         """IDENT as the CLI reads it, among this work tree's checkpoints."""
         view = self.view()
-        return checkpoints.lookup(self.repo, ident, view.every, self.repo.worktree)
+        found = view.numbered(ident)
+        return found if found is not None else checkpoints.lookup(self.repo, ident, view.every, self.repo.worktree)
 
     def previous(self, item: Checkpoint) -> Checkpoint | None:
         """The checkpoint `show` compares ITEM with, when it is one: the work tree's previous (checkpoints.previous)."""
-        return checkpoints.previous(self.view().every, item)
+        return self.view().previous(item)

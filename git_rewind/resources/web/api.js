@@ -1,7 +1,9 @@
 // The JSON API of git rewind web (web-contract.md): this tab's credential, errors as exceptions, pages of results.
 
-import { connect, headers, taken } from './boot.js';
 import { PAGE, state } from './state.js';
+
+// boot.js, a classic script index.html ran first, has traded the launch token and asked for the first screen
+const { connect, headers, taken } = window.rewindBoot;
 
 export { connect };
 

@@ -6,7 +6,7 @@ import { api, connect, liveUpdates, Results } from './api.js';
 import { renderDiffMode, select, setupDetail } from './detail.js';
 import { debounce, idle, shortSession, sleep, toast } from './format.js';
 import { drawTimeline, renderTimeline, setupTimeline, sortedSessions } from './lanes.js';
-import { renderList, setupList } from './list.js';
+import { listBox, renderList, setupList } from './list.js';
 import { $, BULK, PAGE, state } from './state.js';
 
 // ---------------------------------------------------------------- start, reload, live updates
@@ -22,6 +22,7 @@ export async function start() {
   // the first page of checkpoints is asked for beside the info, not after it: one round trip less
   const [info] = await Promise.all([api('/api/info'), all.fetch(0, PAGE), view !== all ? view.fetch(0, PAGE) : null]);
   if (gen !== state.gen) return;
+  const box = listBox();  // before the first change below: read after them, it would lay the page out twice
   state.info = info;
   state.skew = info.now * 1000 - Date.now();
   document.title = `git rewind · ${info.name}`;
@@ -38,7 +39,7 @@ export async function start() {
   fillEmpty(info.agents);
   showEmpty(state.info.count === 0 && state.all.total === 0);
   fillFilterChoices();
-  renderAll();
+  renderAll(box);
   document.body.dataset.ready = '1';  // the first list and lanes are on screen (tests and the bench wait on it)
   performance.mark('rewind-ready');
   loadRest(gen);
@@ -209,10 +210,11 @@ export function renderCount() {
   document.body.classList.toggle('filtered', Boolean(filtered));
 }
 
-export function renderAll() {
+/** The count, the lanes and the list; BOX is the list's listBox() when the caller read it before changing the page. */
+export function renderAll(box = null) {
   renderCount();
   drawTimeline();
-  renderList();
+  renderList(box);
 }
 
 // ---------------------------------------------------------------- wiring

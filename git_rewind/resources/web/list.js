@@ -21,14 +21,23 @@ export function rowHtml(item, index) {
     `<div class="line2">${esc(text)}</div></div>`;
 }
 
-export function renderList() {
+/** Where the list is scrolled and how tall it is, read from the layout: before any change to the page, where
+ *  that read is free (after one, it makes the browser lay the page out then and there, and again for the frame). */
+export function listBox() {
+  const list = $('#list');
+  return { top: list.scrollTop, height: list.clientHeight };
+}
+
+/** The rows on screen (and ten either side) for the list scrolled as BOX says (listBox(); read now if not given). */
+export function renderList(box = null) {
   const list = $('#list');
   const view = state.view;
   if (!view) return;
+  const { top, height } = box || listBox();
   const spacer = $('#list-spacer');
   spacer.style.height = `${view.total * ROW_HEIGHT}px`;
-  const first = Math.max(0, Math.floor(list.scrollTop / ROW_HEIGHT) - 10);
-  const last = Math.min(view.total, Math.ceil((list.scrollTop + list.clientHeight) / ROW_HEIGHT) + 10);
+  const first = Math.max(0, Math.floor(top / ROW_HEIGHT) - 10);
+  const last = Math.min(view.total, Math.ceil((top + height) / ROW_HEIGHT) + 10);
   view.ensure(first, last).then((pages) => { if (pages.some(Boolean)) renderList(); });
   const wanted = [];
   for (let i = first; i < last; i++) {
@@ -61,7 +70,7 @@ export function renderList() {
 
 export function setupList() {
   const list = $('#list');
-  list.addEventListener('scroll', () => requestAnimationFrame(renderList), { passive: true });
+  list.addEventListener('scroll', () => requestAnimationFrame(() => renderList()), { passive: true });
   list.addEventListener('click', (event) => {
     const row = event.target.closest('.row[data-seq]');
     if (!row) return;
@@ -79,7 +88,7 @@ export function setupList() {
     const item = state.view.items[next];
     if (item) select(item.seq, { scroll: true });
   });
-  new ResizeObserver(debounce(renderList, 50)).observe(list);
+  new ResizeObserver(debounce(() => renderList(), 50)).observe(list);
 }
 
 export function scrollToSeq(seq) {
