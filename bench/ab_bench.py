@@ -112,7 +112,8 @@ def main() -> None:
 def _thin(tool: str) -> list[str]:
     """The command `install` writes for the install of TOOL (a `git-rewind` script in a venv's bin)."""
     python = str(Path(tool).parent / "python")
-    entry = subprocess.run([python, "-c", "import git_rewind.hook.entry as e; print(e.__file__)"],
+    # -I: not the current directory's git_rewind (a checkout's source, when the bench runs from one) but the install's
+    entry = subprocess.run([python, "-I", "-c", "import git_rewind.hook.entry as e; print(e.__file__)"],
                            capture_output=True, text=True, check=True).stdout.strip()
     return [python, "-I", "-S", entry]
 
