@@ -168,13 +168,13 @@ def _raw(w: Workdir, request: dict[str, object]) -> dict[str, object]:
 
 def test_the_daemon_leaves_an_undo_of_another_work_tree_or_installation_to_the_command(
         tmp_path: Path, env: dict[str, str], project: Workdir, daemons: list[Workdir]) -> None:
-    from git_rewind.base.daemon import fingerprint
+    from helpers.installed import daemon_fingerprint
 
     w = project
     w.ok("snap", "-m", "target")
     other = _repo(tmp_path / "other", env)
     pid = _start(w, daemons)
-    request = {"op": "undo", "fingerprint": fingerprint(), "argv": ["undo", "1", "--yes"], "payload": "",
+    request = {"op": "undo", "fingerprint": daemon_fingerprint(), "argv": ["undo", "1", "--yes"], "payload": "",
                "cwd": str(other.path), "env": other.env, "umask": 0o022, "parent": 1}
     answer = _raw(w, request)
     assert answer == {"fallback": f"another work tree ({os.path.realpath(other.path)})"}

@@ -42,3 +42,12 @@ def hook_command(agent: str, scope: str = "user") -> str:
     if scope in install.SHARED_SCOPES:
         return install.hook_command(agent, scope=scope)
     return install.hook_command(agent, program=hook_program(), scope=scope)
+
+
+@functools.cache
+def daemon_fingerprint() -> str:
+    """daemon.fingerprint() as the installed `git-rewind` computes it: what a daemon `git rewind daemon start`
+    started expects of a request from its own installation (the tests' imports may read the source tree)."""
+    code = "from git_rewind.base import daemon; print(daemon.fingerprint())"
+    out = subprocess.run([interpreter(), "-I", "-c", code], cwd="/", capture_output=True, text=True, check=True)
+    return out.stdout.strip()
