@@ -24,16 +24,11 @@ from git_rewind.faces import undocmd
 
 
 def _start(w: Workdir, daemons: list[Workdir]) -> int:
-    daemons.append(w)
-    run = w.rewind("daemon", "start")
-    assert run.returncode == 0, run.stderr
-    return int(daemon.status(w)["pid"])
+    return daemon.start(w, daemons)
 
 
 def _served(w: Workdir) -> int:
-    info = daemon.status(w)
-    assert info["running"], info
-    return int((info.get("served") or {}).get("undo", 0))
+    return daemon.served(w, "undo")
 
 
 def _repo(path: Path, env: dict[str, str]) -> Workdir:

@@ -130,25 +130,17 @@ def serve(repo: Repo, request: dict[str, object]) -> dict[str, object]:
     {"fallback": why} for the process to run it itself. Any other failure becomes the server's {"error"}, and
     the command runs the undo itself, saying so: every restore checkpoints first, so one the daemon began is
     taken up again from where it stopped, nothing lost."""
-    import os
 
-    from ..hook.hook import Applied, Elsewhere, call_of, same_work_tree
+    from ..hook.hook import Elsewhere, Served, call_of
 
     call = call_of(request)
     plain = parse(call.argv[1:]) if call is not None and call.argv[:1] == ["undo"] else None
     if call is None or plain is None:
         return {"fallback": "a request this daemon does not understand"}
     try:
-        with Applied(call):
-            from ..base.errors import NotARepository, RewindError
-            from ..base.repo import Repo
+        with Served(call, repo) as here:
+            from ..base.errors import RewindError
 
-            try:
-                here = Repo.find(os.getcwd())
-            except NotARepository:
-                return {"fallback": "not in a repository"}
-            if not same_work_tree(here, repo):
-                return {"fallback": f"another work tree ({here.root})"}
             try:
                 lines = perform(here, plain[0])
             except RewindError as exc:

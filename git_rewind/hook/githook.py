@@ -67,23 +67,14 @@ def _answered(raw: bytes, argv: list[str]) -> bool:
 def serve(repo: Repo, request: dict[str, object]) -> dict[str, object]:
     """The daemon's `githook` request (sent by _answered): the call run in the daemon of REPO under the calling
     process's environment, directory and umask; {"out", "err"}, or {"fallback": why} to run it there."""
-    from .hook import Applied, Elsewhere, call_of, same_work_tree
+    from .hook import Elsewhere, Served, call_of
 
     call = call_of(request)
     if call is None or not call.argv or call.argv[0] not in NAMES[:2]:
         return {"fallback": "a request this daemon does not understand"}
     name, args = call.argv[0], call.argv[1:]
     try:
-        with Applied(call):
-            from ..base.errors import NotARepository
-            from ..base.repo import Repo
-
-            try:
-                here = Repo.find(os.getcwd())
-            except NotARepository:
-                return {"fallback": "not in a repository"}
-            if not same_work_tree(here, repo):
-                return {"fallback": f"another work tree ({here.root})"}
+        with Served(call, repo):
             try:
                 run(repo, name, args, call.raw)
             except Exception as exc:  # noqa: BLE001 - never a failed commit, never the daemon's end

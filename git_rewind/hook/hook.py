@@ -126,6 +126,33 @@ def same_work_tree(repo: Repo, other: Repo) -> bool:
     return real(repo.root) == real(other.root) and real(repo.gitdir) == real(other.gitdir)
 
 
+class Served:
+    """A command's request the daemon of REPO runs (a git hook, a plain undo): CALL applied in this process for
+    its duration (Applied), the caller's own Repo as `with` gives it; Elsewhere when the caller is not in
+    REPO's work tree (another one, or none), for the command to run the request itself."""
+
+    def __init__(self, call: Call, repo: Repo) -> None:
+        self.applied = Applied(call)
+        self.repo = repo
+
+    def __enter__(self) -> Repo:
+        self.applied.__enter__()
+        try:
+            try:
+                here = Repo.find(os.getcwd())
+            except NotARepository:
+                raise Elsewhere("not in a repository") from None
+            if not same_work_tree(here, self.repo):
+                raise Elsewhere(f"another work tree ({here.root})")
+        except BaseException:
+            self.applied.__exit__(None, None, None)
+            raise
+        return here
+
+    def __exit__(self, *exc: object) -> None:
+        self.applied.__exit__(*exc)
+
+
 def run(call: Call, within: Repo | None = None) -> Reply:
     """The hook's one flow, for the hook process and the daemon alike: payload → Event → policy →
     checkpoint, under CALL's environment, directory and umask for its duration (restored after: the daemon

@@ -33,6 +33,21 @@ def answered(w: Workdir, cwd: Path | None = None) -> dict[str, int]:
     return counts
 
 
+def start(w: Workdir, daemons: list[Workdir]) -> int:
+    """`git rewind daemon start` in W (stopped after the test: DAEMONS is the `daemons` fixture); its pid."""
+    daemons.append(w)
+    run = w.rewind("daemon", "start")
+    assert run.returncode == 0, run.stderr
+    return int(status(w)["pid"])
+
+
+def served(w: Workdir, op: str) -> int:
+    """How many requests of OP (`hook`, `undo`, …) the running daemon has served."""
+    info = status(w)
+    assert info["running"], info
+    return int((info.get("served") or {}).get(op, 0))
+
+
 def state(gitdir: Path) -> dict[str, Any]:
     """rewind/daemon.json of a git directory (a linked worktree's own under .git/worktrees/<name>)."""
     try:
