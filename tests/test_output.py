@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from helpers.workdir import Workdir
 
@@ -41,14 +43,15 @@ def test_columns_line_up_in_terminal_cells_with_wide_characters(store: Workdir) 
 
 
 def test_the_message_is_cut_to_the_width_with_an_ellipsis(store: Workdir) -> None:
-    full = output.table(_items(store))
+    now = time.time()  # one moment for every table: an age must not tick from "0s ago" to "1s ago" between them
+    full = output.table(_items(store), now=now)
     start = _columns(full[0][: full[0].index("message")])
-    cut = output.table(_items(store), width=start + 25)
+    cut = output.table(_items(store), now=now, width=start + 25)
     assert cut[1].endswith("日本語のメッセージです、…") and _columns(cut[1]) == start + 25
     assert cut[2] == full[2][: len(full[2]) - len("plain ascii message, long enough")] + "plain ascii message, lon…"
     assert cut[0] == full[0]
     # however narrow the terminal, a message keeps MESSAGE_ROOM columns (the line wraps instead)
-    narrow = output.table(_items(store), width=10)
+    narrow = output.table(_items(store), now=now, width=10)
     assert _columns(narrow[2]) - start == output.MESSAGE_ROOM and narrow[2].endswith("…")
 
 
