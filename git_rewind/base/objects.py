@@ -175,6 +175,23 @@ def reader(repo: Repo) -> pygit2.Repository | None:
     return inprocess.repository(repo)
 
 
+def tree_deltas(git: pygit2.Repository, old: str, new: str, typechange: bool = False) -> list[pygit2.DiffDelta] | None:
+    """pygit2's deltas from tree OLD to tree NEW (recursive, no renames: what `diff-tree -r --no-renames` compares;
+    TYPECHANGE: a type change as one delta, as git gives it); None when either is not a tree there (a tree git
+    pruned: git's CLI then says so)."""
+    import pygit2
+    from pygit2.enums import DiffOption
+
+    try:
+        old_obj, new_obj = git.get(old), git.get(new)
+        if not isinstance(old_obj, pygit2.Tree) or not isinstance(new_obj, pygit2.Tree):
+            return None
+        flags = DiffOption.INCLUDE_TYPECHANGE if typechange else DiffOption.NORMAL
+        return list(old_obj.diff_to_tree(new_obj, flags=flags).deltas)
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+
+
 _KINDS = {1: "commit", 2: "tree", 3: "blob", 4: "tag"}  # git's object type numbers
 
 

@@ -180,18 +180,15 @@ def _diff(repo: Repo, old_tree: Oid, new_tree: Oid, only: list[str] | None = Non
 def _diff_in_process(git: pygit2.Repository, old_tree: Oid, new_tree: Oid) -> list[Change] | None:
     """`diff-tree -r --no-renames OLD_TREE NEW_TREE` by pygit2 (a type change is one change, as git gives it),
     in git's order (tree order: a directory sorts as its name and a slash); None when it cannot read them."""
-    import pygit2
-    from pygit2.enums import DeltaStatus, DiffOption
+    from pygit2.enums import DeltaStatus
 
-    try:
-        old_obj, new_obj = git.get(old_tree), git.get(new_tree)
-        if not isinstance(old_obj, pygit2.Tree) or not isinstance(new_obj, pygit2.Tree):
-            return None
-        diff = old_obj.diff_to_tree(new_obj, flags=DiffOption.INCLUDE_TYPECHANGE)
-    except (KeyError, ValueError, pygit2.GitError):
+    from ..base.objects import tree_deltas
+
+    deltas = tree_deltas(git, old_tree, new_tree, typechange=True)
+    if deltas is None:
         return None
     changes = []
-    for delta in diff.deltas:
+    for delta in deltas:
         old, new = delta.old_file, delta.new_file
         if delta.status == DeltaStatus.DELETED:
             changes.append(Change(os.fsdecode(old.raw_path), None, None, old.mode))

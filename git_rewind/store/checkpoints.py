@@ -344,20 +344,18 @@ def _changes_in_process(git: pygit2.Repository, pairs: list[tuple[str, str]],
                         hexsz: int) -> dict[str, tuple[set[str], dict[str, str]]] | None:
     """What _tree_changes makes of `diff-tree --stdin -r` of PAIRS, compared by pygit2; None when a tree is
     not there (a cached one a purge pruned: git then says so)."""
-    import pygit2
+    from pygit2.enums import DeltaStatus
+
+    from ..base.objects import tree_deltas
 
     found: dict[str, tuple[set[str], dict[str, str]]] = {}
     for a, b in pairs:
-        try:
-            old, new = git.get(a), git.get(b)
-            if not isinstance(old, pygit2.Tree) or not isinstance(new, pygit2.Tree):
-                return None
-            deltas = old.diff_to_tree(new).deltas
-        except (KeyError, ValueError, pygit2.GitError):
+        deltas = tree_deltas(git, a, b)
+        if deltas is None:
             return None
         removed, added = found.setdefault(f"{a} {b}", (set(), {}))
         for delta in deltas:
-            deleted = delta.status == pygit2.enums.DeltaStatus.DELETED
+            deleted = delta.status == DeltaStatus.DELETED
             commit = os.fsdecode((delta.old_file if deleted else delta.new_file).raw_path).replace("/", "")
             if len(commit) != hexsz or commit.strip("0123456789abcdef"):
                 continue
