@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from git_rewind.base.fsutil import write_atomic
+from git_rewind.base.fsutil import folders_above, write_atomic
 
 
 def test_replaces_the_bytes_and_keeps_the_mode(tmp_path: Path) -> None:
@@ -134,3 +134,9 @@ def test_a_killed_cat_leaves_nothing_the_next_one_does_not_sweep(project: object
     assert out.stdout == b"one\r\ntwo\r\n"  # through the staging directory: git's eol conversion
     assert not left.exists()
     assert not [p.name for p in rewind_dir.iterdir() if p.name.startswith("cat-")]  # its own is gone too
+
+
+def test_folders_above_names_every_folder_once_and_the_top() -> None:
+    assert folders_above(["a/b/c.txt", "a/b/d.txt", "a/e.txt", "top.txt", "x/y/z/w"]) == \
+        {"", "a", "a/b", "x", "x/y", "x/y/z"}
+    assert folders_above([]) == {""}

@@ -13,7 +13,7 @@ import sys
 
 from .. import agents
 from ..base.errors import RewindError
-from ..base.fsutil import write_atomic
+from ..base.fsutil import folders_above, write_atomic
 from .base import MCP_SCOPES
 from .settingsfile import (
     BACKUP_SUFFIX,
@@ -398,12 +398,7 @@ def in_tree(root: str, touched: list[str], home: str | None = None) -> list[tupl
     TOUCHED (work-tree paths) may change: their settings or MCP file, or anything in the same folder
     (slash commands). Nothing is read for agents whose files the restore does not touch."""
     touched_set = set(touched)
-    above = set()  # every folder with a touched path below it (a set: a restore may touch 100,000 paths)
-    for path in touched:
-        folder = path.rpartition("/")[0]
-        while folder and folder not in above:
-            above.add(folder)
-            folder = folder.rpartition("/")[0]
+    above = folders_above(touched)
 
     def affected(path: str) -> bool:
         rel = os.path.relpath(path, root).replace(os.sep, "/")

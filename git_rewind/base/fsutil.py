@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 _TMP_MARK, _TMP_END = ".git-rewind-", ".tmp"  # write_atomic's temporary file: <target>.git-rewind-<pid>.tmp
 
 
@@ -191,3 +195,15 @@ def within(path: str, folders: tuple[str, ...]) -> str | None:
         if parent == real or parent.startswith(real.rstrip(os.sep) + os.sep):
             return os.path.join(parent, os.path.basename(os.path.normpath(path)))
     return None
+
+
+def folders_above(paths: Iterable[str]) -> set[str]:
+    """Every folder that holds one of PATHS (work-tree paths, `/`-separated), however deep, and "" (the work
+    tree's top): each walked up to once, since a restore may name 100,000 paths in the same few folders."""
+    found = {""}
+    for path in paths:
+        folder = path.rpartition("/")[0]
+        while folder not in found:
+            found.add(folder)
+            folder = folder.rpartition("/")[0]
+    return found

@@ -20,7 +20,7 @@ import os
 
 from ..base import gitcmd, layout
 from ..base.config import xdg_config_home
-from ..base.fsutil import read_regular, write_atomic
+from ..base.fsutil import folders_above, read_regular, write_atomic
 from ..base.note import Oid
 from ..base.repo import Repo
 
@@ -156,13 +156,7 @@ def converts(repo: Repo, paths: list[str], found: Settings | None = None) -> boo
         return True
     candidates = {os.path.join(repo.commondir, "info", "attributes"),
                   found.attributes_file or global_attributes()}
-    folders = {""}  # the root and every folder above any of PATHS, each once (a restore may name 100,000)
-    for path in paths:
-        parent = os.path.dirname(path)
-        while parent not in folders:
-            folders.add(parent)
-            parent = os.path.dirname(parent)
-    candidates.update(os.path.join(repo.root, folder, ".gitattributes") for folder in folders)
+    candidates.update(os.path.join(repo.root, folder, ".gitattributes") for folder in folders_above(paths))
     return any(os.path.isfile(c) for c in candidates)
 
 
