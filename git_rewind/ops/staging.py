@@ -83,9 +83,10 @@ def staged(repo: Repo, asked: Asked | None = None) -> tuple[dict[str, Staged], s
     from ..base.gitcmd import GitError
     from ..base.gitobjects import raw_diff
 
-    born = asked.born if asked is not None else repo.head()[0] is not None
+    head = None if asked is not None else repo.head()[0]
+    born = asked.born if asked is not None else head is not None
     try:
-        out = asked.question.result() if asked is not None else repo.git(_question(repo, repo.head()[0]))
+        out = asked.question.result() if asked is not None else repo.git(_question(repo, head))
     except GitError:  # an index git cannot read: git says so itself at the next commit; the rewind goes on
         return {}, set(), born
     found: dict[str, Staged] = {}
