@@ -9,10 +9,12 @@ on disk as Copilot made it (create after its preToolUse, the shell before its po
 
 from __future__ import annotations
 
+import calendar
 import json
 import os
 import shlex
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -254,6 +256,41 @@ def test_a_tool_checkpoint_cuts_before_the_model_turn_that_called_the_tool(sessi
     assert kept[-1]["type"] == "system.message" and len(kept) == 10  # the prompt kept, turn 0 gone
     assert (w.path / "task2_written.txt").read_text() == "the person's own draft of the file\n"
     assert not (w.path / "from_shell.txt").exists()
+
+
+def test_a_tool_checkpoint_is_found_when_its_hook_start_is_stamped_later_and_the_call_not_yet_written(
+        agent_project: Workdir, home: Path) -> None:
+    """Copilot reads its clock once for a hook's payload and once for the hook.start it logs, and may run the
+    hook before the call's lines reach events.jsonl: the checkpoint's call is still found (CI saw both at once)."""
+    played = Session(agent_project, home)
+
+    def later(line: bytes) -> bytes:
+        event = json.loads(line)
+        if event["type"] != "hook.start" or event["data"]["hookType"] != "preToolUse":
+            return line
+        ms = calendar.timegm(time.strptime(event["timestamp"][:19], "%Y-%m-%dT%H:%M:%S")) * 1000
+        event["timestamp"] = iso(ms + int(event["timestamp"][20:23]) + 1)
+        return (json.dumps(event, separators=(",", ":")) + "\n").encode()
+
+    played.lines = [later(line) for line in played.lines]
+    draft = outside_edit(agent_project)
+
+    def unflushed(name: str, payload: dict[str, Any]) -> None:
+        draft(name, payload)
+        if name == "preToolUse":  # events.jsonl as it stood before the model's call was written
+            played.transcript.write_bytes(played.written_by(payload["timestamp"] - 5))
+
+    played.play(unflushed)
+    first, second = [n for n in played.checkpoints() if n["trigger"] == "preToolUse"][:2]
+    w = played.w
+    assert "conversation cut just before the create call" in w.ok("undo", str(first["seq"]), "--conversation",
+                                                                    "--yes")
+    kept = [json.loads(line) for line in played.transcript.read_bytes().splitlines()]
+    assert kept[-1]["type"] == "system.message" and len(kept) == 10  # the prompt kept, turn 0 gone
+    w.ok("redo", "--yes")
+    w.ok("undo", str(second["seq"]), "--conversation", "--yes")
+    kept = [json.loads(line) for line in played.transcript.read_bytes().splitlines()]
+    assert kept[-2]["type"] == "user.message" and kept[-2]["data"]["content"].startswith("TASK3")
 
 
 def test_the_second_tool_checkpoint_is_found_in_the_resumed_part(session: Session) -> None:

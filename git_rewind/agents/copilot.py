@@ -25,7 +25,7 @@ from .event import Event, changed_chars, text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 
     from ..base.note import ConversationRecord, Note, Position
@@ -166,22 +166,54 @@ def _data(line: dict[str, Any] | None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _hook_call(transcript: Transcript, trigger: str | None, ms: object) -> int | None:
+# Copilot stamps a hook's payload and the hook.start event it logs with two reads of the clock, which can fall
+# a millisecond or more apart; a tool call's hook.start carries no copy of the payload's stamp to match exactly.
+NEAR_MS = 1000
+
+
+def _iso_ms(stamp: object) -> int | None:
+    """Epoch milliseconds of an events.jsonl ISO stamp (`2026-11-25T14:09:39.161Z`), None for anything else."""
+    import calendar
+    import time
+
+    if not isinstance(stamp, str) or len(stamp) != 24 or stamp[19] != "." or stamp[23] != "Z":
+        return None
+    try:
+        return calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S")) * 1000 + int(stamp[20:23])
+    except ValueError:
+        return None
+
+
+def _hook_call(transcript: Transcript, trigger: str | None, ms: object,
+               fits: Callable[[dict[str, Any]], bool] | None = None) -> int | None:
     """The line of the `hook.start` event of the hook call stamped MS: its input carries the stamp, or (tool
-    calls, whose input is the calls instead) the event itself is stamped with it."""
+    calls, whose input is the calls instead) the event itself is stamped with it, or, failing both, the event of
+    that hook whose input FITS nearest in time within NEAR_MS."""
     if not isinstance(ms, int) or isinstance(ms, bool):
         return None
     import time
 
     iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
 
+    def started(line: dict[str, Any]) -> bool:
+        return line.get("type") == "hook.start" and _data(line).get("hookType") == trigger and (
+            fits is None or fits(_data(line)))
+
     def stamped(line: dict[str, Any]) -> bool:
-        data = _data(line)
-        given = data.get("input")
-        return line.get("type") == "hook.start" and data.get("hookType") == trigger and (
+        given = _data(line).get("input")
+        return started(line) and (
             line.get("timestamp") == iso or isinstance(given, dict) and given.get("timestamp") == ms)
 
-    return transcript.index_where(stamped)
+    found = transcript.index_where(stamped)
+    if found is not None:
+        return found
+    near: tuple[int, int] | None = None
+    for i, line in enumerate(transcript.lines):
+        if line is not None and started(line):
+            at = _iso_ms(line.get("timestamp"))
+            if at is not None and abs(at - ms) <= NEAR_MS and (near is None or abs(at - ms) < near[0]):
+                near = (abs(at - ms), i)
+    return None if near is None else near[1]
 
 
 def _names(arguments: object, paths: list[str]) -> bool:
@@ -236,7 +268,16 @@ def _locate(transcript: Transcript, note: Note) -> tuple[int, str, str | None]:
         found = transcript.index_where(lambda line: line.get("id") == conv.message_uuid)
         if found is not None:
             return found, where, prompt
-    anchor = _hook_call(transcript, trigger, conv.extra.get("hook_ms"))
+    fits = None
+    if trigger == "preToolUse":
+        def fits(data: dict[str, Any]) -> bool:
+            """A tool call's hook.start whose input is a call of the checkpoint's tool on its files."""
+            given = data.get("input")
+            calls = given.get("toolCalls") if isinstance(given, dict) else None
+            return isinstance(calls, list) and any(
+                isinstance(c, dict) and c.get("name") == note.tool and _names(c.get("args"), list(note.files_named))
+                for c in calls)
+    anchor = _hook_call(transcript, trigger, conv.extra.get("hook_ms"), fits)
     if trigger == "userPromptSubmitted":
         if anchor is None:
             at = transcript.lines_within(conv.offset) if isinstance(conv.offset, int) else 0
