@@ -64,6 +64,32 @@ def test_the_barrier_sees_every_change_made_before_it_and_forget_keeps_later_one
         watcher.close()
 
 
+def test_after_the_first_cookie_the_barrier_takes_in_what_is_queued_without_a_file_of_its_own(
+        tmp_path: Path) -> None:
+    """The kernel queues an event before the write, rename or unlink that made it returns: once one cookie
+    proved events arrive, later barriers only read the queue (no cookie file, no wait) and still see every
+    change made before them, however many."""
+    (tmp_path / "tree" / "src").mkdir(parents=True)
+    watcher = _watcher(tmp_path)
+    try:
+        watcher.forget(watcher.settle(2.0) or 0)
+        (tmp_path / "cookies").rmdir()  # a cookie now could not be made: os.open would raise
+        for round_ in range(50):
+            made = [tmp_path / "tree" / "src" / f"r{round_}-{i}.py" for i in range(round_ % 7 + 1)]
+            for path in made:
+                path.write_text(f"{round_}\n")
+            epoch = watcher.settle(2.0)
+            assert epoch is not None
+            assert {f"src/{p.name}" for p in made} <= {p for p, e in watcher.dirty.items() if e <= epoch}
+            watcher.forget(epoch)
+        (tmp_path / "tree" / "src" / "r0-0.py").unlink()
+        (tmp_path / "tree" / "src" / "r1-0.py").rename(tmp_path / "tree" / "moved.py")
+        epoch = watcher.settle(2.0)
+        assert {"src/r0-0.py", "src/r1-0.py", "moved.py"} <= {p for p, e in watcher.dirty.items() if e == epoch}
+    finally:
+        watcher.close()
+
+
 def test_a_gitignore_edit_puts_the_watcher_in_doubt_and_asks_for_a_rewatch(tmp_path: Path) -> None:
     (tmp_path / "tree" / "build").mkdir(parents=True)
     watcher = _watcher(tmp_path, ignored=frozenset({"build"}))

@@ -81,6 +81,7 @@ class Watcher:
         self.root_gone = False
         self.rewatch = False  # a .gitignore changed: a directory ignored whole (so unwatched) may no longer be
         self._cookie_seq = 0
+        self._proven = False  # a cookie came back: this instance is sent events
         self._cookie_wd = self.inotify.add_watch(cookie_dir, _COOKIE_MASK)
         self.watch_all()
 
@@ -227,7 +228,22 @@ class Watcher:
     def settle(self, timeout: float) -> int | None:
         """The barrier: every change made before this call has been read. Returns the epoch the dirty
         paths up to now carry (changes after it carry a later one), or None when the cookie did not
-        arrive in TIMEOUT seconds (no events on this filesystem?): then nothing can be trusted."""
+        arrive in TIMEOUT seconds (no events on this filesystem?): then nothing can be trusted.
+
+        The kernel queues a change's event before the call that made it returns (fsnotify runs inside
+        write, rename, unlink and close), so once one cookie has come back, proving this instance is
+        sent events at all, taking in what is queued now is the barrier: no cookie file and no wait on
+        the path of every hook."""
+        if self._proven:
+            self.read(0)
+        elif not self._cookie(timeout):
+            return None
+        done = self.epoch
+        self.epoch += 1
+        return done
+
+    def _cookie(self, timeout: float) -> bool:
+        """Make a cookie file and read events until its own arrives, for up to TIMEOUT seconds."""
         self._cookie_seq += 1
         name = os.path.join(self.cookie_dir, f"c{self._cookie_seq}")
         fd = os.open(name, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600)
@@ -237,17 +253,15 @@ class Watcher:
             while True:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    return None
+                    return False
                 if self.read(max(1, int(left * 1000))):
-                    break
+                    self._proven = True
+                    return True
         finally:
             try:
                 os.unlink(name)
             except OSError:
                 pass
-        done = self.epoch
-        self.epoch += 1
-        return done
 
     def forget(self, epoch: int) -> None:
         """A checkpoint's tree holds every change up to EPOCH: they are no longer dirty."""
