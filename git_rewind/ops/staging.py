@@ -61,7 +61,7 @@ class Asked:
     so git reads them beside its work, on the other core): `close` it when the answer is not wanted.
 
     In a long-lived process (the daemon, checkpoints.LONG_LIVED) git's answer is kept for the HEAD and the
-    index file it was given (_Identity): the next rewind whose HEAD and index are the same ones starts no git."""
+    index file it was given (index_identity): the next rewind whose HEAD and index are the same ones starts no git."""
 
     def __init__(self, repo: Repo) -> None:
         from ..base.gitcmd import Background
@@ -69,7 +69,7 @@ class Asked:
 
         head = repo.head()[0]
         self.born = head is not None
-        self.identity = _identity(repo, head) if checkpoints.LONG_LIVED else None  # before git reads the index
+        self.identity = index_identity(repo, head) if checkpoints.LONG_LIVED else None  # before git reads the index
         self.known = _ANSWERS.get(self.identity) if self.identity is not None else None
         self.question = Background(_question(repo, head), cwd=repo.root) if self.known is None else None
 
@@ -94,7 +94,7 @@ _ANSWERS: dict[tuple[str | None, str, int, int, int, int, int], bytes] = {}
 RACY_SECONDS = 2.0  # an index written more recently may be written again within its timestamp's granularity
 
 
-def _identity(repo: Repo, head: str | None) -> tuple[str | None, str, int, int, int, int, int] | None:
+def index_identity(repo: Repo, head: str | None) -> tuple[str | None, str, int, int, int, int, int] | None:
     """What `diff-index --cached HEAD` reads, told apart without reading it: HEAD's commit and the index
     file (git writes a new one and renames it into place, so a changed index is another inode or other
     times). None (ask git) when the index may still be written again within one timestamp (as git's own
