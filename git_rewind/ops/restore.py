@@ -565,6 +565,7 @@ def _apply(repo: Repo, plan: Plan, outcome: Outcome) -> dict[str, tuple[int, str
         contents = [c for c in plan.writes if c.mode != snapshot.MODE_LINK and c.path not in mode_only]
         umask = os.umask(0)
         os.umask(umask)
+        folders: set[str] = set()  # directories this restore found or made above the paths it wrote
         # The contents are got ready first: where git writes them (a filter that fails, a missing
         # object), the restore stops before it has removed or written anything.
         with _BlobReader(repo, contents, plan.target_tree) as blobs:
@@ -593,7 +594,7 @@ def _apply(repo: Repo, plan: Plan, outcome: Outcome) -> dict[str, tuple[int, str
                     blob_oid(data, repo.object_format)
                 expected[change.path] = (change.mode, oid)
                 try:
-                    written = _write(root, change, data, umask, temp[change.path])
+                    written = _write(root, change, data, umask, temp[change.path], folders)
                 except OSError as exc:
                     outcome.failed[change.path] = f"not written: {exc.strerror}"
                     continue
@@ -671,32 +672,36 @@ def _remove_empty_dirs(root: str, removed: list[str]) -> None:
             pass  # not empty (ignored files, other content) or already gone
 
 
-def _ensure_parent(root: str, rel: str) -> bool:
-    """Create the directories above REL; False if a file or link stands in the way."""
+def _ensure_parent(root: str, rel: str, folders: set[str]) -> bool:
+    """Create the directories above REL; False if a file or link stands in the way. FOLDERS: the directories
+    found or made for the paths written before (looked at once per restore), grown here."""
     current = root
     for part in rel.split("/")[:-1]:
         current = os.path.join(current, part)
+        if current in folders:
+            continue
         try:
             st = os.lstat(current)
         except FileNotFoundError:
             os.mkdir(current)
+            folders.add(current)
             continue
         if not stat.S_ISDIR(st.st_mode):
             return False
+        folders.add(current)
     return True
 
 
-def _write(root: str, change: Change, data: bytes, umask: int, tmp_name: str) -> bool:
-    """Put DATA at the change's path through the temporary file TMP_NAME and a rename; False on a conflict.
+def _write(root: str, change: Change, data: bytes, umask: int, tmp_name: str, folders: set[str]) -> bool:
+    """Put DATA at the change's path through the temporary file TMP_NAME and a rename; False on a conflict
+    (a directory stands there, or a file where a directory above it should be). FOLDERS: see _ensure_parent.
 
     The temporary file is created exclusively: an existing file of that name (never ours: the name is
     new to this restore) makes the write fail rather than go.
     """
     full = os.path.join(root, change.path)
-    if not _ensure_parent(root, change.path):
+    if not _ensure_parent(root, change.path, folders):
         return False
-    if os.path.isdir(full) and not os.path.islink(full):
-        return False  # a directory with content we must not remove stands here
     tmp = os.path.join(root, tmp_name)
     if change.mode == snapshot.MODE_LINK:
         os.symlink(data, tmp)
@@ -713,9 +718,11 @@ def _write(root: str, change: Change, data: bytes, umask: int, tmp_name: str) ->
             os.unlink(tmp)  # ours: created just now, exclusively
             raise
     try:
-        os.replace(tmp, full)
-    except OSError:
+        os.replace(tmp, full)  # over a file or a link (to a directory too); never over a directory
+    except OSError as exc:
         os.unlink(tmp)
+        if isinstance(exc, IsADirectoryError):
+            return False  # a directory with content we must not remove stands here
         raise
     return True
 
