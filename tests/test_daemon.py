@@ -387,6 +387,81 @@ def test_an_undo_with_the_daemon_running_is_byte_exact_and_the_next_checkpoint_s
     assert daemon.answered(tree)["changes"] >= 2
 
 
+def test_the_daemon_asks_git_what_the_index_stages_again_only_when_head_or_the_index_moved(
+        tree: Workdir, daemons: list[Workdir], tmp_path: Path) -> None:
+    """An undo the daemon answers checks the person's index against the files it wrote (staging.Asked): git's
+    `diff-index --cached` runs for the first one, and again only once HEAD or the index file changed; what
+    the index stages is still named after the index changed."""
+    _start(tree, daemons)
+    _snap(tree)
+    first = json.loads(tree.ok("list", "--json", "-n", "1"))[0]["seq"]
+    time.sleep(2.1)  # the index written by the fixture's commit is no longer racy (staging.RACY_SECONDS)
+
+    def undo(tag: str) -> tuple[list[str], str]:
+        tree.write("src/app.py", f"print('{tag}')\n")
+        trace = tmp_path / f"{tag}.json"
+        served = daemon.served(tree, "undo")
+        run = _run(tree, "undo", str(first), "--yes", env={"GIT_TRACE2_EVENT": str(trace)})
+        assert run.returncode == 0, run.stderr
+        assert daemon.served(tree, "undo") == served + 1  # the daemon ran it
+        assert (tree.path / "src" / "app.py").read_text() == "print('hello')\n"
+        return _git_commands(trace) if trace.exists() else [], run.stdout  # (no git at all: no trace)
+
+    assert "diff-index" in undo("one")[0]
+    again, out = undo("two")
+    assert "diff-index" not in again and "stages" not in out, again
+    tree.write("src/app.py", "print('staged')\n")
+    tree.git("add", "src/app.py")
+    time.sleep(2.1)
+    moved, out = undo("three")
+    assert "diff-index" in moved
+    assert "the index still stages something else for a path this undo changed" in out, out
+    assert "git restore --staged src/app.py" in out
+
+
+def test_the_daemon_lists_the_ignored_files_again_only_when_a_name_changed_that_could_change_them(
+        tree: Workdir, daemons: list[Workdir], tmp_path: Path) -> None:
+    """An undo names the ignored files changed since its checkpoint (git's `ls-files -o -i`). The daemon keeps
+    git's listing while no name in the tree is made, removed or renamed onto (its own restores' writes over the
+    files it found excepted): files edited in place start no `ls-files`; a new ignored file, one renamed onto
+    an ignored file, or one removed, has git list them again, and the warning says what git says."""
+    _start(tree, daemons)
+    _snap(tree)
+    first = json.loads(tree.ok("list", "--json", "-n", "1"))[0]["seq"]
+    time.sleep(2.1)  # the index written by the fixture's commit is no longer racy (staging.RACY_SECONDS)
+    count = iter(range(100))
+
+    def undo() -> tuple[list[str], str]:
+        tag = next(count)
+        tree.write("src/app.py", f"print('{tag}')\n")  # edited in place, as the undo puts it back
+        tree.write("lib/a/x.py", f"{tag}\n")
+        trace = tmp_path / f"{tag}.json"
+        served = daemon.served(tree, "undo")
+        run = _run(tree, "undo", str(first), "--yes", env={"GIT_TRACE2_EVENT": str(trace)})
+        assert run.returncode == 0, run.stderr
+        assert daemon.served(tree, "undo") == served + 1  # the daemon ran it
+        assert "2 written, 0 removed (verified)" in run.stdout, run.stdout
+        return _git_commands(trace) if trace.exists() else [], run.stderr  # (no git at all: no trace)
+
+    assert "ls-files" in undo()[0]
+    for _ in range(2):
+        commands, err = undo()
+        assert "ls-files" not in commands and "ignored files" not in err, (commands, err)
+    tree.write("new.log", "a new ignored file\n")
+    commands, err = undo()
+    assert "ls-files" in commands and "ignored files changed since #1, left as they are: new.log" in err, err
+    commands, err = undo()
+    assert "ls-files" not in commands and "left as they are: new.log" in err, (commands, err)
+    tree.write("elsewhere.tmp", "renamed onto an ignored file\n")  # (*.tmp is not ignored: seen as changed)
+    os.replace(tree.path / "elsewhere.tmp", tree.path / "debug.log")
+    commands, err = undo()
+    assert "ls-files" in commands and "left as they are: debug.log, new.log" in err, err
+    (tree.path / "new.log").unlink()
+    commands, err = undo()
+    assert "ls-files" in commands and "left as they are: debug.log\n" in err, err
+    assert "ls-files" not in undo()[0]
+
+
 Answered = tuple[dict[str, int] | None, dict[str, int] | None]  # the daemon's counts before and after
 
 

@@ -336,11 +336,14 @@ def test_a_parent_path_is_created_unless_a_file_or_a_link_stands_in_its_way(tmp_
     outside = tmp_path / "outside"
     outside.mkdir()
     os.symlink(str(outside), root / "link")
-    assert restore._ensure_parent(str(root), "dir/a/b/c.txt") and (root / "dir" / "a" / "b").is_dir()
-    assert restore._ensure_parent(str(root), "top.txt")
-    assert not restore._ensure_parent(str(root), "file/c.txt")
-    assert not restore._ensure_parent(str(root), "link/c.txt")  # never through a link, even to a directory
-    assert not restore._ensure_parent(str(root), "link/a/c.txt") and list(outside.iterdir()) == []
+    folders: set[str] = set()  # one restore's: each directory looked at once
+    assert restore._ensure_parent(str(root), "dir/a/b/c.txt", folders) and (root / "dir" / "a" / "b").is_dir()
+    assert restore._ensure_parent(str(root), "dir/a/b/d.txt", folders)
+    assert restore._ensure_parent(str(root), "top.txt", folders)
+    for _ in range(2):  # (a second time: what stood in the way is not taken for a directory)
+        assert not restore._ensure_parent(str(root), "file/c.txt", folders)
+        assert not restore._ensure_parent(str(root), "link/c.txt", folders)  # never through a link, even to a dir
+        assert not restore._ensure_parent(str(root), "link/a/c.txt", folders) and list(outside.iterdir()) == []
 
 
 def test_a_write_goes_through_a_temporary_name_and_never_through_a_link(tmp_path: Path) -> None:
@@ -355,7 +358,7 @@ def test_a_write_goes_through_a_temporary_name_and_never_through_a_link(tmp_path
         return restore.Change(path, mode, "0" * 40, None)
 
     def write(c: restore.Change, data: bytes, umask: int) -> bool:
-        return restore._write(str(root), c, data, umask, journal.temp_name(c.path, journal.new_token()))
+        return restore._write(str(root), c, data, umask, journal.temp_name(c.path, journal.new_token()), set())
 
     assert write(change("a/b.txt"), b"content", 0o022)
     assert (root / "a" / "b.txt").read_bytes() == b"content"

@@ -41,6 +41,44 @@ def _watcher(tmp_path: Path, ignored: frozenset[str] = frozenset(), max_watches:
                    lambda under: {d for d in ignored if d.startswith(under)}, max_watches)
 
 
+def test_names_say_what_stood_at_each_path_before_its_first_name_event(tmp_path: Path) -> None:
+    """What the daemon's kept listing of ignored files is checked against (Server.ignored): only names made,
+    removed or renamed onto count (an edit in place does not), each with what stood there before the first
+    one; a .gitignore event loses them all; forget_names keeps only what came after its epoch."""
+    tree = tmp_path / "tree"
+    (tree / "src").mkdir(parents=True)
+    (tree / "src" / "kept.py").write_text("a\n")
+    (tree / "src" / "gone.py").write_text("a\n")
+    (tree / "old").mkdir()
+    watcher = _watcher(tmp_path)
+    try:
+        start = watcher.settle(2.0)
+        assert start is not None
+        watcher.forget_names(start)
+        (tree / "src" / "kept.py").write_text("edited in place\n")
+        (tree / "src" / "new.py").write_text("new\n")
+        (tree / "src" / "gone.py").unlink()
+        (tree / "old").rmdir()
+        (tree / "tmp").write_text("renamed onto kept.py\n")
+        os.replace(tree / "tmp", tree / "src" / "kept.py")
+        epoch = watcher.settle(2.0)
+        assert epoch is not None and watcher.names_lost <= start
+        assert {p: before for p, (_first, before, _last) in watcher.names.items()} == {
+            "src/new.py": "absent", "src/gone.py": "file", "old": "dir", "tmp": "absent", "src/kept.py": "unknown"}
+        (tree / "src" / "new.py").unlink()  # after the epoch: the first event still says what stood there
+        later = watcher.settle(2.0)
+        assert later is not None and watcher.names["src/new.py"][:2] == (epoch, "absent")
+        watcher.forget_names(epoch)
+        assert watcher.names == {"src/new.py": (epoch, "unknown", later)}  # what stood there at EPOCH: not known
+        watcher.forget_names(later)
+        assert watcher.names == {}
+        (tree / "src" / ".gitignore").write_text("*.log\n")
+        lost = watcher.settle(2.0)
+        assert lost is not None and watcher.names_lost > later and watcher.names == {}
+    finally:
+        watcher.close()
+
+
 def test_the_barrier_sees_every_change_made_before_it_and_forget_keeps_later_ones(tmp_path: Path) -> None:
     (tmp_path / "tree" / "src").mkdir(parents=True)
     watcher = _watcher(tmp_path)

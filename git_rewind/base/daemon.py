@@ -75,6 +75,14 @@ class Link:
         sock = daemonlink.connect(rewind_dir, timeout)
         return cls(sock) if sock is not None else None
 
+    @classmethod
+    def here(cls, repo: Repo) -> Link | None:
+        """The daemon of REPO's work tree when this process is that daemon (answer_in_process), else None: for
+        what only the daemon's own work asks (a restore's ignored listing), never waiting on a socket."""
+        if _here is not None and _here[0] == os.path.realpath(repo.rewind_dir):
+            return cls(None, _here[1])
+        return None
+
     def ask(self, request: dict[str, object], timeout: float = TIMEOUT) -> dict[str, object] | None:
         """Send REQUEST, wait at most TIMEOUT for the answer; None if none came (the link is then closed)."""
         if self._answer is not None:

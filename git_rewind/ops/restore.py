@@ -277,17 +277,94 @@ def _uncaptured_file(full: str) -> bool:
     return os.path.islink(full) or (os.path.lexists(full) and not os.path.isdir(full))
 
 
-def _list_ignored(repo: Repo, target: Checkpoint, excludes: str | None) -> gitcmd.Background | None:
-    """Start git listing the ignored files (under the current rules and the target's EXCLUDES), for
+def _list_ignored(repo: Repo, target: Checkpoint, excludes: str | None) -> _Ignored | None:
+    """Start listing the ignored files (under the current rules and the target's EXCLUDES), for
     _ignored_changed_since; None when TARGET's time is unreadable (nothing would be compared)."""
-    from ..base import clock, gitcmd
+    from ..base import clock
 
     if clock.parse_utc(target.note.created) is None:
         return None
     journal.sweep(repo)  # (the scan sweeps too) a temporary file a killed restore left is not listed
-    args = ["-c", f"core.excludesFile={excludes}"] if excludes else []
-    return gitcmd.Background(args + ["ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory"],
-                             cwd=repo.root)
+    return _Ignored(repo, excludes)
+
+
+class _Ignored:
+    """git's listing of the ignored files (`ls-files -o -i --directory`, under the current rules and the target's
+    EXCLUDES), started now and read later, on the other core. In the daemon, under the work tree's own rules,
+    the listing it kept instead, when no name in the tree was made, removed or renamed since in a way that could
+    change it (daemonserver.Server.ignored: what is ignored is a matter of names, rules and the index alone)."""
+
+    def __init__(self, repo: Repo, excludes: str | None) -> None:
+        from ..base import daemon, gitcmd
+
+        self._link = daemon.Link.here(repo) if excludes is None else None
+        self._key = _listing_key(repo) if self._link is not None else None
+        self._epoch: int | None = None
+        self._kept: bytes | None = None
+        self._proc: gitcmd.Background | None = None
+        if self._link is not None and self._key is not None:
+            answer = self._link.ask({"op": "ignored", "key": self._key}) or {}
+            listing, epoch = answer.get("listing"), answer.get("epoch")
+            if isinstance(listing, list):
+                self._kept = b"".join(os.fsencode(str(name)) + b"\0" for name in listing)
+                return
+            self._epoch = epoch if isinstance(epoch, int) else None
+        args = ["-c", f"core.excludesFile={excludes}"] if excludes else []
+        self._proc = gitcmd.Background(args + ["ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory"],
+                                       cwd=repo.root)
+
+    def result(self) -> bytes:
+        """The listing (GitError when git failed); git's is given to the daemon to keep."""
+        if self._kept is not None:
+            return self._kept
+        assert self._proc is not None
+        out = self._proc.result()
+        if self._link is not None and self._epoch is not None:
+            self._link.ask({"op": "ignored_done", "epoch": self._epoch, "key": self._key,
+                            "listing": [os.fsdecode(raw) for raw in out.split(b"\0") if raw]})
+        return out
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._proc.close()
+
+
+def _listing_key(repo: Repo) -> str | None:
+    """What git's listing of the ignored files reads besides the names in the tree: the ignore files outside the
+    tree, the person's index (a tracked file is not listed), git's settings and environment (not its traces,
+    which say nothing of what it lists); None while the
+    index may still be written again within its timestamp (staging.index_identity)."""
+    from .staging import index_identity
+
+    index = index_identity(repo, None)
+    if index is None:
+        return None
+    env = sorted((k, v) for k, v in os.environ.items()
+                 if k.startswith("GIT_") and not k.startswith("GIT_TRACE") or k in ("HOME", "XDG_CONFIG_HOME"))
+    return repr((index[1:], conversion.reference_key(repo), snapshot.rules_signature(repo), env))
+
+
+def _replacing(repo: Repo) -> int | None:
+    """In the daemon, the epoch before a restore's writes (see _replaced)."""
+    from ..base import daemon
+
+    link = daemon.Link.here(repo)
+    answer = link.ask({"op": "ignored_mark"}) if link is not None else None
+    epoch = answer.get("epoch") if answer is not None else None
+    return epoch if isinstance(epoch, int) else None
+
+
+def _replaced(repo: Repo, since: int | None, plan: Plan, outcome: Outcome) -> None:
+    """Tell the daemon the files this restore wrote over files its scan had found (a rename onto a name that was
+    there, after the epoch SINCE): those names stand as before, for its kept listing of ignored files."""
+    from ..base import daemon
+
+    link = daemon.Link.here(repo) if since is not None else None
+    if link is None:
+        return
+    written = set(outcome.written)
+    link.ask({"op": "ignored_kept", "since": since,
+              "paths": [c.path for c in plan.writes if c.old_mode is not None and c.path in written]})
 
 
 def _ignored_changed_since(repo: Repo, target: Checkpoint, listing: bytes) -> tuple[list[str], int]:
@@ -427,7 +504,9 @@ def rewind(
 
         ours = install.in_tree(repo.root, [c.path for c in plan.writes + plan.removals])
         store.mark_restored(repo, safety.seq)  # before the first write: a kill midway leaves it said
+        since = _replacing(repo)
         expected = _apply(repo, plan, outcome)
+        _replaced(repo, since, plan, outcome)
         tell_sessions(repo, outcome, action_name(trigger, kind), by)
         problems = _verify(repo, outcome, expected) if verify else []
         outcome.verified = verify and not problems
@@ -486,6 +565,7 @@ def _apply(repo: Repo, plan: Plan, outcome: Outcome) -> dict[str, tuple[int, str
         contents = [c for c in plan.writes if c.mode != snapshot.MODE_LINK and c.path not in mode_only]
         umask = os.umask(0)
         os.umask(umask)
+        folders: set[str] = set()  # directories this restore found or made above the paths it wrote
         # The contents are got ready first: where git writes them (a filter that fails, a missing
         # object), the restore stops before it has removed or written anything.
         with _BlobReader(repo, contents, plan.target_tree) as blobs:
@@ -514,7 +594,7 @@ def _apply(repo: Repo, plan: Plan, outcome: Outcome) -> dict[str, tuple[int, str
                     blob_oid(data, repo.object_format)
                 expected[change.path] = (change.mode, oid)
                 try:
-                    written = _write(root, change, data, umask, temp[change.path])
+                    written = _write(root, change, data, umask, temp[change.path], folders)
                 except OSError as exc:
                     outcome.failed[change.path] = f"not written: {exc.strerror}"
                     continue
@@ -592,32 +672,36 @@ def _remove_empty_dirs(root: str, removed: list[str]) -> None:
             pass  # not empty (ignored files, other content) or already gone
 
 
-def _ensure_parent(root: str, rel: str) -> bool:
-    """Create the directories above REL; False if a file or link stands in the way."""
+def _ensure_parent(root: str, rel: str, folders: set[str]) -> bool:
+    """Create the directories above REL; False if a file or link stands in the way. FOLDERS: the directories
+    found or made for the paths written before (looked at once per restore), grown here."""
     current = root
     for part in rel.split("/")[:-1]:
         current = os.path.join(current, part)
+        if current in folders:
+            continue
         try:
             st = os.lstat(current)
         except FileNotFoundError:
             os.mkdir(current)
+            folders.add(current)
             continue
         if not stat.S_ISDIR(st.st_mode):
             return False
+        folders.add(current)
     return True
 
 
-def _write(root: str, change: Change, data: bytes, umask: int, tmp_name: str) -> bool:
-    """Put DATA at the change's path through the temporary file TMP_NAME and a rename; False on a conflict.
+def _write(root: str, change: Change, data: bytes, umask: int, tmp_name: str, folders: set[str]) -> bool:
+    """Put DATA at the change's path through the temporary file TMP_NAME and a rename; False on a conflict
+    (a directory stands there, or a file where a directory above it should be). FOLDERS: see _ensure_parent.
 
     The temporary file is created exclusively: an existing file of that name (never ours: the name is
     new to this restore) makes the write fail rather than go.
     """
     full = os.path.join(root, change.path)
-    if not _ensure_parent(root, change.path):
+    if not _ensure_parent(root, change.path, folders):
         return False
-    if os.path.isdir(full) and not os.path.islink(full):
-        return False  # a directory with content we must not remove stands here
     tmp = os.path.join(root, tmp_name)
     if change.mode == snapshot.MODE_LINK:
         os.symlink(data, tmp)
@@ -634,9 +718,11 @@ def _write(root: str, change: Change, data: bytes, umask: int, tmp_name: str) ->
             os.unlink(tmp)  # ours: created just now, exclusively
             raise
     try:
-        os.replace(tmp, full)
-    except OSError:
+        os.replace(tmp, full)  # over a file or a link (to a directory too); never over a directory
+    except OSError as exc:
         os.unlink(tmp)
+        if isinstance(exc, IsADirectoryError):
+            return False  # a directory with content we must not remove stands here
         raise
     return True
 

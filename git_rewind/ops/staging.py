@@ -58,17 +58,59 @@ class Contradiction:
 
 class Asked:
     """`staged`'s question, put to git now and answered later (a restore writes neither the index nor HEAD,
-    so git reads them beside its work, on the other core): `close` it when the answer is not wanted."""
+    so git reads them beside its work, on the other core): `close` it when the answer is not wanted.
+
+    In a long-lived process (the daemon, checkpoints.LONG_LIVED) git's answer is kept for the HEAD and the
+    index file it was given (index_identity): the next rewind whose HEAD and index are the same ones starts no git."""
 
     def __init__(self, repo: Repo) -> None:
         from ..base.gitcmd import Background
+        from ..store import checkpoints
 
         head = repo.head()[0]
         self.born = head is not None
-        self.question = Background(_question(repo, head), cwd=repo.root)
+        self.identity = index_identity(repo, head) if checkpoints.LONG_LIVED else None  # before git reads the index
+        self.known = _ANSWERS.get(self.identity) if self.identity is not None else None
+        self.question = Background(_question(repo, head), cwd=repo.root) if self.known is None else None
+
+    def answer(self) -> bytes:
+        """git's answer (GitError when it failed), kept for the same HEAD and index when this process lives on."""
+        if self.known is not None:
+            return self.known
+        assert self.question is not None
+        out = self.question.result()
+        if self.identity is not None:
+            _ANSWERS.clear()  # one HEAD and index at a time: the one the next rewind most likely finds
+            _ANSWERS[self.identity] = out
+        return out
 
     def close(self) -> None:
-        self.question.close()
+        if self.question is not None:
+            self.question.close()
+
+
+# (HEAD, the index file's path and stat identity) -> `diff-index --cached`'s output, in a long-lived process.
+_ANSWERS: dict[tuple[str | None, str, int, int, int, int, int], bytes] = {}
+RACY_SECONDS = 2.0  # an index written more recently may be written again within its timestamp's granularity
+
+
+def index_identity(repo: Repo, head: str | None) -> tuple[str | None, str, int, int, int, int, int] | None:
+    """What `diff-index --cached HEAD` reads, told apart without reading it: HEAD's commit and the index
+    file (git writes a new one and renames it into place, so a changed index is another inode or other
+    times). None (ask git) when the index may still be written again within one timestamp (as git's own
+    racy check), or cannot be looked at."""
+    import time
+
+    from ..store.conversion import user_index
+
+    path = user_index(repo)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if time.time() - max(st.st_mtime, st.st_ctime) < RACY_SECONDS:
+        return None
+    return (head, path, st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _question(repo: Repo, head: str | None) -> list[str]:
@@ -86,7 +128,7 @@ def staged(repo: Repo, asked: Asked | None = None) -> tuple[dict[str, Staged], s
     head = None if asked is not None else repo.head()[0]
     born = asked.born if asked is not None else head is not None
     try:
-        out = asked.question.result() if asked is not None else repo.git(_question(repo, head))
+        out = asked.answer() if asked is not None else repo.git(_question(repo, head))
     except GitError:  # an index git cannot read: git says so itself at the next commit; the rewind goes on
         return {}, set(), born
     found: dict[str, Staged] = {}

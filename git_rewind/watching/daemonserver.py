@@ -12,6 +12,9 @@ delimited JSON requests one at a time, between reading file events (watcher.py):
   dirty since the base and the base is SESSION's newest checkpoint's tree (nothing a checkpoint would add),
   else {changed: true, why}: what a hook asks after a shell command, to skip without scanning;
 - `status`, `stop`;
+- in its own process only (IN_PROCESS), for a restore it runs: `ignored`, the listing of the ignored files git
+  gave for the same rules and index, kept while no name in the tree changed in a way that could change it
+  (watcher.names), with `ignored_done`, `ignored_mark` and `ignored_kept` (restore._Ignored);
 - any op its starter adds (`handlers`): `hook` {fingerprint, argv, payload, env, cwd, umask, parent}, a whole
   hook call answered here (hook.serve, given by `git rewind daemon run`: this layer does not know the hook);
   `undo`, the same for a plain `git rewind undo ID --yes` (undocmd.serve).
@@ -36,7 +39,7 @@ from ..base import daemon, gitcmd, minijson
 from ..base.clock import utc_now
 from ..base.fsutil import write_atomic
 from ..base.repo import Repo
-from .watcher import NO_EVENT_FILESYSTEMS, Watcher, WatchError, filesystem_type
+from .watcher import ABSENT, DIR, FILE, NO_EVENT_FILESYSTEMS, UNKNOWN, Watcher, WatchError, filesystem_type
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,6 +48,8 @@ if TYPE_CHECKING:
     # An op the daemon's starter adds: (the daemon's repo, the request) -> the answer.
     Handler = Callable[[Repo, dict[str, object]], dict[str, object]]
 
+# Ops only the daemon's own work asks, in its process (base/daemon.Link.here): never answered over the socket.
+IN_PROCESS = ("ignored", "ignored_done", "ignored_mark", "ignored_kept")
 SETTLE_TIMEOUT = 0.3  # seconds for the cookie's event; a filesystem without events never sends it
 REAP_SECONDS = 1.0  # how often the loop wakes to reap the detached processes a hook started (gitcmd.reap)
 
@@ -67,6 +72,8 @@ class Server:
         self.answered = {"changes": 0, "full": 0}  # how `begin` was answered: paths, or a full scan
         self.served: dict[str, int] = {}  # requests of the handlers' ops, by op
         self.last_full: str | None = None
+        self.listing: tuple[object, int, list[str]] | None = None  # (key, epoch, names): restore's ignored listing
+        self.replaced: dict[str, int] = {}  # path -> epoch after which a restore wrote it over what stood there
         self.watcher: Watcher | None = None
         self.listener: socket.socket | None = None
 
@@ -217,6 +224,9 @@ class Server:
                 return False
             if not isinstance(request, dict):
                 return False
+            if request.get("op") in IN_PROCESS:  # another process's: answered as unknown
+                request.clear()
+                request["op"] = "(in process only)"
             if request.get("op") in self.handlers and _hung_up(conn):
                 return False  # it gave up waiting (a daemon stopped meanwhile) and ran the call itself
             answer = self.answer(request)
@@ -256,6 +266,8 @@ class Server:
             except Exception as exc:  # noqa: BLE001 - a bad session name, a ref git cannot read: a checkpoint looks
                 changed, why = True, f"could not tell ({type(exc).__name__}: {exc})"
             return {"changed": changed, "why": why}
+        if op in IN_PROCESS:
+            return self.ignored(op, request)
         handler = self.handlers.get(op) if isinstance(op, str) else None
         if handler is not None and isinstance(op, str):
             self.served[op] = self.served.get(op, 0) + 1
@@ -339,6 +351,70 @@ class Server:
             return True, "the person's index or git's settings changed since"
         return False, f"no file changed since #{tip.seq}"
 
+    # a restore's listing of the ignored files (restore._Ignored) -------------------------------------
+
+    def ignored(self, op: object, request: dict[str, object]) -> dict[str, object]:
+        """`ignored` {key}: {listing} (the names git listed for KEY, still what it would list), or {epoch} to
+        give git's with `ignored_done` {epoch, key, listing}; `ignored_mark` (before a restore writes) {epoch},
+        then `ignored_kept` {since, paths}: PATHS stood as files since that epoch, and the restore renamed files
+        onto them. {} when the events cannot be trusted."""
+        watcher = self.watcher
+        assert watcher is not None
+        if op == "ignored_done":
+            epoch, listing = request.get("epoch"), request.get("listing")
+            if isinstance(epoch, int) and isinstance(listing, list):
+                self.listing = None
+                self._keep(request.get("key"), epoch, [str(name) for name in listing])
+            return {}
+        if op == "ignored_kept":
+            since, paths = request.get("since"), request.get("paths")
+            if self.listing is not None and isinstance(since, int) and isinstance(paths, list):
+                for path in paths:
+                    self.replaced[str(path)] = min(self.replaced.get(str(path), since), since)
+            return {}
+        epoch = watcher.settle(SETTLE_TIMEOUT)
+        if epoch is None:
+            return {}
+        kept = self.listing
+        if op == "ignored" and kept is not None and kept[0] == request.get("key") and self._listing_holds(kept[1]):
+            self._keep(kept[0], epoch, kept[2])  # it holds at EPOCH too, if nothing moved while it was checked
+            return {"listing": kept[2]}
+        return {"epoch": epoch}
+
+    def _keep(self, key: object, epoch: int, names: list[str]) -> None:
+        """NAMES are what git lists at EPOCH, provided no name changed after it: told by a settle now (git ran,
+        or the disk was looked at, after EPOCH's settle); from then on only later name events are checked."""
+        watcher = self.watcher
+        assert watcher is not None
+        if watcher.settle(SETTLE_TIMEOUT) is None or watcher.names_lost > epoch \
+                or any(last > epoch for _first, _before, last in watcher.names.values()):
+            return
+        self.listing = (key, epoch, names)
+        self.replaced = {}
+        watcher.forget_names(epoch)
+
+    def _listing_holds(self, since: int) -> bool:
+        """No name changed after the epoch SINCE in a way that could change what git lists as ignored: every path
+        with a name event since stands as it stood then (nothing, a file or a directory), as the first event
+        says, or, where a rename onto it hides that, as a restore that found a file there says (`replaced`)."""
+        watcher = self.watcher
+        assert watcher is not None
+        if watcher.names_lost > since:
+            return False
+        for path, (first, before, last) in watcher.names.items():
+            if last <= since:
+                continue
+            if first <= since:
+                return False
+            if before == UNKNOWN:
+                found = self.replaced.get(path)
+                if found is None or first <= found:
+                    return False
+                before = FILE
+            if before != _standing(os.path.join(self.repo.root, path)):
+                return False
+        return True
+
     def done(self, request: dict[str, object]) -> dict[str, object]:
         epoch, tree = request.get("epoch"), request.get("tree")
         if not isinstance(epoch, int) or not isinstance(tree, str) or epoch <= self.base_epoch:
@@ -347,6 +423,16 @@ class Server:
         self.base, self.base_epoch = tree, epoch
         self.watcher.forget(epoch)
         return {"ok": True}
+
+
+def _standing(full: str) -> str:
+    """What stands at FULL now: nothing, a directory, or a file (a link or anything else not a directory)."""
+    import stat
+
+    try:
+        return DIR if stat.S_ISDIR(os.lstat(full).st_mode) else FILE
+    except OSError:
+        return ABSENT
 
 
 def _hung_up(conn: socket.socket) -> bool:

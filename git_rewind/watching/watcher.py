@@ -28,6 +28,11 @@ _DIR_MASK = (flags.CREATE | flags.DELETE | flags.MODIFY | flags.CLOSE_WRITE | fl
              | flags.EXCL_UNLINK)
 _COOKIE_MASK = flags.CREATE | flags.ONLYDIR
 MAX_DIRTY = 5000  # past this many changed paths a full scan is cheaper than reading each
+_NAME_EVENTS = flags.CREATE | flags.DELETE | flags.MOVED_FROM | flags.MOVED_TO
+
+# What stood at a path before its first name event (Watcher.names): nothing (it was created), a file (or
+# link), a directory (it was deleted or moved away), or not known (something was renamed onto it).
+ABSENT, FILE, DIR, UNKNOWN = "absent", "file", "dir", "unknown"
 
 
 # Filesystems whose changes made elsewhere (another machine, the host of a VM) send no inotify events.
@@ -80,6 +85,11 @@ class Watcher:
         self.events = 0
         self.root_gone = False
         self.rewatch = False  # a .gitignore changed: a directory ignored whole (so unwatched) may no longer be
+        # Names made, removed or renamed since `forget_names`: path -> (epoch of the first such event, what stood
+        # there before it, epoch of the last). What is ignored is a matter of names and rules only: the
+        # daemon's kept listing of ignored files (daemonserver.Server.ignored) is checked against these.
+        self.names: dict[str, tuple[int, str, int]] = {}
+        self.names_lost = 0  # epoch of the last change after which names could not be followed
         self._cookie_seq = 0
         self._proven = False  # a cookie came back: this instance is sent events
         self._cookie_wd = self.inotify.add_watch(cookie_dir, _COOKIE_MASK)
@@ -100,6 +110,7 @@ class Watcher:
         self.ignored = self._ignored_dirs("")
         self.rewatch = False
         self._mark_doubt()
+        self._lose_names()
         self._watch_tree("")
 
     def _watch_tree(self, top: str) -> list[str]:
@@ -164,6 +175,28 @@ class Watcher:
             self._mark_doubt()
             self.dirty.clear()
 
+    def _lose_names(self) -> None:
+        self.names_lost = self.epoch
+        self.names.clear()
+
+    def _name(self, path: str, mask: int) -> None:
+        """A name event at PATH (MASK): the first since forget_names says what stood there before."""
+        if not mask & _NAME_EVENTS:
+            return
+        known = self.names.get(path)
+        if known is not None:
+            self.names[path] = (known[0], known[1], self.epoch)
+            return
+        if mask & flags.CREATE:
+            before = ABSENT
+        elif mask & (flags.DELETE | flags.MOVED_FROM):
+            before = DIR if mask & flags.ISDIR else FILE
+        else:
+            before = UNKNOWN
+        self.names[path] = (self.epoch, before, self.epoch)
+        if len(self.names) > MAX_DIRTY:
+            self._lose_names()
+
     def read(self, timeout_ms: int | None = 0) -> bool:
         """Take in the events queued now (waiting up to TIMEOUT_MS for the first); True if a cookie came."""
         cookie = False
@@ -171,6 +204,7 @@ class Watcher:
             self.events += 1
             if event.mask & flags.Q_OVERFLOW:
                 self._mark_doubt()
+                self._lose_names()
                 continue
             if event.wd == self._cookie_wd:
                 cookie = cookie or event.name == f"c{self._cookie_seq}"
@@ -202,8 +236,10 @@ class Watcher:
             if name == ".gitignore":  # rules changed: what is ignored, and so watched, may change
                 self._mark(path)
                 self._mark_doubt()
+                self._lose_names()
                 self.rewatch = True
                 continue
+            self._name(path, event.mask)
             if event.mask & flags.ISDIR:
                 if event.mask & (flags.MOVED_FROM | flags.MOVED_TO):
                     self._mark_doubt()  # whole subtrees moved: rewatch, then a full scan
@@ -214,6 +250,7 @@ class Watcher:
                         continue
                     for found in self._watch_tree(path):  # files made before the watch was there
                         self._mark(found)
+                        self._name(found, flags.CREATE)
                 elif event.mask & flags.DELETE:
                     self._mark(path)
                 continue
@@ -268,6 +305,12 @@ class Watcher:
         self.dirty = {p: e for p, e in self.dirty.items() if e > epoch}
         if self.doubt is not None and self.doubt <= epoch:
             self.doubt = None
+
+    def forget_names(self, epoch: int) -> None:
+        """What stood at each path at EPOCH (a settle's) is known otherwise: only later events are told from now
+        on. A path with events before and after it keeps (EPOCH, UNKNOWN): what stood there then is not known."""
+        self.names = {p: (first, before, last) if first > epoch else (epoch, UNKNOWN, last)
+                      for p, (first, before, last) in self.names.items() if last > epoch}
 
     def close(self) -> None:
         self.inotify.close()
