@@ -20,7 +20,7 @@ import os
 
 from ..base import gitcmd, layout
 from ..base.config import xdg_config_home
-from ..base.fsutil import folders_above, read_regular, write_atomic
+from ..base.fsutil import folders_above, read_bytes, read_regular, write_atomic
 from ..base.note import Oid
 from ..base.repo import Repo
 
@@ -78,7 +78,24 @@ def config_mentions(repo: Repo, words: tuple[bytes, ...], defaults: tuple[bytes,
     line that is one of DEFAULTS (`filemode = true`, which `git init` writes) does not."""
     if any(k.startswith("GIT_CONFIG") and k != "GIT_CONFIG_NOSYSTEM" for k in os.environ):
         return True
-    for path in config_files(repo):
+    files = config_files(repo)
+    # The answer reads nothing but these files' bytes (an include is a mention: what it includes is not read),
+    # so it holds while each file's stat data does: a hook's several questions read them once, not each time.
+    memo = (words, defaults, *[f"{p}={_stat(p)}" for p in files])
+    found = _MENTIONS.get(memo)
+    if found is None:
+        found = _mentions(files, words, defaults)
+        if len(_MENTIONS) >= 16:
+            _MENTIONS.clear()
+        _MENTIONS[memo] = found
+    return found
+
+
+_MENTIONS: dict[tuple[object, ...], bool] = {}
+
+
+def _mentions(files: list[str], words: tuple[bytes, ...], defaults: tuple[bytes, ...]) -> bool:
+    for path in files:
         try:
             with open(path, "rb") as fh:
                 text = fh.read().lower()
@@ -499,8 +516,7 @@ VERIFIED_KEPT = 4  # trees remembered: a full scan the daemon is not told of (a 
 def _verified(repo: Repo) -> list[tuple[str, str]]:
     """(tree, key) of the trees checked last, newest first."""
     try:
-        with open(_verified_file(repo)) as fh:
-            lines = fh.read().splitlines()
+        lines = read_bytes(_verified_file(repo)).decode().splitlines()
     except (FileNotFoundError, ValueError):
         return []
     return [(seen, key) for seen, _, key in (line.partition(" ") for line in lines) if key]
