@@ -515,11 +515,18 @@ VERIFIED_KEPT = 4  # trees remembered: a full scan the daemon is not told of (a 
 
 def _verified(repo: Repo) -> list[tuple[str, str]]:
     """(tree, key) of the trees checked last, newest first."""
+    return _parse_verified(_read_verified(repo))
+
+
+def _read_verified(repo: Repo) -> str:
     try:
-        lines = read_bytes(_verified_file(repo)).decode().splitlines()
+        return read_bytes(_verified_file(repo)).decode()
     except (FileNotFoundError, ValueError):
-        return []
-    return [(seen, key) for seen, _, key in (line.partition(" ") for line in lines) if key]
+        return ""
+
+
+def _parse_verified(text: str) -> list[tuple[str, str]]:
+    return [(seen, key) for seen, _, key in (line.partition(" ") for line in text.splitlines()) if key]
 
 
 def verified(repo: Repo, tree: str) -> str | None:
@@ -529,8 +536,11 @@ def verified(repo: Repo, tree: str) -> str | None:
 
 def mark_verified(repo: Repo, tree: str, key: str) -> None:
     """TREE decides as the user's index does, under KEY."""
-    kept = [(tree, key)] + [(seen, k) for seen, k in _verified(repo) if seen != tree][:VERIFIED_KEPT - 1]
-    write_atomic(_verified_file(repo), "".join(f"{seen} {k}\n" for seen, k in kept))
+    before = _read_verified(repo)
+    kept = [(tree, key)] + [(seen, k) for seen, k in _parse_verified(before) if seen != tree][:VERIFIED_KEPT - 1]
+    text = "".join(f"{seen} {k}\n" for seen, k in kept)
+    if text != before:  # the same tree checked again under the same key (a prompt with nothing new): no write
+        write_atomic(_verified_file(repo), text)
 
 
 def forget(repo: Repo) -> None:
