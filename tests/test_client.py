@@ -384,3 +384,59 @@ def test_the_console_script_and_the_thin_command_are_the_same_interpreter() -> N
     entry = Path(THIN[3])
     assert entry.is_file() and entry.name == "entry.py" and (entry.parent / "client.py").is_file()
     assert entry.parent.name == Path(hook.__file__).parent.name == "hook"
+
+
+def _traced_hook(w: Workdir, pid: int, payload: dict[str, Any], trace: Path) -> list[str]:
+    """The system calls daemon PID makes while it answers one hook call (strace attached to it), one per line."""
+    tracer = subprocess.Popen(["strace", "-f", "-o", str(trace), "-p", str(pid)], stderr=subprocess.PIPE, text=True)
+    try:
+        assert tracer.stderr is not None
+        line = tracer.stderr.readline()  # "Process PID attached", or why it cannot be
+        if "attached" not in line:
+            pytest.skip(f"strace cannot attach to the daemon here: {line.strip()}")
+        run = _thin(w, payload, "claude-code")
+        assert run.returncode == 0 and run.stderr == "", run.stderr
+    finally:
+        tracer.send_signal(signal.SIGINT)  # detaches from the daemon, which runs on
+        tracer.wait(timeout=HANG)
+    return trace.read_text().splitlines()
+
+
+@pytest.mark.needs("strace")
+def test_a_checkpoint_the_daemon_answers_makes_no_folder_twice_and_reads_no_setting_again(
+        tmp_path: Path, env: dict[str, str], daemons: list[Workdir]) -> None:
+    w = _repo(tmp_path / "work", env)
+    pid = _start(w, daemons)
+    base = {"session_id": "lean", "cwd": str(w.path), "hook_event_name": "UserPromptSubmit"}
+    for i in range(2):  # the first ones open what the daemon then knows (its pygit2 repository, the config)
+        w.write("src/app.py", f"print({i})\n")
+        assert _thin(w, {**base, "prompt": f"warm {i}"}, "claude-code").returncode == 0
+    w.write("src/app.py", "print('traced')\n")
+    calls = _traced_hook(w, pid, {**base, "prompt": "traced"}, tmp_path / "hook.trace")
+    assert _served(w) == 3
+    assert [e["action"] for e in decisions(w)][-1] == "checkpoint"
+    # Folders that are there already are not made again at every step (they were, a dozen times a checkpoint).
+    made_again = [c for c in calls if "mkdir(" in c and "EEXIST" in c]
+    assert len(made_again) <= 1, made_again
+    # The git config files the settings come from are read when they changed, not at each question.
+    home_config = os.path.join(env["HOME"], ".gitconfig")
+    assert [c for c in calls if f'openat(AT_FDCWD, "{home_config}"' in c] == []
+    # The work tree's path is resolved once (the hook's Repo.find), not again for each comparison with the daemon's.
+    parent = os.path.dirname(os.path.realpath(w.path))
+    assert len([c for c in calls if f'"{parent}", ' in c and "AT_SYMLINK_NOFOLLOW" in c]) <= 1
+    # A state file is read with one open and a read, never through a buffered file that asks if it is a terminal.
+    assert [path for path in _asked_if_terminal(calls) if "/rewind/" in path or path.startswith("/proc/")] == []
+
+
+def _asked_if_terminal(calls: list[str]) -> list[str]:
+    """The files (by the path each was opened with) whose descriptor an isatty ioctl (TCGETS) was made on: what
+    Python's buffered open() does, and a plain os.open and read does not."""
+    paths: dict[str, str] = {}
+    asked = []
+    for call in calls:
+        name, _, rest = call.partition(" ")[2].partition("(")
+        if name == "openat" and '"' in rest:
+            paths[rest.rpartition("= ")[2].strip()] = rest.split('"')[1]
+        elif name == "ioctl" and "TCGETS" in rest:
+            asked.append(paths.get(rest.split(",")[0], "?"))
+    return asked

@@ -339,3 +339,22 @@ def test_blame_of_a_file_whose_index_blob_has_crlf_finds_its_checkpoints(project
     assert [line["text"] for line in lines] == ["one", "two", "three"]
     assert [line["origin"] for line in lines] == ["base", "base", "outside"]
     assert lines[2]["seq"] == 1
+
+
+def test_a_tree_checked_again_under_the_same_key_leaves_the_reference_file_untouched(project: Workdir,
+                                                                                       daemons: list[Workdir]) -> None:
+    daemons.append(project)
+    project.ok("daemon", "start")
+    project.ok("snap")
+    project.write("src/app.py", "print('edited')\n")
+    project.ok("snap")
+    reference = project.path / ".git" / "rewind" / "reference"
+    first = reference.stat()
+    text = reference.read_bytes()
+    project.ok("snap")  # nothing changed: the same tree, checked under the same key
+    assert daemon.answered(project)["changes"] >= 2
+    assert reference.read_bytes() == text and reference.stat().st_ino == first.st_ino  # not replaced
+    project.write("src/app.py", "print('again')\n")
+    project.ok("snap")
+    assert reference.stat().st_ino != first.st_ino and reference.read_bytes().split(b"\n")[1:] \
+        == text.split(b"\n")[:-1][:3] + [b""]  # the new tree first, then the ones checked before

@@ -70,7 +70,8 @@ class Link:
     @classmethod
     def to(cls, rewind_dir: str, timeout: float = TIMEOUT) -> Link | None:
         """Connect to the daemon serving REWIND_DIR within TIMEOUT, or None."""
-        if _here is not None and _here[0] == os.path.realpath(rewind_dir):  # however this process found it
+        # However this process found it (the string alike, as a hook's Repo.find gives it: no realpath walk).
+        if _here is not None and (_here[0] == rewind_dir or _here[0] == os.path.realpath(rewind_dir)):
             return cls(None, _here[1])
         sock = daemonlink.connect(rewind_dir, timeout)
         return cls(sock) if sock is not None else None

@@ -81,8 +81,6 @@ def write_atomic(path: str, data: bytes | str, *, like: str | None = None, new_m
     repository stays linked). MAKEDIRS: create missing parent directories.
     """
     target = os.path.realpath(path) if follow else path
-    if makedirs:
-        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogateescape")
     keep = None
@@ -95,11 +93,7 @@ def write_atomic(path: str, data: bytes | str, *, like: str | None = None, new_m
         except OSError:
             continue
     tmp = f"{target}{_TMP_MARK}{os.getpid()}{_TMP_END}"
-    try:
-        os.unlink(tmp)  # left by a killed process that had our pid
-    except FileNotFoundError:
-        pass
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, new_mode)
+    fd = _create(tmp, new_mode, os.path.dirname(target) if makedirs else None)
     try:
         try:
             if keep is not None:
@@ -119,6 +113,39 @@ def write_atomic(path: str, data: bytes | str, *, like: str | None = None, new_m
             pass
         raise
     return target
+
+
+def _create(tmp: str, mode: int, folder: str | None) -> int:
+    """A new file TMP, opened for writing: one left by a killed process that had our pid is replaced, and
+    FOLDER (when given) is made when missing. Each is done only when the first try says so, not every time."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    for _ in range(2):
+        try:
+            return os.open(tmp, flags, mode)
+        except FileExistsError:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            if folder is None:
+                raise
+            os.makedirs(folder or ".", exist_ok=True)
+            folder = None
+    return os.open(tmp, flags, mode)
+
+
+def read_bytes(path: str) -> bytes:
+    """The whole of PATH, read with os.open and os.read: a small state file read on a hook's path costs three
+    system calls, where a buffered open() adds an fstat, an isatty ioctl and seeks. Raises what open() raises
+    (FileNotFoundError, NotADirectoryError; IsADirectoryError for a directory)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks: list[bytes] = []
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
 
 
 def write_new(path: str, data: bytes, *, new_mode: int = 0o600) -> str:

@@ -17,14 +17,22 @@ if TYPE_CHECKING:
 class Lock:
     """`with Lock(path):` serialises every git-rewind writer on one file."""
 
-    def __init__(self, path: str, timeout: float = 60.0, then: Callable[[], object] | None = None) -> None:
+    def __init__(self, path: str, timeout: float = 60.0, then: Callable[[], object] | None = None,
+                 missing: Callable[[], object] | None = None) -> None:
         self.path = path
         self.timeout = timeout
         self.then = then  # run once the lock is held (what a killed holder left half done); its error releases it
+        self.missing = missing  # makes the lock's folder when it is not there (tried first: it usually is)
         self._fd: int | None = None
 
     def __enter__(self) -> Lock:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except FileNotFoundError:
+            if self.missing is None:
+                raise
+            self.missing()
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         deadline = time.monotonic() + self.timeout
         delay = 0.002
         while True:

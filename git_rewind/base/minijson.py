@@ -56,9 +56,10 @@ def loads(text: str) -> object:
 
 def load_file(path: str) -> dict[str, object]:
     """The JSON object in PATH; {} when it is missing, unreadable, not JSON or not an object."""
+    from .fsutil import read_bytes
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = loads(fh.read())
+        data = loads(read_bytes(path).decode("utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

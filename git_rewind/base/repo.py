@@ -180,7 +180,7 @@ class Repo:
     def ensure_dirs(self) -> None:
         """Create .git/rewind/ (per work tree) and the shared store directory, never the git directory they are
         in: one deleted meanwhile (`rm -rf .git` while a watched program runs) stays deleted, and this fails."""
-        for folder in (self.rewind_dir, self.store_dir):
+        for folder in dict.fromkeys((self.rewind_dir, self.store_dir)):  # one folder in the main work tree
             try:
                 os.mkdir(folder)
             except FileExistsError:
@@ -189,18 +189,23 @@ class Repo:
                 raise NotARepository(f"{os.path.dirname(folder)} is gone: not a git repository any more") from None
 
     def worktree_lock(self) -> Lock:
-        """Serialises scans of this work tree through its private index."""
-        self.ensure_dirs()
+        """Serialises scans of this work tree through its private index. Its folders are made when the lock
+        file cannot be opened (ensure_dirs), not tried on every lock; a linked work tree's store elsewhere is
+        made sure of each time, as what runs under this lock may write there."""
+        if self.store_dir != self.rewind_dir:
+            self.ensure_dirs()
         from .lock import Lock  # here: the hook's thin client reads this module and takes no lock
 
-        return Lock(os.path.join(self.rewind_dir, layout.LOCK), self.lock_timeout)
+        return Lock(os.path.join(self.rewind_dir, layout.LOCK), self.lock_timeout, missing=self.ensure_dirs)
 
     def store_lock(self) -> Lock:
-        """Serialises sequence ids, notes and refs across all work trees."""
-        self.ensure_dirs()
+        """Serialises sequence ids, notes and refs across all work trees (its folders made as worktree_lock's)."""
+        if self.store_dir != self.rewind_dir:
+            self.ensure_dirs()
         from .lock import Lock
 
-        return Lock(os.path.join(self.store_dir, layout.STORE_LOCK), self.lock_timeout, then=self._finish_ref_moves)
+        return Lock(os.path.join(self.store_dir, layout.STORE_LOCK), self.lock_timeout, then=self._finish_ref_moves,
+                    missing=self.ensure_dirs)
 
     @property
     def object_format(self) -> str:
@@ -303,9 +308,10 @@ class Repo:
             out = self.git(["rev-parse", "--verify", "-q", name + "^{}"], check=False)
             return out.decode().strip() or None
         base = self.gitdir if name == "HEAD" else self.commondir
+        from .fsutil import read_bytes
+
         try:
-            with open(os.path.join(base, name), "rb") as fh:
-                value = fh.read().strip().decode()
+            value = read_bytes(os.path.join(base, name)).strip().decode()
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return self._packed_refs().get(name)
         if value.startswith("ref: "):
@@ -339,9 +345,10 @@ class Repo:
 
     def head(self) -> tuple[str | None, str | None]:
         """(HEAD commit or None when unborn, branch name or None when detached)."""
+        from .fsutil import read_bytes
+
         try:
-            with open(os.path.join(self.gitdir, "HEAD"), "rb") as fh:
-                value = fh.read().strip().decode()
+            value = read_bytes(os.path.join(self.gitdir, "HEAD")).strip().decode()
         except FileNotFoundError:
             return None, None
         if value.startswith("ref: "):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 
 from . import layout, minijson
-from .fsutil import write_atomic
+from .fsutil import read_bytes, write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -87,8 +87,7 @@ class Turn:
 def _stat(pid: int) -> tuple[str, str, int, int] | None:
     """(name, state, parent pid, start time) of PID from /proc (None: gone, or no /proc)."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            raw = fh.read()
+        raw = read_bytes(f"/proc/{pid}/stat")
     except OSError:
         return None
     name, _, rest = raw[raw.find(b"(") + 1:].rpartition(b")")  # the name may hold spaces and parentheses

@@ -122,6 +122,10 @@ def call_of(request: dict[str, object]) -> Call | None:
 
 
 def same_work_tree(repo: Repo, other: Repo) -> bool:
+    """REPO and OTHER are one work tree: the same paths (as a hook's Repo.find and the daemon's own name it, no
+    symbolic link resolved), else the same once every link is resolved."""
+    if repo.root == other.root and repo.gitdir == other.gitdir:
+        return True
     real = os.path.realpath
     return real(repo.root) == real(other.root) and real(repo.gitdir) == real(other.gitdir)
 
@@ -302,7 +306,9 @@ def handle(repo: Repo, event: Event, reply: Reply, parent: int | None = None,
     from . import policy
 
     check_session(event.session)
-    os.makedirs(repo.rewind_dir, exist_ok=True)  # the config cache and the session state live here
+    state_dir = os.path.join(repo.rewind_dir, layout.SESSIONS)
+    if not os.path.isdir(state_dir):  # one stat: it is there but for a work tree's first hook
+        os.makedirs(state_dir, exist_ok=True)  # the config cache and the session state live here
     from ..base import config
 
     loaded, config_error = config.load_or_defaults(repo.root, os.path.join(repo.rewind_dir, layout.CONFIG_CACHE))
@@ -315,8 +321,6 @@ def handle(repo: Repo, event: Event, reply: Reply, parent: int | None = None,
     }
     if config_error:
         entry["config_error"] = config_error
-    state_dir = os.path.join(repo.rewind_dir, layout.SESSIONS)
-    os.makedirs(state_dir, exist_ok=True)
     state_file = os.path.join(state_dir, event.session + ".json")
     from .. import agents
 
@@ -552,12 +556,11 @@ def _checkpoint(repo: Repo, event: Event, decision: Decision, settings: Settings
 
 def _append(path: str, text: str) -> None:
     """Append to a log, rotating it to PATH.1 once it passes MAX_LOG."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
     try:
         if os.path.getsize(path) > MAX_LOG:
             os.replace(path, path + ".1")
     except FileNotFoundError:
-        pass
+        os.makedirs(os.path.dirname(path), exist_ok=True)  # a new log: its folder may be new too
     # One write() of a line under PIPE_BUF-ish size to an O_APPEND file: parallel hooks interleave whole lines.
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from ..base import layout
 from ..base.clock import parse_utc
 from ..base.errors import NO_CHECKPOINTS, UNKNOWN_ID, RewindError
-from ..base.fsutil import write_atomic
+from ..base.fsutil import read_bytes, write_atomic
 from ..base.note import Note, Oid
 from ..base.repo import NOTES_REF, REMOTE_PREFIX, Repo
 from ..base.repo import check_session as check_session  # re-exported: callers know it from here
@@ -134,8 +134,7 @@ def next_seq(repo: Repo) -> int:
     """Reserve the next sequence id. Hold the store lock. Gaps are fine; reuse never happens."""
     path = _seq_file(repo)
     try:
-        with open(path) as fh:
-            last = int(fh.read().strip() or 0)
+        last = int(read_bytes(path).strip() or 0)
     except (FileNotFoundError, ValueError):
         last = max((c.seq for c in load_all(repo)), default=0)
     seq = last + 1

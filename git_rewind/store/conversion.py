@@ -20,7 +20,7 @@ import os
 
 from ..base import gitcmd, layout
 from ..base.config import xdg_config_home
-from ..base.fsutil import folders_above, read_regular, write_atomic
+from ..base.fsutil import folders_above, read_bytes, read_regular, write_atomic
 from ..base.note import Oid
 from ..base.repo import Repo
 
@@ -78,7 +78,24 @@ def config_mentions(repo: Repo, words: tuple[bytes, ...], defaults: tuple[bytes,
     line that is one of DEFAULTS (`filemode = true`, which `git init` writes) does not."""
     if any(k.startswith("GIT_CONFIG") and k != "GIT_CONFIG_NOSYSTEM" for k in os.environ):
         return True
-    for path in config_files(repo):
+    files = config_files(repo)
+    # The answer reads nothing but these files' bytes (an include is a mention: what it includes is not read),
+    # so it holds while each file's stat data does: a hook's several questions read them once, not each time.
+    memo = (words, defaults, *[f"{p}={_stat(p)}" for p in files])
+    found = _MENTIONS.get(memo)
+    if found is None:
+        found = _mentions(files, words, defaults)
+        if len(_MENTIONS) >= 16:
+            _MENTIONS.clear()
+        _MENTIONS[memo] = found
+    return found
+
+
+_MENTIONS: dict[tuple[object, ...], bool] = {}
+
+
+def _mentions(files: list[str], words: tuple[bytes, ...], defaults: tuple[bytes, ...]) -> bool:
+    for path in files:
         try:
             with open(path, "rb") as fh:
                 text = fh.read().lower()
@@ -498,12 +515,18 @@ VERIFIED_KEPT = 4  # trees remembered: a full scan the daemon is not told of (a 
 
 def _verified(repo: Repo) -> list[tuple[str, str]]:
     """(tree, key) of the trees checked last, newest first."""
+    return _parse_verified(_read_verified(repo))
+
+
+def _read_verified(repo: Repo) -> str:
     try:
-        with open(_verified_file(repo)) as fh:
-            lines = fh.read().splitlines()
+        return read_bytes(_verified_file(repo)).decode()
     except (FileNotFoundError, ValueError):
-        return []
-    return [(seen, key) for seen, _, key in (line.partition(" ") for line in lines) if key]
+        return ""
+
+
+def _parse_verified(text: str) -> list[tuple[str, str]]:
+    return [(seen, key) for seen, _, key in (line.partition(" ") for line in text.splitlines()) if key]
 
 
 def verified(repo: Repo, tree: str) -> str | None:
@@ -513,8 +536,11 @@ def verified(repo: Repo, tree: str) -> str | None:
 
 def mark_verified(repo: Repo, tree: str, key: str) -> None:
     """TREE decides as the user's index does, under KEY."""
-    kept = [(tree, key)] + [(seen, k) for seen, k in _verified(repo) if seen != tree][:VERIFIED_KEPT - 1]
-    write_atomic(_verified_file(repo), "".join(f"{seen} {k}\n" for seen, k in kept))
+    before = _read_verified(repo)
+    kept = [(tree, key)] + [(seen, k) for seen, k in _parse_verified(before) if seen != tree][:VERIFIED_KEPT - 1]
+    text = "".join(f"{seen} {k}\n" for seen, k in kept)
+    if text != before:  # the same tree checked again under the same key (a prompt with nothing new): no write
+        write_atomic(_verified_file(repo), text)
 
 
 def forget(repo: Repo) -> None:

@@ -13,7 +13,7 @@ import time
 from ..base import layout, objects
 from ..base.clock import utc_now
 from ..base.errors import RewindError
-from ..base.fsutil import write_atomic
+from ..base.fsutil import read_bytes, write_atomic
 from ..base.note import Note, Oid
 from ..base.repo import NOTES_REF, REF_PREFIX, SCRATCH_ATTACHMENTS, Repo
 from . import checkpoints, snapshot
@@ -154,8 +154,7 @@ def session_tip(repo: Repo, session: str) -> Tip | None:
     if commit is None:
         return None
     try:
-        with open(_tip_file(repo.rewind_dir, session)) as fh:
-            seen, own, tree, seq = fh.read().split()
+        seen, own, tree, seq = read_bytes(_tip_file(repo.rewind_dir, session)).decode().split()
         if seen == commit:
             return Tip(Oid(own), Oid(tree), int(seq))
         if own != commit and _on_chain(repo, own, commit):  # another work tree moved the ref on
@@ -229,8 +228,7 @@ LAST = layout.LAST  # the work tree's newest checkpoint, any session: what origi
 
 def _read_last(path: str, repo: Repo | None) -> tuple[str | None, Tip | None]:
     try:
-        with open(path) as fh:
-            session, commit, tree, seq = fh.read().split()
+        session, commit, tree, seq = read_bytes(path).decode().split()
     except (FileNotFoundError, NotADirectoryError, ValueError):
         return None, None
     if repo is not None and repo.read_ref(REF_PREFIX + session) is None:  # its session was dropped
@@ -250,8 +248,7 @@ def mark_restored(repo: Repo, safety_seq: int) -> None:
 def restored_since(repo: Repo, seq: int) -> bool:
     """A restore wrote files after checkpoint SEQ, and no checkpoint was taken since."""
     try:
-        with open(os.path.join(repo.rewind_dir, RESTORED)) as fh:
-            return int(fh.read().strip() or 0) >= seq
+        return int(read_bytes(os.path.join(repo.rewind_dir, RESTORED)).strip() or 0) >= seq
     except (FileNotFoundError, ValueError):
         return False
 
