@@ -387,6 +387,16 @@ def test_an_undo_with_the_daemon_running_is_byte_exact_and_the_next_checkpoint_s
     assert daemon.answered(tree)["changes"] >= 2
 
 
+def _served_undo(tree: Workdir, seq: int, trace: Path) -> tuple[list[str], Run]:
+    """`undo SEQ --yes`, which the daemon must have run: (the git commands it started, by git's own trace;
+    none at all leaves no trace file), the run."""
+    served = daemon.served(tree, "undo")
+    run = _run(tree, "undo", str(seq), "--yes", env={"GIT_TRACE2_EVENT": str(trace)})
+    assert run.returncode == 0, run.stderr
+    assert daemon.served(tree, "undo") == served + 1  # the daemon ran it
+    return (_git_commands(trace) if trace.exists() else []), run
+
+
 def test_the_daemon_asks_git_what_the_index_stages_again_only_when_head_or_the_index_moved(
         tree: Workdir, daemons: list[Workdir], tmp_path: Path) -> None:
     """An undo the daemon answers checks the person's index against the files it wrote (staging.Asked): git's
@@ -399,13 +409,9 @@ def test_the_daemon_asks_git_what_the_index_stages_again_only_when_head_or_the_i
 
     def undo(tag: str) -> tuple[list[str], str]:
         tree.write("src/app.py", f"print('{tag}')\n")
-        trace = tmp_path / f"{tag}.json"
-        served = daemon.served(tree, "undo")
-        run = _run(tree, "undo", str(first), "--yes", env={"GIT_TRACE2_EVENT": str(trace)})
-        assert run.returncode == 0, run.stderr
-        assert daemon.served(tree, "undo") == served + 1  # the daemon ran it
+        commands, run = _served_undo(tree, first, tmp_path / f"{tag}.json")
         assert (tree.path / "src" / "app.py").read_text() == "print('hello')\n"
-        return _git_commands(trace) if trace.exists() else [], run.stdout  # (no git at all: no trace)
+        return commands, run.stdout
 
     assert "diff-index" in undo("one")[0]
     again, out = undo("two")
@@ -435,13 +441,9 @@ def test_the_daemon_lists_the_ignored_files_again_only_when_a_name_changed_that_
         tag = next(count)
         tree.write("src/app.py", f"print('{tag}')\n")  # edited in place, as the undo puts it back
         tree.write("lib/a/x.py", f"{tag}\n")
-        trace = tmp_path / f"{tag}.json"
-        served = daemon.served(tree, "undo")
-        run = _run(tree, "undo", str(first), "--yes", env={"GIT_TRACE2_EVENT": str(trace)})
-        assert run.returncode == 0, run.stderr
-        assert daemon.served(tree, "undo") == served + 1  # the daemon ran it
+        commands, run = _served_undo(tree, first, tmp_path / f"{tag}.json")
         assert "2 written, 0 removed (verified)" in run.stdout, run.stdout
-        return _git_commands(trace) if trace.exists() else [], run.stderr  # (no git at all: no trace)
+        return commands, run.stderr
 
     assert "ls-files" in undo()[0]
     for _ in range(2):
