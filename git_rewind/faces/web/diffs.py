@@ -60,6 +60,31 @@ def sizes(repo: Repo, oids: list[str]) -> dict[str, int]:
     return found
 
 
+def lexer_class(name: str) -> Any:
+    """The lexer class Pygments' get_lexer_for_filename picks for the file NAME among the lexers Pygments ships
+    (its LEXERS table, and its rating: the lexer's priority, half a point more for a pattern without `*`, then
+    the class name), None when none fits; without what that call costs the first time (the page's server pays
+    it while the first tab loads): compiling each of its ~930 filename patterns, and reading every installed
+    package's entry points for plugin lexers (git-rewind's own environment has none). A pattern `*.ext` is a
+    test of the name's end; the few others go through fnmatch, as Pygments matches them."""
+    from fnmatch import fnmatchcase
+
+    from pygments.lexers import LEXERS, find_lexer_class
+
+    def fits(pattern: str) -> bool:
+        tail = pattern[1:]
+        if pattern[:1] == "*" and not any(c in tail for c in "*?["):
+            return name.endswith(tail)
+        return fnmatchcase(name, pattern)
+
+    found = [(find_lexer_class(lexer), pattern) for _module, lexer, _aliases, patterns, _types in LEXERS.values()
+             for pattern in patterns if fits(pattern)]
+    if not found:
+        return None
+    best = max(found, key=lambda m: (m[0].priority + (0.5 if "*" not in m[1] else 0), m[0].__name__))
+    return best[0]
+
+
 class Colour:
     """Pygments, with a lexer per file name (plain text when none fits)."""
 
@@ -73,16 +98,12 @@ class Colour:
         self._lock = threading.Lock()  # handlers run in a thread pool; one formatter and lexer cache
 
     def lexer(self, path: str) -> Any:
-        from pygments.lexers import get_lexer_for_filename
         from pygments.lexers.special import TextLexer
-        from pygments.util import ClassNotFound
 
         name = path.rsplit("/", 1)[-1]
         if name not in self._lexers:
-            try:
-                self._lexers[name] = get_lexer_for_filename(name, stripnl=False, ensurenl=False)
-            except ClassNotFound:
-                self._lexers[name] = TextLexer(stripnl=False, ensurenl=False)
+            found = lexer_class(name)
+            self._lexers[name] = (found or TextLexer)(stripnl=False, ensurenl=False)
         return self._lexers[name]
 
     def lines(self, path: str, lines: list[str]) -> list[str]:
