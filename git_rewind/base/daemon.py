@@ -70,17 +70,18 @@ class Link:
     @classmethod
     def to(cls, rewind_dir: str, timeout: float = TIMEOUT) -> Link | None:
         """Connect to the daemon serving REWIND_DIR within TIMEOUT, or None."""
-        # However this process found it (the string alike, as a hook's Repo.find gives it: no realpath walk).
-        if _here is not None and (_here[0] == rewind_dir or _here[0] == os.path.realpath(rewind_dir)):
-            return cls(None, _here[1])
+        here = cls.here(rewind_dir)
+        if here is not None:
+            return here
         sock = daemonlink.connect(rewind_dir, timeout)
         return cls(sock) if sock is not None else None
 
     @classmethod
-    def here(cls, repo: Repo) -> Link | None:
-        """The daemon of REPO's work tree when this process is that daemon (answer_in_process), else None: for
-        what only the daemon's own work asks (a restore's ignored listing), never waiting on a socket."""
-        if _here is not None and _here[0] == os.path.realpath(repo.rewind_dir):
+    def here(cls, rewind_dir: str) -> Link | None:
+        """The daemon serving REWIND_DIR when this process is that daemon (answer_in_process), however this
+        process found it (the string alike, as a hook's Repo.find gives it, spares the realpath walk), else None:
+        what only the daemon's own work asks (a restore's ignored listing) never waits on a socket."""
+        if _here is not None and (_here[0] == rewind_dir or _here[0] == os.path.realpath(rewind_dir)):
             return cls(None, _here[1])
         return None
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     import pygit2
 
-    from ..base import gitcmd
+    from ..base import daemon, gitcmd
     from ..base.note import ConversationRecord, Json, Mode
 
     Retarget = Callable[[Oid], Oid]  # the current tree → the tree to restore
@@ -297,7 +297,7 @@ class _Ignored:
     def __init__(self, repo: Repo, excludes: str | None) -> None:
         from ..base import daemon, gitcmd
 
-        self._link = daemon.Link.here(repo) if excludes is None else None
+        self._link = daemon.Link.here(repo.rewind_dir) if excludes is None else None
         self._key = _listing_key(repo) if self._link is not None else None
         self._epoch: int | None = None
         self._kept: bytes | None = None
@@ -332,8 +332,8 @@ class _Ignored:
 def _listing_key(repo: Repo) -> str | None:
     """What git's listing of the ignored files reads besides the names in the tree: the ignore files outside the
     tree, the person's index (a tracked file is not listed), git's settings and environment (not its traces,
-    which say nothing of what it lists); None while the
-    index may still be written again within its timestamp (staging.index_identity)."""
+    which say nothing of what it lists); None while the index may still be written again within its timestamp
+    (staging.index_identity)."""
     from .staging import index_identity
 
     index = index_identity(repo, None)
@@ -344,24 +344,23 @@ def _listing_key(repo: Repo) -> str | None:
     return repr((index[1:], conversion.reference_key(repo), snapshot.rules_signature(repo), env))
 
 
-def _replacing(repo: Repo) -> int | None:
-    """In the daemon, the epoch before a restore's writes (see _replaced)."""
+def _replacing(repo: Repo) -> tuple[daemon.Link, int] | None:
+    """In the daemon, its link and the epoch before a restore's writes (see _replaced); None elsewhere."""
     from ..base import daemon
 
-    link = daemon.Link.here(repo)
+    link = daemon.Link.here(repo.rewind_dir)
     answer = link.ask({"op": "ignored_mark"}) if link is not None else None
     epoch = answer.get("epoch") if answer is not None else None
-    return epoch if isinstance(epoch, int) else None
+    return (link, epoch) if link is not None and isinstance(epoch, int) else None
 
 
-def _replaced(repo: Repo, since: int | None, plan: Plan, outcome: Outcome) -> None:
+def _replaced(mark: tuple[daemon.Link, int] | None, plan: Plan, outcome: Outcome) -> None:
     """Tell the daemon the files this restore wrote over files its scan had found (a rename onto a name that was
-    there, after the epoch SINCE): those names stand as before, for its kept listing of ignored files."""
-    from ..base import daemon
-
-    link = daemon.Link.here(repo) if since is not None else None
-    if link is None:
+    there, after the epoch of MARK, _replacing's): those names stand as before, for its kept listing of ignored
+    files."""
+    if mark is None:
         return
+    link, since = mark
     written = set(outcome.written)
     link.ask({"op": "ignored_kept", "since": since,
               "paths": [c.path for c in plan.writes if c.old_mode is not None and c.path in written]})
@@ -504,9 +503,9 @@ def rewind(
 
         ours = install.in_tree(repo.root, [c.path for c in plan.writes + plan.removals])
         store.mark_restored(repo, safety.seq)  # before the first write: a kill midway leaves it said
-        since = _replacing(repo)
+        mark = _replacing(repo)
         expected = _apply(repo, plan, outcome)
-        _replaced(repo, since, plan, outcome)
+        _replaced(mark, plan, outcome)
         tell_sessions(repo, outcome, action_name(trigger, kind), by)
         problems = _verify(repo, outcome, expected) if verify else []
         outcome.verified = verify and not problems
