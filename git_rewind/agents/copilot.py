@@ -186,33 +186,21 @@ def _iso_ms(stamp: object) -> int | None:
 
 def _hook_call(transcript: Transcript, trigger: str | None, ms: object,
                fits: Callable[[dict[str, Any]], bool] | None = None) -> int | None:
-    """The line of the `hook.start` event of the hook call stamped MS: its input carries the stamp, or (tool
-    calls, whose input is the calls instead) the event itself is stamped with it, or, failing both, the event of
-    that hook whose input FITS nearest in time within NEAR_MS."""
+    """The line of the `hook.start` event of the hook call stamped MS, among those of TRIGGER whose data FITS:
+    the first whose input carries the stamp, or else (tool calls, whose input is the calls instead) whose own
+    stamp is nearest to MS, within NEAR_MS."""
     if not isinstance(ms, int) or isinstance(ms, bool):
         return None
-    import time
-
-    iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
-
-    def started(line: dict[str, Any]) -> bool:
-        return line.get("type") == "hook.start" and _data(line).get("hookType") == trigger and (
-            fits is None or fits(_data(line)))
-
-    def stamped(line: dict[str, Any]) -> bool:
-        given = _data(line).get("input")
-        return started(line) and (
-            line.get("timestamp") == iso or isinstance(given, dict) and given.get("timestamp") == ms)
-
-    found = transcript.index_where(stamped)
-    if found is not None:
-        return found
     near: tuple[int, int] | None = None
     for i, line in enumerate(transcript.lines):
-        if line is not None and started(line):
-            at = _iso_ms(line.get("timestamp"))
-            if at is not None and abs(at - ms) <= NEAR_MS and (near is None or abs(at - ms) < near[0]):
-                near = (abs(at - ms), i)
+        data = _data(line)
+        if line is None or line.get("type") != "hook.start" or data.get("hookType") != trigger or (
+                fits is not None and not fits(data)):
+            continue
+        given = data.get("input")
+        at = ms if isinstance(given, dict) and given.get("timestamp") == ms else _iso_ms(line.get("timestamp"))
+        if at is not None and abs(at - ms) <= NEAR_MS and (near is None or abs(at - ms) < near[0]):
+            near = (abs(at - ms), i)
     return None if near is None else near[1]
 
 
