@@ -252,6 +252,63 @@ def test_droid_prompt_rewind_cuts_the_file_and_fork_and_redo(agent_project: Work
     assert b"new idea" in branch.read_bytes() and branch.stem in run.stdout
 
 
+def _message_line(mid: str, parent: str, text: str) -> str:
+    return json.dumps({"type": "message", "id": mid, "parentId": parent,
+                       "message": {"role": "user", "content": [{"type": "text", "text": text}]}}) + "\n"
+
+
+def test_droid_undo_to_where_the_conversation_already_stands_says_so_and_changes_nothing(
+        agent_project: Workdir) -> None:
+    """The same conversation undo again (or the next one after an undo killed once its cut was written): the
+    prompt is no longer in the file, and the file is what that undo left, so there is nothing to cut. Anything
+    else (a line written since, another checkpoint) is refused as before."""
+    w = agent_project
+    agent = Agent(w, agent="droid", session="d-4", env=NO_LIMITS)
+    agent.transcript = str(droid_session(w, "d-4"))
+    transcript = Path(agent.transcript)
+    whole = transcript.read_bytes()
+    assert agent.prompt("polish it", prompt_id="m-p2")["seq"] == 1
+    assert agent.prompt("write the plan", prompt_id="m-p1")["seq"] == 2
+    w.ok("undo", "1", "--conversation", "--yes")
+    cut = transcript.read_bytes()
+    assert whole.startswith(cut) and b"m-p2" not in cut
+    refs = w.git("for-each-ref", "refs/rewind", "refs/notes")
+
+    for args in (["--dry-run"], ["--yes"]):
+        run = w.rewind("undo", "1", "--conversation", *args)
+        assert run.returncode == 0, run.stderr
+        assert "already cut there by the undo of safety checkpoint #3, nothing to cut" in run.stdout
+        assert "already matches" not in run.stdout and "safety checkpoint #4" not in run.stdout
+        assert transcript.read_bytes() == cut and w.git("for-each-ref", "refs/rewind", "refs/notes") == refs
+    w.write("plan.md", "edited by hand\n")  # code and conversation: the files go back, the cut stands
+    run = w.rewind("undo", "1", "--full", "--yes")
+    assert run.returncode == 0, run.stderr
+    assert "safety checkpoint #4" in run.stdout
+    assert "already cut there by the undo of safety checkpoint #3" in run.stdout
+    assert transcript.read_bytes() == cut and not (w.path / "plan.md").exists()
+
+    with transcript.open("a") as fh:  # the session went on after the cut: #1's place is gone from it
+        fh.write(_message_line("m-p9", "m-a2", "new idea"))
+    went_on = transcript.read_bytes()
+    refused = w.rewind("undo", "1", "--conversation", "--yes")
+    assert refused.returncode == 1 and "the prompt of #1 is not in" in refused.stderr
+    assert transcript.read_bytes() == went_on
+
+    run = w.rewind("redo", "--yes")  # the redo of the undo that cut it (the full one wrote no transcript)
+    assert run.returncode == 0, run.stderr
+    assert (w.path / "plan.md").read_text() == "edited by hand\n"
+    run = w.rewind("redo", "--yes")
+    assert run.returncode == 0, run.stderr
+    assert transcript.read_bytes() == whole
+    for leftover in transcript.parent.glob("*.jsonl"):  # the redo kept "new idea" as a session of its own
+        if leftover != transcript:
+            leftover.unlink()
+
+    w.ok("undo", "2", "--conversation", "--yes")  # cut before #2's prompt, which is before #1's
+    refused = w.rewind("undo", "1", "--conversation", "--yes")  # the newest cut went to #2, not #1
+    assert refused.returncode == 1 and "the prompt of #1 is not in" in refused.stderr
+
+
 def test_droid_file_that_is_not_a_session_is_one_error(agent_project: Workdir) -> None:
     w = agent_project
     agent = Agent(w, agent="droid", session="d-2", env=NO_LIMITS)

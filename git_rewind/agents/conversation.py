@@ -84,7 +84,7 @@ class Plan:
     """A conversation rewind worked out before anything changes; the agent module applies it."""
 
     __slots__ = ("agent", "session", "transcript", "target_uuid", "leaf", "cut", "prompt", "fork", "empty",
-                 "where", "resource")
+                 "where", "resource", "already")
 
     def __init__(self, agent: str, session: str, transcript: Transcript) -> None:
         self.agent = agent
@@ -98,6 +98,7 @@ class Plan:
         self.empty = False  # nothing of the conversation is kept
         self.where = ""  # where the cut is, in words
         self.resource: object = None  # what the plan step opened for the apply step (OpenCode: its server)
+        self.already: int | None = None  # the safety checkpoint of an undo that already cut it here: nothing to do
 
     def close(self) -> None:
         """Let go of what planning opened (a server started for the rewind): after the apply step, a preview,

@@ -85,7 +85,7 @@ class Request:
             self.handed = handoff.transcript_of(repo, target)
             self.described = handoff.describe(target, handoff.prepare(repo, target, self.handed))  # nothing written
         elif self.mode != "code":
-            self.conversation = undo.plan_conversation(target, fork)
+            self.conversation = undo.plan_conversation(target, fork, repo)
             self.described = undo.describe(self.conversation)
         try:
             if kind in ("agent-only", "revert"):
@@ -431,7 +431,9 @@ def result_lines(result: Result, target: str, verb: str, warned: bool = False,
     if outcome is not None and outcome.safety is not None and not warned:
         for line in restore.warnings(outcome.plan):
             echo(f"warning: {line}", err=True)
-    if outcome is None or outcome.safety is None:
+    if outcome is None and result.plan is not None and result.plan.already is not None:
+        pass  # a conversation-only undo to where the conversation already stands: its one line follows
+    elif outcome is None or outcome.safety is None:
         echo(f"the working tree already matches {target}" if headline is None
              else "every file is already as it would be")
     else:

@@ -260,14 +260,54 @@ def resume_hint(note: Note) -> str | None:
         return None
 
 
-def plan_conversation(target: Checkpoint, fork: bool) -> conversation.Plan:
-    """The conversation side of an undo, worked out (and checked) before anything changes."""
+def plan_conversation(target: Checkpoint, fork: bool, repo: Repo | None = None) -> conversation.Plan:
+    """The conversation side of an undo, worked out (and checked) before anything changes. REPO: where to look,
+    when the checkpoint's place is no longer in the transcript, for an undo that already cut it there."""
     rewinder = _agent_rewinder(target.note)
     place = agents.get(str(target.note.agent)).transcripts()
-    plan = rewinder.plan_rewind(target.note, fork, place)
+    try:
+        plan = rewinder.plan_rewind(target.note, fork, place)
+    except RewindError:
+        stands = _cut_there(repo, target, place) if repo is not None and not fork else None
+        if stands is None:
+            raise
+        return stands
     if plan.transcript.place not in (place, None):  # None: no file, what the agent's server answered
         raise RewindError(f"{plan.transcript.path} was not read as a {place.what}; nothing was changed")
     return plan
+
+
+def _cut_there(repo: Repo, target: Checkpoint, place: conversation.Place) -> conversation.Plan | None:
+    """A plan with nothing to cut when the transcript already is what the newest conversation undo of that file
+    left, and that undo went to TARGET: the same undo again, or the next one after an undo killed once its cut
+    was written (its safety checkpoint and backup were made first). None when that is not so: the refusal stands."""
+    from ..agents.conversation import Plan, Transcript
+
+    path = target.note.position.transcript
+    try:
+        current = place.load_if_present(path)
+        if current is None:
+            return None
+        real = place.resolve(path)
+        for item in reversed(checkpoints.load_all(repo)):
+            record = item.note.rewind
+            info = record.conversation if record is not None else None
+            if info is None or info.fork or not info.transcript or place.resolve(info.transcript) != real:
+                continue
+            if record is None or record.to_commit != target.commit or info.cut is None or info.cut < 1:
+                return None  # the newest cut of this file went elsewhere
+            backup = backup_of(repo, item)
+            if backup is None:
+                return None
+            before = Transcript(info.transcript, backup)
+            if info.cut > len(before.ends) or backup[:before.ends[info.cut - 1]] != current.data:
+                return None
+            plan = Plan(str(target.note.agent), str(info.session or target.note.session or ""), current)
+            plan.already = item.seq
+            return plan
+    except RewindError:
+        return None
+    return None
 
 
 def plan_handover(repo: Repo, target: Checkpoint, raw: bytes | None,
@@ -288,9 +328,23 @@ def plan_handover(repo: Repo, target: Checkpoint, raw: bytes | None,
 
 def describe(plan: conversation.Plan) -> str:
     """The conversation side of an undo in one line, for the preview."""
+    if plan.already is not None:
+        return f"conversation: {_already(plan)}"
     where = "as a new session (--fork)" if plan.fork else f"in {plan.transcript.path}"
     kept = ": nothing of it is kept" if plan.empty else ""
     return f"conversation: cut {plan.where}{kept}, {where}"
+
+
+def _already(plan: conversation.Plan) -> str:
+    return (f"already cut there by the undo of safety checkpoint #{plan.already}, "
+            f"nothing to cut in {plan.transcript.path}")
+
+
+def _stands(plan: conversation.Plan, target: Checkpoint) -> conversation.Applied:
+    """What an undo to where the conversation already stands did to it: nothing, in words."""
+    from ..agents.conversation import Applied
+
+    return Applied(plan.session, resume_hint(target.note) or "", plan.transcript.path, f"conversation {_already(plan)}")
 
 
 def _record(repo: Repo, plan: conversation.Plan, rewinder: Rewinder) -> ConversationRecord:
@@ -332,10 +386,10 @@ def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str]
         raw = handed if handed is not None else handoff.transcript_of(repo, target)
         target, plan = plan_handover(repo, target, raw, fork)
     if mode != "code" and plan is None:
-        plan = plan_conversation(target, fork)
+        plan = plan_conversation(target, fork, repo)
     record = attachments = None
     rewinder = None
-    if plan is not None:
+    if plan is not None and plan.already is None:  # (a conversation already there is not changed: no backup)
         rewinder = _rewinder(plan.agent)
         record = _record(repo, plan, rewinder)
         attachments = store.Attachments(
@@ -346,6 +400,8 @@ def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str]
     if patch:
         from . import patch as hunks
         hunks.need_terminal()  # before anything is looked at
+    if mode == "conversation" and plan is not None and plan.already is not None:  # nothing to change, or save
+        return Result(None, _stands(plan, target), plan, resume_hint(target.note))
     try:
         if patch:
             outcome = hunks.patch(repo, target, only, max_size, auto_pack, cwd, mode=mode, conversation=record,
@@ -361,7 +417,9 @@ def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str]
                                      after="the conversation was not rewound") from None
         raise
     applied = None
-    if plan is not None and rewinder is not None:
+    if plan is not None and plan.already is not None:
+        applied = _stands(plan, target)
+    elif plan is not None and rewinder is not None:
         try:
             applied = rewinder.apply_rewind(plan)
         except RewindError as exc:  # e.g. the agent wrote to its transcript meanwhile: say what did happen
