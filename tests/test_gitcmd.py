@@ -39,6 +39,25 @@ def test_ls_many_and_get_marks_answer_in_order_past_the_pipe_size(repo: Workdir,
     assert len(set(oids)) == 900 and oids[41] == hashlib.sha1(b"blob 3\0" + b"42\n").hexdigest()
 
 
+def test_a_stream_past_the_unpack_limit_keeps_a_pack_of_whole_objects(repo: Workdir, git_environ: dict[str, str]) -> None:
+    """fast-import runs with --depth=0: 150 near-identical blobs (each one a delta of the one before, were deltas
+    made) stay a pack of whole objects, each readable by git as written."""
+    from git_rewind.base.gitcmd import FastImport
+
+    w = repo
+    body = b"".join(b"line %d of a file that changes a little from one blob to the next\n" % i for i in range(200))
+    with FastImport(str(w.path)) as fi:
+        for mark in range(1, 151):
+            fi.write(b"blob\nmark :%d\n" % mark)
+            fi.data(body + b"%d\n" % mark)
+        oids = fi.get_marks(list(range(1, 151)))
+    packs = [p for p in os.listdir(w.path / ".git/objects/pack") if p.endswith(".idx")]
+    assert len(packs) == 1, "150 objects: over the unpack limit, kept as a pack"
+    listing = w.git("verify-pack", "-v", str(w.path / ".git/objects/pack" / packs[0]))
+    assert "non delta: 150 objects" in listing and "chain length" not in listing
+    assert w.git("cat-file", "blob", oids[76]).encode() == body + b"77\n"
+
+
 def test_a_long_lived_update_ref_runs_transaction_after_transaction_and_refuses_a_stale_one(
         repo: Workdir, git_environ: dict[str, str]) -> None:
     """RefUpdates: one `git update-ref --stdin` for many transactions, each checked against the old values: a
