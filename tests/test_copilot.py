@@ -340,6 +340,19 @@ def test_redo_after_the_session_went_on_keeps_what_was_said_since_as_a_new_sessi
     assert (home / ".copilot" / "session-state" / branch / "events.jsonl").read_bytes().endswith(extra)
 
 
+def test_the_same_prompt_undo_again_finds_the_events_already_cut_there(session: Session) -> None:
+    """Copilot's events.jsonl is cut in place: the prompt is gone after the first undo, and the second one sees
+    the file is what that undo left (undo._cut_there through copilot's lines_kept), so it cuts nothing."""
+    w = session.w
+    prompt = str(session.by_trigger("userPromptSubmitted")["seq"])
+    w.ok("undo", prompt, "--conversation", "--yes")
+    cut = session.transcript.read_bytes()
+    again = w.rewind("undo", prompt, "--conversation", "--yes")
+    assert again.returncode == 0, again.stderr
+    assert "already cut there by the undo of safety checkpoint" in again.stdout
+    assert session.transcript.read_bytes() == cut
+
+
 def test_a_conversation_rewind_that_cannot_be_done_changes_nothing(session: Session) -> None:
     w = session.w
     prompt = session.by_trigger("userPromptSubmitted")

@@ -39,7 +39,8 @@ def test_ls_many_and_get_marks_answer_in_order_past_the_pipe_size(repo: Workdir,
     assert len(set(oids)) == 900 and oids[41] == hashlib.sha1(b"blob 3\0" + b"42\n").hexdigest()
 
 
-def test_a_stream_past_the_unpack_limit_keeps_a_pack_of_whole_objects(repo: Workdir, git_environ: dict[str, str]) -> None:
+def test_a_stream_past_the_unpack_limit_keeps_a_pack_of_whole_objects(repo: Workdir,
+                                                                      git_environ: dict[str, str]) -> None:
     """fast-import runs with --depth=0: 150 near-identical blobs (each one a delta of the one before, were deltas
     made) stay a pack of whole objects, each readable by git as written."""
     from git_rewind.base.gitcmd import FastImport

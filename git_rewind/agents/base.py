@@ -54,9 +54,17 @@ def cut_in_place(plan: Plan, resume: str, program: str, unit: str) -> Applied:
     assert place is not None, "plan_rewind reads the session file through its place"
     if os.path.getsize(transcript.path) != len(transcript.data):
         raise RewindError(f"{transcript.path} changed while rewinding (is {program} still running?); it was not cut")
-    place.write(transcript.path, transcript.data[:transcript.ends[cut - 1]])
+    place.write(transcript.path, lines_kept(transcript, cut))
     return Applied(plan.session, resume, transcript.path,
                    f"conversation cut {plan.where} ({len(transcript.raw) - cut} {unit}; all kept in git)")
+
+
+def lines_kept(transcript: Transcript, cut: int) -> bytes:
+    """What cutting TRANSCRIPT in place to its first CUT lines leaves (cut_in_place); IndexError for a CUT past
+    its lines."""
+    if not 0 < cut <= len(transcript.ends):
+        raise IndexError(f"no line {cut} in {transcript.path}")
+    return transcript.data[:transcript.ends[cut - 1]]
 
 
 def put_back(info: ConversationRecord, backup: bytes | None, place: Place, resume: Callable[[str], str],
@@ -228,21 +236,26 @@ class Rewinder:
 
     plan_rewind(note, fork, place) → Plan; apply_rewind(plan) → Applied; apply_redo(info, backup, place)
     → Applied (INFO: what the undo recorded, BACKUP: the transcript it attached); current_leaf(transcript):
-    the message the agent would resume from now, for redo (None when the agent's redo needs none).
+    the message the agent would resume from now, for redo (None when the agent's redo needs none);
+    cut_leaves(transcript, cut): for an agent whose rewind cuts its file in place, what that cut leaves of the
+    file (plan.cut in the agent's unit), so that an undo can see the conversation already cut where it goes
+    (None: the agent does not cut its file).
     PLACE (the plan's transcript.place in apply_rewind) is the agent's `Agent.transcripts()`, handed in by
     undo.py: every transcript file is read and written through it, never directly.
     """
 
-    __slots__ = ("plan_rewind", "apply_rewind", "apply_redo", "current_leaf")
+    __slots__ = ("plan_rewind", "apply_rewind", "apply_redo", "current_leaf", "cut_leaves")
 
     def __init__(self, plan_rewind: Callable[[Note, bool, Place], Plan],
                  apply_rewind: Callable[[Plan], Applied],
                  apply_redo: Callable[[ConversationRecord, bytes | None, Place], Applied],
-                 current_leaf: Callable[[Transcript], str | None] = _no_leaf) -> None:
+                 current_leaf: Callable[[Transcript], str | None] = _no_leaf,
+                 cut_leaves: Callable[[Transcript, int], bytes] | None = None) -> None:
         self.plan_rewind = plan_rewind
         self.apply_rewind = apply_rewind
         self.apply_redo = apply_redo
         self.current_leaf = current_leaf
+        self.cut_leaves = cut_leaves
 
 
 # One class per concern, over what every agent declares (Identity); Agent is their composition.

@@ -20,7 +20,18 @@ from __future__ import annotations
 import os
 
 from . import event as ev
-from .base import TIMEOUT, Agent, Rewinder, agent_home, cut_in_place, home_folders, moved, put_back, rewrite_lines
+from .base import (
+    TIMEOUT,
+    Agent,
+    Rewinder,
+    agent_home,
+    cut_in_place,
+    home_folders,
+    lines_kept,
+    moved,
+    put_back,
+    rewrite_lines,
+)
 from .event import Event, changed_chars, text
 
 TYPE_CHECKING = False
@@ -439,7 +450,7 @@ class Copilot(Agent):
         return jsonl_problem(transcript, ("type",))
 
     def conversation(self) -> Rewinder:
-        return Rewinder(plan_rewind, apply_rewind, apply_redo)
+        return Rewinder(plan_rewind, apply_rewind, apply_redo, cut_leaves=lines_kept)
 
     def handover_refusal(self) -> None:
         return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from . import event as ev
-from .base import Agent, Rewinder, cut_in_place, home_folders, moved, put_back, rewrite_lines
+from .base import Agent, Rewinder, cut_in_place, home_folders, lines_kept, moved, put_back, rewrite_lines
 from .event import Event, changed_chars, text
 
 TYPE_CHECKING = False
@@ -254,7 +254,7 @@ class Droid(Agent):
         return jsonl_problem(transcript, ("type",))
 
     def conversation(self) -> Rewinder:
-        return Rewinder(plan_rewind, apply_rewind, apply_redo)
+        return Rewinder(plan_rewind, apply_rewind, apply_redo, cut_leaves=lines_kept)
 
     def handover_refusal(self) -> None:
         return None

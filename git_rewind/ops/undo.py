@@ -268,7 +268,7 @@ def plan_conversation(target: Checkpoint, fork: bool, repo: Repo | None = None) 
     try:
         plan = rewinder.plan_rewind(target.note, fork, place)
     except RewindError:
-        stands = _cut_there(repo, target, place) if repo is not None and not fork else None
+        stands = _cut_there(repo, target, place, rewinder) if repo is not None and not fork else None
         if stands is None:
             raise
         return stands
@@ -277,13 +277,17 @@ def plan_conversation(target: Checkpoint, fork: bool, repo: Repo | None = None) 
     return plan
 
 
-def _cut_there(repo: Repo, target: Checkpoint, place: conversation.Place) -> conversation.Plan | None:
+def _cut_there(repo: Repo, target: Checkpoint, place: conversation.Place,
+               rewinder: Rewinder) -> conversation.Plan | None:
     """A plan with nothing to cut when the transcript already is what the newest conversation undo of that file
-    left, and that undo went to TARGET: the same undo again, or the next one after an undo killed once its cut
-    was written (its safety checkpoint and backup were made first). None when that is not so: the refusal stands."""
+    left (for an agent that cuts its file in place: rewinder.cut_leaves), and that undo went to TARGET: the same
+    undo again, or the next one after an undo killed once its cut was written (its safety checkpoint and backup
+    were made first). None when that is not so: the refusal stands."""
     from ..agents.conversation import Plan, Transcript
 
     path = target.note.position.transcript
+    if rewinder.cut_leaves is None:
+        return None
     try:
         current = place.load_if_present(path)
         if current is None:
@@ -294,18 +298,17 @@ def _cut_there(repo: Repo, target: Checkpoint, place: conversation.Place) -> con
             info = record.conversation if record is not None else None
             if info is None or info.fork or not info.transcript or place.resolve(info.transcript) != real:
                 continue
-            if record is None or record.to_commit != target.commit or info.cut is None or info.cut < 1:
+            if record is None or record.to_commit != target.commit or info.cut is None:
                 return None  # the newest cut of this file went elsewhere
             backup = backup_of(repo, item)
             if backup is None:
                 return None
-            before = Transcript(info.transcript, backup)
-            if info.cut > len(before.ends) or backup[:before.ends[info.cut - 1]] != current.data:
+            if rewinder.cut_leaves(Transcript(info.transcript, backup), info.cut) != current.data:
                 return None
             plan = Plan(str(target.note.agent), str(info.session or target.note.session or ""), current)
             plan.already = item.seq
             return plan
-    except RewindError:
+    except (RewindError, IndexError):  # (a cut past the backup's end: a note no undo wrote)
         return None
     return None
 
