@@ -295,10 +295,12 @@ def _cut_there(repo: Repo, target: Checkpoint, place: conversation.Place,
         real = place.resolve(path)
         for item in reversed(checkpoints.load_all(repo)):
             record = item.note.rewind
-            info = record.conversation if record is not None else None
-            if info is None or info.fork or not info.transcript or place.resolve(info.transcript) != real:
+            if record is None or record.conversation is None:
                 continue
-            if record is None or record.to_commit != target.commit or info.cut is None:
+            info = record.conversation
+            if info.fork or not info.transcript or place.resolve(info.transcript) != real:
+                continue
+            if record.to_commit != target.commit or info.cut is None:
                 return None  # the newest cut of this file went elsewhere
             backup = backup_of(repo, item)
             if backup is None:
@@ -404,7 +406,8 @@ def undo(repo: Repo, target: Checkpoint, mode: Mode, fork: bool, only: list[str]
         from . import patch as hunks
         hunks.need_terminal()  # before anything is looked at
     if mode == "conversation" and plan is not None and plan.already is not None:  # nothing to change, or save
-        return Result(None, _stands(plan, target), plan, resume_hint(target.note))
+        stands = _stands(plan, target)
+        return Result(None, stands, plan, stands.resume or None)
     try:
         if patch:
             outcome = hunks.patch(repo, target, only, max_size, auto_pack, cwd, mode=mode, conversation=record,

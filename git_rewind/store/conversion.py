@@ -81,7 +81,7 @@ def config_mentions(repo: Repo, words: tuple[bytes, ...], defaults: tuple[bytes,
     files = config_files(repo)
     # The answer reads nothing but these files' bytes (an include is a mention: what it includes is not read),
     # so it holds while each file's stat data does: a hook's several questions read them once, not each time.
-    memo = (words, defaults, *[f"{p}={_stat(p)}" for p in files])
+    memo = (words, defaults, *_stamped(files))
     found = _MENTIONS.get(memo)
     if found is None:
         found = _mentions(files, words, defaults)
@@ -117,7 +117,7 @@ def settings(repo: Repo) -> Settings:
     """REPO's settings that change what `git add` stores (git is asked only when a config file mentions one;
     remembered in this process while no config file changes). The key names each file, not only its stat:
     the daemon runs hooks under each caller's HOME and XDG_CONFIG_HOME, so under other config files."""
-    memo = (repo.commondir, repo.gitdir, *[f"{p}={_stat(p)}" for p in config_files(repo)],
+    memo = (repo.commondir, repo.gitdir, *_stamped(config_files(repo)),
             *sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith(("GIT_CONFIG", "GIT_ATTR_SOURCE"))))
     if memo not in _MEMO:
         _MEMO.clear()
@@ -273,6 +273,11 @@ def reference_key(repo: Repo) -> str:
     settings_part = " ".join(_stat(p) for p in outside + config_files(repo))
     extra = os.environ.get("GIT_ATTR_SOURCE", "")
     return f"U:{index} A:{settings_part}:{extra}"
+
+
+def _stamped(files: list[str]) -> list[str]:
+    """FILES, each named with its stat data: a key for what is read from them, which holds while none changes."""
+    return [f"{path}={_stat(path)}" for path in files]
 
 
 def _stat(path: str) -> str:
