@@ -309,6 +309,29 @@ def test_droid_undo_to_where_the_conversation_already_stands_says_so_and_changes
     assert refused.returncode == 1 and "the prompt of #1 is not in" in refused.stderr
 
 
+def test_a_planted_record_never_makes_an_undo_think_the_conversation_is_already_cut(agent_project: Workdir,
+                                                                                     tmp_path: Path) -> None:
+    """The newest undo's record is data too: one whose cut is past the backup's end, or whose transcript names a
+    file outside Droid's folder, leaves the refusal as it was, and nothing is read from that file."""
+    w = agent_project
+    agent = Agent(w, agent="droid", session="d-5", env=NO_LIMITS)
+    agent.transcript = str(droid_session(w, "d-5"))
+    transcript = Path(agent.transcript)
+    assert agent.prompt("polish it", prompt_id="m-p2")["seq"] == 1
+    w.ok("undo", "1", "--conversation", "--yes")  # safety checkpoint #2 records the cut
+    cut = transcript.read_bytes()
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_bytes(cut)
+    for change in ({"cut": 10 ** 9}, {"transcript": str(outside)}):
+        commit = _commit_of(w, 2)
+        note = json.loads(w.git("notes", "--ref=rewind", "show", commit))
+        note["rewind"]["conversation"].update(change)
+        w.git("notes", "--ref=rewind", "add", "-f", "-m", json.dumps(note), commit)
+        refused = w.rewind("undo", "1", "--conversation", "--yes")
+        assert refused.returncode == 1 and "the prompt of #1 is not in" in refused.stderr, change
+        assert transcript.read_bytes() == cut and outside.read_bytes() == cut
+
+
 def test_droid_file_that_is_not_a_session_is_one_error(agent_project: Workdir) -> None:
     w = agent_project
     agent = Agent(w, agent="droid", session="d-2", env=NO_LIMITS)
